@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/transcript"
+)
+
+// globalOptions are the flags every command accepts.
+type globalOptions struct {
+	ClaudeDir string // Claude config dir: --claude-dir, $CLAUDE_CONFIG_DIR, ~/.claude
+	CacheDir  string // CCM store root: --cache-dir, $CCM_CACHE_DIR, <claude dir>/cache/ccm
+	JSON      bool   // machine-readable output
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+}
+
+// newApp builds the command tree. Every command is listed here explicitly;
+// none registers itself.
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:                  "ccm",
+		Usage:                 "keep long Claude Code sessions healthy",
+		Version:               version(),
+		EnableShellCompletion: true,
+		Reader:                stdin,
+		Writer:                stdout,
+		ErrWriter:             stderr,
+		// Run must return errors to main, never call os.Exit behind its back.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			return usageError{msg: err.Error() + " (see ccm --help)"}
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "claude-dir", Usage: "Claude Code config directory", Sources: cli.EnvVars("CLAUDE_CONFIG_DIR"), TakesFile: true},
+			&cli.StringFlag{Name: "cache-dir", Usage: "CCM store directory (default <claude-dir>/cache/ccm)", Sources: cli.EnvVars("CCM_CACHE_DIR"), TakesFile: true},
+			&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"},
+		},
+		Commands: []*cli.Command{
+			// transcript engine
+			// store and prune
+			// hooks
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("unknown command %q (see ccm --help)", cmd.Args().First())
+			}
+			return cli.ShowRootCommandHelp(cmd)
+		},
+	}
+}
+
+// globals reads the global flags from any command of the tree.
+func globals(cmd *cli.Command) globalOptions {
+	root := cmd.Root()
+	g := globalOptions{
+		ClaudeDir: transcript.ConfigDir(cmd.String("claude-dir")),
+		CacheDir:  cmd.String("cache-dir"),
+		JSON:      cmd.Bool("json"),
+		Stdin:     root.Reader,
+		Stdout:    root.Writer,
+		Stderr:    root.ErrWriter,
+	}
+	if g.Stdin == nil {
+		g.Stdin = os.Stdin
+	}
+	return g
+}

@@ -1,0 +1,105 @@
+package fsutil
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// DirMode and FileMode are the modes of everything ccm creates.
+const (
+	DirMode  os.FileMode = 0o700
+	FileMode os.FileMode = 0o600
+)
+
+// MkdirPrivate creates dir and any missing parents with mode 0700.
+// Existing directories keep their mode.
+func MkdirPrivate(dir string) error {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// CreateTemp creates a new file next to path whose name starts with
+// ".<base>.ccm-tmp-" and does not end in the original extension, so tools
+// that glob *.jsonl or *.json never pick it up. The file is created with
+// mode 0600 (os.CreateTemp's default): there is no window with a looser mode.
+func CreateTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	return os.CreateTemp(dir, "."+base+".ccm-tmp-*")
+}
+
+// SyncDir fsyncs a directory so that a rename or create inside it
+// survives a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	// Some filesystems refuse to fsync directories; the rename is still atomic.
+	if errors.Is(err, errNotSupported) {
+		return nil
+	}
+	return err
+}
+
+// WriteFile atomically replaces path with what write produces: the bytes
+// go to a temp file in the same directory, which is fsynced, given mode
+// perm, closed, renamed over path, and the directory is fsynced. On any
+// error before the rename the temp file is removed and path is untouched.
+func WriteFile(path string, perm os.FileMode, write func(w io.Writer) error) (err error) {
+	f, err := CreateTemp(path)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	renamed := false
+	defer func() {
+		if !renamed {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	renamed = true
+	return SyncDir(filepath.Dir(path))
+}
+
+// WriteFileBytes is WriteFile for content already in memory.
+func WriteFileBytes(path string, perm os.FileMode, data []byte) error {
+	return WriteFile(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}

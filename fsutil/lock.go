@@ -1,0 +1,79 @@
+package fsutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var errNotSupported = unix.EINVAL
+
+// ErrLockTimeout is returned when a lock could not be taken within the
+// allowed wait because another process holds it.
+var ErrLockTimeout = errors.New("lock held by another process")
+
+// Lock is a held flock(2) lock on a sidecar lock file. flock locks belong
+// to the open file and vanish when the process dies, so there are no stale
+// locks to clean up.
+type Lock struct {
+	f *os.File
+}
+
+// LockFile takes a shared (exclusive=false) or exclusive lock on path,
+// creating the file (0600) and its directory (0700) if needed. It retries
+// until wait has passed or ctx is done; then it returns an error wrapping
+// ErrLockTimeout (or ctx's error) that names the lock file. wait <= 0 means
+// a single try.
+func LockFile(ctx context.Context, path string, exclusive bool, wait time.Duration) (*Lock, error) {
+	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, err
+	}
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	deadline := time.Now().Add(wait)
+	delay := 2 * time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		if err == nil {
+			return &Lock{f: f}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w (waited %s)", path, ErrLockTimeout, wait.Round(time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		if delay < 100*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// Unlock releases the lock. It is safe to call on a nil Lock and twice.
+func (l *Lock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close() // closing the descriptor releases the flock
+	l.f = nil
+	return err
+}

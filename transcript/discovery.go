@@ -1,0 +1,223 @@
+package transcript
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ConfigDir resolves the Claude Code config directory: an explicit value
+// (from --claude-dir or $CLAUDE_CONFIG_DIR) wins, else ~/.claude.
+func ConfigDir(explicit string) string {
+	if explicit != "" {
+		return explicit
+	}
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ".claude"
+	}
+	return filepath.Join(home, ".claude")
+}
+
+// ProjectsDir is where Claude Code keeps one folder per project.
+func ProjectsDir(configDir string) string {
+	return filepath.Join(configDir, "projects")
+}
+
+// maxProjectName is the length past which Claude Code cuts a project folder
+// name and appends a hash.
+const maxProjectName = 200
+
+// ProjectDirName encodes an absolute working directory the way Claude Code
+// names its project folder: every character that is not an ASCII letter or
+// digit becomes '-'. Names longer than 200 characters are cut to 200 and a
+// hash of the full path is appended. $CLAUDE_CODE_PROJECT_DIR_NAME pins the
+// name, but only together with $CLAUDE_CONFIG_DIR, as in Claude Code.
+func ProjectDirName(cwd string) string {
+	if pinned := os.Getenv("CLAUDE_CODE_PROJECT_DIR_NAME"); pinned != "" && os.Getenv("CLAUDE_CONFIG_DIR") != "" {
+		return pinned
+	}
+	b := []byte(cwd)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	name := string(b)
+	if len(name) > maxProjectName {
+		sum := sha256.Sum256([]byte(cwd))
+		name = name[:maxProjectName] + "-" + hex.EncodeToString(sum[:])[:16]
+	}
+	return name
+}
+
+// ErrNoSession is returned when no session matches a lookup.
+var ErrNoSession = errors.New("no session found")
+
+// Session is one main transcript file of a project.
+type Session struct {
+	ID      string // file name without .jsonl
+	Path    string
+	Project string // project folder name
+	Size    int64
+	ModTime int64 // Unix nanoseconds
+}
+
+// IsSessionFileName reports whether name is a main session transcript:
+// <id>.jsonl, not a legacy flat agent-*.jsonl file, not a backup or temp file.
+func IsSessionFileName(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "agent-") && !strings.HasPrefix(name, ".")
+}
+
+// ProjectSessions lists the main sessions in one project folder, newest
+// modification first.
+func ProjectSessions(projectDir string) ([]Session, error) {
+	entries, err := os.ReadDir(projectDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Session
+	for _, e := range entries {
+		if e.IsDir() || !IsSessionFileName(e.Name()) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		out = append(out, Session{
+			ID:      strings.TrimSuffix(e.Name(), ".jsonl"),
+			Path:    filepath.Join(projectDir, e.Name()),
+			Project: filepath.Base(projectDir),
+			Size:    fi.Size(),
+			ModTime: fi.ModTime().UnixNano(),
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime > out[j].ModTime })
+	return out, nil
+}
+
+// CurrentSession finds the session of a working directory: the newest
+// main transcript in its project folder.
+func CurrentSession(configDir, cwd string) (Session, error) {
+	dir := filepath.Join(ProjectsDir(configDir), ProjectDirName(cwd))
+	ss, err := ProjectSessions(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Session{}, fmt.Errorf("%w for %s (looked in %s)", ErrNoSession, cwd, dir)
+		}
+		return Session{}, err
+	}
+	if len(ss) == 0 {
+		return Session{}, fmt.Errorf("%w for %s (no *.jsonl in %s)", ErrNoSession, cwd, dir)
+	}
+	return ss[0], nil
+}
+
+// FindSession finds a session by id in any project folder.
+func FindSession(configDir, id string) (Session, error) {
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return Session{}, fmt.Errorf("invalid session id %q", id)
+	}
+	id = strings.TrimSuffix(id, ".jsonl")
+	projects, err := Projects(configDir)
+	if err != nil {
+		return Session{}, err
+	}
+	for _, p := range projects {
+		path := filepath.Join(ProjectsDir(configDir), p, id+".jsonl")
+		fi, err := os.Stat(path)
+		if err == nil && fi.Mode().IsRegular() {
+			return Session{ID: id, Path: path, Project: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}, nil
+		}
+	}
+	return Session{}, fmt.Errorf("%w with id %s under %s", ErrNoSession, id, ProjectsDir(configDir))
+}
+
+// Projects lists the project folder names under the config dir.
+func Projects(configDir string) ([]string, error) {
+	entries, err := os.ReadDir(ProjectsDir(configDir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// AllSessions lists the main sessions of every project.
+func AllSessions(configDir string) ([]Session, error) {
+	projects, err := Projects(configDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Session
+	for _, p := range projects {
+		ss, err := ProjectSessions(filepath.Join(ProjectsDir(configDir), p))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ss...)
+	}
+	return out, nil
+}
+
+// SubagentFiles lists the subagent transcripts that belong to a session:
+// <session>/subagents/**/agent-*.jsonl (2.1.x) and, for older layouts, the
+// flat agent-*.jsonl files beside the sessions in the project folder.
+func SubagentFiles(sessionPath string) ([]string, error) {
+	var out []string
+	dir := strings.TrimSuffix(sessionPath, ".jsonl")
+	sub := filepath.Join(dir, "subagents")
+	err := filepath.WalkDir(sub, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "agent-") && strings.HasSuffix(d.Name(), ".jsonl") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// IsSubagentPath reports whether a transcript path is a subagent file
+// (either layout), whose parents may point into the main session.
+func IsSubagentPath(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, "agent-") || strings.Contains(filepath.ToSlash(path), "/subagents/")
+}
+
+// WalkTranscripts calls fn for every *.jsonl file under root, subagent
+// files included, skipping temp files. Backups (*.jsonl.backup.*) do not
+// end in .jsonl and are not visited.
+func WalkTranscripts(root string, fn func(path string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		return fn(path, d)
+	})
+}
