@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 
@@ -23,7 +24,7 @@ type globalOptions struct {
 // newApp builds the command tree. Every command is listed here explicitly;
 // none registers itself.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
+	root := &cli.Command{
 		Name:                  "ccm",
 		Usage:                 "keep long Claude Code sessions healthy",
 		Version:               version(),
@@ -33,9 +34,6 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		ErrWriter:             stderr,
 		// Run must return errors to main, never call os.Exit behind its back.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return usageError{msg: err.Error() + " (see ccm --help)"}
-		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "claude-dir", Usage: "Claude Code config directory", Sources: cli.EnvVars("CLAUDE_CONFIG_DIR"), TakesFile: true},
 			&cli.StringFlag{Name: "cache-dir", Usage: "CCM store directory (default <claude-dir>/cache/ccm)", Sources: cli.EnvVars("CCM_CACHE_DIR"), TakesFile: true},
@@ -43,6 +41,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		},
 		Commands: []*cli.Command{
 			// transcript engine
+			newCheckCommand(),
 			// store and prune
 			// hooks
 		},
@@ -52,6 +51,19 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			}
 			return cli.ShowRootCommandHelp(cmd)
 		},
+	}
+	setUsageErrors(root)
+	return root
+}
+
+// setUsageErrors makes every command report a usage error as one line
+// (urfave/cli would print the whole help text and the error twice).
+func setUsageErrors(cmd *cli.Command) {
+	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
+		return usageError{msg: fmt.Sprintf("%v (see %s --help)", err, c.FullName())}
+	}
+	for _, sub := range cmd.Commands {
+		setUsageErrors(sub)
 	}
 }
 

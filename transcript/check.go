@@ -1,0 +1,98 @@
+package transcript
+
+import (
+	"fmt"
+	"sort"
+)
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	// Subagent marks a subagent transcript, whose records may name parents
+	// in the main session's file: those are expected, not errors.
+	Subagent bool
+}
+
+// Check reports what would break or silently shorten a resume of this
+// transcript. Errors: a Messages API rule broken on the active chain, a
+// parentUuid naming a missing record. Warnings: torn, invalid and NUL
+// lines, duplicate uuids, conversation records off the active chain, fake
+// thinking signatures, a last tool call still without a result.
+func Check(ix *Index, opt CheckOptions) []Finding {
+	c := ix.ActiveChain()
+	out := ix.CheckAPI(c, ix.Messages(c))
+	if !opt.Subagent {
+		for _, i := range ix.Dangling() {
+			f := &ix.Recs[i]
+			what := "resume loses every earlier record of this branch"
+			if i == c.BrokenAt {
+				what = "resume stops here and drops all history before this line"
+			}
+			out = append(out, Finding{Line: f.Line, Severity: Error, Code: "dangling-parent",
+				Text: fmt.Sprintf("parentUuid %s names no record in the file: %s", f.Parent, what)})
+		}
+	}
+	if c.Cycle {
+		out = append(out, Finding{Line: ix.Recs[c.Recs[0]].Line, Severity: Error, Code: "parent-cycle",
+			Text: "the parentUuid chain loops back on itself"})
+	}
+	for _, b := range ix.Bad {
+		switch b.Kind {
+		case Invalid:
+			text := "line is not valid JSON (Claude Code skips it)"
+			if b.NotObject {
+				text = "line is JSON but not an object (Claude Code skips it)"
+			}
+			out = append(out, Finding{Line: b.Line, Severity: Warning, Code: "invalid-line", Text: text})
+		case Torn:
+			out = append(out, Finding{Line: b.Line, Severity: Warning, Code: "torn-line", Text: "last line is cut off (no newline, incomplete JSON); Claude Code skips it"})
+		case NUL:
+			out = append(out, Finding{Line: b.Line, Severity: Warning, Code: "nul-padding", Text: "run of NUL bytes from an interrupted write; Claude Code skips it"})
+		}
+	}
+	if skipped := ix.Invalid + ix.Torn + ix.NULs - countBad(ix.Bad); skipped > 0 {
+		out = append(out, Finding{Line: ix.Lines, Severity: Warning, Code: "bad-lines", Text: fmt.Sprintf("%d more bad lines not listed", skipped)})
+	}
+	for _, i := range ix.Dups {
+		f := &ix.Recs[i]
+		first, _ := ix.Lookup(f.UUID)
+		out = append(out, Finding{Line: f.Line, Severity: Warning, Code: "duplicate-uuid",
+			Text: fmt.Sprintf("uuid %s already used at line %d", f.UUID, ix.Recs[first].Line)})
+	}
+	off := ix.OffChainRecords(c)
+	offWarn := func(recs []int, what string) {
+		if len(recs) > 0 {
+			out = append(out, Finding{Line: ix.Recs[recs[0]].Line, Severity: Warning, Code: "off-chain",
+				Text: fmt.Sprintf("%d user/assistant records %s are not sent on resume (first here)", len(recs), what)})
+		}
+	}
+	switch {
+	case c.BrokenAt < 0:
+		offWarn(off.BeforeBoundary, "before the last compact boundary")
+	case !opt.Subagent:
+		offWarn(off.BeforeBoundary, "before the chain break")
+	}
+	offWarn(off.OtherBranch, "on other branches (rewinds, retries)")
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Line < out[b].Line })
+	return out
+}
+
+func countBad(bad []BadLine) int {
+	n := 0
+	for _, b := range bad {
+		if b.Kind != Blank {
+			n++
+		}
+	}
+	return n
+}
+
+// Errors counts the findings of Error severity.
+func Errors(fs []Finding) int {
+	n := 0
+	for _, f := range fs {
+		if f.Severity == Error {
+			n++
+		}
+	}
+	return n
+}

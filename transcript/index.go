@@ -1,0 +1,201 @@
+package transcript
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// BadLine is a line that is not a record: blank, invalid, torn or NUL.
+type BadLine struct {
+	Line   int
+	Offset int64
+	Kind   Kind
+	// NotObject is set for valid JSON that is not an object (an array, a
+	// string, a number), which is reported as such.
+	NotObject bool
+}
+
+// maxBadLines bounds how many bad lines an index lists one by one (all
+// are counted), so a file of garbage cannot grow the index without limit.
+const maxBadLines = 1000
+
+// Index holds the facts of every record of one transcript, in file order,
+// plus counts of the lines that are not records. It is built in one
+// streaming pass; its size grows with the number of records, never with
+// the size of their content.
+type Index struct {
+	Recs  []Facts
+	Lines int   // all lines
+	Bytes int64 // all bytes
+	// Counts of non-record lines by kind, and the first maxBadLines of them.
+	Blank, Invalid, Torn, NULs int
+	Bad                        []BadLine
+	// Terminated is false when the file's last line has no newline.
+	Terminated bool
+
+	byUUID map[string]int32
+	// Dups are indexes of records whose uuid an earlier record already
+	// carries (saved_hook_context records, which reuse one uuid by design,
+	// are not counted).
+	Dups []int
+}
+
+// Visitor is called for every line while an index is built. rec and f are
+// set for object lines (f is the record's entry in the index and may be
+// kept only as an index); sz is filled when the builder was asked for sizes.
+type Visitor func(l Line, rec Record, f *Facts, sz *Sizes) error
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	// Sizes asks for the byte accounting of every record (analyze).
+	Sizes bool
+	// Visit, when set, sees every line as it is read.
+	Visit Visitor
+}
+
+// ErrNotTranscript is returned for input that holds no JSON object line at
+// all but has other content (binary garbage, a JSON array file, …).
+var ErrNotTranscript = errors.New("not a transcript: no line is a JSON object")
+
+// Build reads a transcript and indexes it.
+func Build(r io.Reader, opt BuildOptions) (*Index, error) {
+	ix := &Index{byUUID: make(map[string]int32), Terminated: true}
+	in := make(interner)
+	rd := NewReader(r)
+	var sz Sizes
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read line %d: %w", ix.Lines+1, err)
+		}
+		ix.Lines++
+		ix.Bytes += int64(len(l.Raw))
+		ix.Terminated = l.Terminated
+		if l.Kind != Object {
+			ix.addBad(l)
+			if opt.Visit != nil {
+				if err := opt.Visit(l, Record{}, nil, nil); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		rec := NewRecord(l.Body())
+		ix.Recs = append(ix.Recs, Facts{Line: l.Num, Offset: l.Offset, Size: len(l.Raw)})
+		f := &ix.Recs[len(ix.Recs)-1]
+		var szp *Sizes
+		if opt.Sizes {
+			sz = Sizes{ToolResults: sz.ToolResults[:0]}
+			szp = &sz
+		}
+		extract(rec, f, szp, in)
+		ix.addUUID(len(ix.Recs) - 1)
+		if opt.Visit != nil {
+			if err := opt.Visit(l, rec, f, szp); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(ix.Recs) == 0 && ix.Invalid+ix.Torn+ix.NULs > 0 {
+		for _, b := range ix.Bad {
+			if b.Kind == Blank {
+				continue
+			}
+			what := "is not JSON"
+			switch {
+			case b.NotObject:
+				what = "is JSON but not an object"
+			case b.Kind == NUL:
+				what = "is NUL bytes"
+			case b.Kind == Torn:
+				what = "is cut off"
+			}
+			return ix, fmt.Errorf("%w (line %d %s)", ErrNotTranscript, b.Line, what)
+		}
+		return ix, ErrNotTranscript
+	}
+	return ix, nil
+}
+
+func (ix *Index) addBad(l Line) {
+	switch l.Kind {
+	case Blank:
+		ix.Blank++
+	case Invalid:
+		ix.Invalid++
+	case Torn:
+		ix.Torn++
+	case NUL:
+		ix.NULs++
+	}
+	if len(ix.Bad) < maxBadLines {
+		b := BadLine{Line: l.Num, Offset: l.Offset, Kind: l.Kind}
+		if l.Kind == Invalid {
+			body := l.Body()
+			b.NotObject = ValidJSON(body)
+		}
+		ix.Bad = append(ix.Bad, b)
+	}
+}
+
+func (ix *Index) addUUID(i int) {
+	f := &ix.Recs[i]
+	if f.UUID == "" {
+		return
+	}
+	if _, dup := ix.byUUID[f.UUID]; dup {
+		if f.Subtype != "saved_hook_context" && f.TypeName != "saved_hook_context" {
+			ix.Dups = append(ix.Dups, i)
+		}
+		return
+	}
+	ix.byUUID[f.UUID] = int32(i)
+}
+
+// Lookup returns the index of the first record with this uuid.
+func (ix *Index) Lookup(uuid string) (int, bool) {
+	i, ok := ix.byUUID[uuid]
+	return int(i), ok
+}
+
+// ParentOf returns the index of a record's parent, or -1 when its
+// parentUuid is null, absent or names no record in the file.
+func (ix *Index) ParentOf(i int) int {
+	p := ix.Recs[i].Parent
+	if p == "" {
+		return -1
+	}
+	j, ok := ix.byUUID[p]
+	if !ok {
+		return -1
+	}
+	return int(j)
+}
+
+// Dangling lists the records whose parentUuid names a record that is not
+// in the file.
+func (ix *Index) Dangling() []int {
+	var out []int
+	for i := range ix.Recs {
+		p := ix.Recs[i].Parent
+		if p == "" {
+			continue
+		}
+		if _, ok := ix.byUUID[p]; !ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// IsConversation reports whether a record is a user or assistant message.
+func (f *Facts) IsConversation() bool { return f.Type == TypeUser || f.Type == TypeAssistant }
+
+// IsCompactBoundary reports a system compact_boundary record.
+func (f *Facts) IsCompactBoundary() bool {
+	return f.Type == TypeSystem && f.Subtype == "compact_boundary"
+}
