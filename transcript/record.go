@@ -8,8 +8,9 @@ import (
 
 // Record gives read access to one JSON object line. It wraps the raw
 // bytes without copying or decoding them; every accessor is a gjson lookup
-// on those bytes, and results that point into the line (Raw, Index) stay
-// valid only as long as the line's buffer does.
+// on those bytes. The string accessors return copies, safe to keep; a
+// gjson.Result from Get points into the line (Raw, Str, Index) and is
+// valid only as long as the line's buffer is.
 type Record struct {
 	raw []byte
 	s   string // the same bytes viewed as a string, for gjson without copies
@@ -49,41 +50,41 @@ func (r Record) Get(path string) gjson.Result { return gjson.Get(r.s, path) }
 // Type is the record's "type": user, assistant, system, summary,
 // file-history-snapshot, queue-operation, progress, attachment, or a
 // metadata type such as custom-title.
-func (r Record) Type() string { return r.Get("type").Str }
+func (r Record) Type() string { return clone(r.Get("type").Str) }
 
 // UUID is the record's uuid ("" when it has none).
-func (r Record) UUID() string { return r.Get("uuid").Str }
+func (r Record) UUID() string { return clone(r.Get("uuid").Str) }
 
 // ParentUUID is the record's parentUuid ("" for null or absent).
-func (r Record) ParentUUID() string { return r.Get("parentUuid").Str }
+func (r Record) ParentUUID() string { return clone(r.Get("parentUuid").Str) }
 
 // LogicalParentUUID is a compact boundary's logicalParentUuid.
-func (r Record) LogicalParentUUID() string { return r.Get("logicalParentUuid").Str }
+func (r Record) LogicalParentUUID() string { return clone(r.Get("logicalParentUuid").Str) }
 
 // IsSidechain reports isSidechain:true (subagent records).
 func (r Record) IsSidechain() bool { return r.Get("isSidechain").Bool() }
 
 // AgentID is the subagent id carried by sidechain records.
-func (r Record) AgentID() string { return r.Get("agentId").Str }
+func (r Record) AgentID() string { return clone(r.Get("agentId").Str) }
 
 // SessionID is the record's sessionId.
-func (r Record) SessionID() string { return r.Get("sessionId").Str }
+func (r Record) SessionID() string { return clone(r.Get("sessionId").Str) }
 
 // Timestamp is the record's ISO-8601 timestamp as written.
-func (r Record) Timestamp() string { return r.Get("timestamp").Str }
+func (r Record) Timestamp() string { return clone(r.Get("timestamp").Str) }
 
 // RequestID is an assistant record's requestId.
-func (r Record) RequestID() string { return r.Get("requestId").Str }
+func (r Record) RequestID() string { return clone(r.Get("requestId").Str) }
 
 // MessageID is an assistant record's message.id, shared by the lines of
 // one API response.
-func (r Record) MessageID() string { return r.Get("message.id").Str }
+func (r Record) MessageID() string { return clone(r.Get("message.id").Str) }
 
 // Role is message.role.
-func (r Record) Role() string { return r.Get("message.role").Str }
+func (r Record) Role() string { return clone(r.Get("message.role").Str) }
 
 // Subtype is a system record's subtype (compact_boundary, turn_duration, …).
-func (r Record) Subtype() string { return r.Get("subtype").Str }
+func (r Record) Subtype() string { return clone(r.Get("subtype").Str) }
 
 // IsCompactSummary reports the summary user record written after a
 // compact boundary: top-level isCompactSummary, or the older form inside
@@ -128,16 +129,16 @@ type Block struct{ gjson.Result }
 
 // Type is the block type: text, thinking, redacted_thinking, tool_use,
 // tool_result, image, document, tool_reference.
-func (b Block) Type() string { return b.Get("type").Str }
+func (b Block) Type() string { return clone(b.Get("type").Str) }
 
 // ID is a tool_use block's id.
-func (b Block) ID() string { return b.Get("id").Str }
+func (b Block) ID() string { return clone(b.Get("id").Str) }
 
 // ToolUseID is a tool_result block's tool_use_id.
-func (b Block) ToolUseID() string { return b.Get("tool_use_id").Str }
+func (b Block) ToolUseID() string { return clone(b.Get("tool_use_id").Str) }
 
 // Name is a tool_use block's tool name.
-func (b Block) Name() string { return b.Get("name").Str }
+func (b Block) Name() string { return clone(b.Get("name").Str) }
 
 // IsError reports a tool_result's is_error.
 func (b Block) IsError() bool { return b.Get("is_error").Bool() }

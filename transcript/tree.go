@@ -135,9 +135,9 @@ func (ix *Index) attachParallelResults(c *Chain) {
 
 // Shape describes the parent tree of a transcript.
 type Shape struct {
-	Roots  int // records with a uuid and no parentUuid
-	Leaves int // records with a uuid that no record names as parent
-	Forks  int // records that two or more records name as parent
+	Roots  int `json:"roots"`  // records with a uuid and no parentUuid
+	Leaves int `json:"leaves"` // records with a uuid that no record names as parent
+	Forks  int `json:"forks"`  // records that two or more records name as parent
 }
 
 // TreeShape counts roots, leaves and forks.

@@ -145,7 +145,7 @@ const (
 func specialMask(w uint64) uint64 {
 	q := w ^ quotes
 	s := w ^ bslash
-	return ((q - lsb) &^ q | (s - lsb) &^ s | (w - ctl) &^ w) & msb
+	return ((q-lsb)&^q | (s-lsb)&^s | (w-ctl)&^w) & msb
 }
 
 // validString validates a string whose opening quote precedes i and

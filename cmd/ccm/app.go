@@ -41,6 +41,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		},
 		Commands: []*cli.Command{
 			// transcript engine
+			newAnalyzeCommand(),
 			newCheckCommand(),
 			// store and prune
 			// hooks
