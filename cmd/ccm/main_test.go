@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"ccm/testutil"
+)
+
+// TestMain registers ccm as a command that testscript scripts can exec
+// in-process, without building a binary per test.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"ccm": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs every CLI scenario in testdata/script. Each script runs
+// in its own work dir with HOME, CLAUDE_CONFIG_DIR, CCM_CACHE_DIR and
+// CCM_HOME pointing inside it, so no test touches the real ~/.claude.
+// $CORPUS is the shared corpus config dir (read-only).
+func TestScripts(t *testing.T) {
+	corpus := testutil.CorpusConfigDir(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			work := env.WorkDir
+			env.Setenv("HOME", filepath.Join(work, "home"))
+			env.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(work, "home", ".claude"))
+			env.Setenv("CCM_CACHE_DIR", filepath.Join(work, "home", ".claude", "cache", "ccm"))
+			env.Setenv("CCM_HOME", filepath.Join(work, "home", ".claude", "ccm"))
+			env.Setenv("CORPUS", corpus)
+			return nil
+		},
+		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
+	})
+}

@@ -1,0 +1,113 @@
+// Package testutil holds helpers shared by ccm's tests: where the shared
+// corpus of real transcripts is, and copying inputs into temp dirs so no
+// test ever writes next to a real file.
+package testutil
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RepoRoot returns the directory holding go.mod, found from the test's
+// working directory (the package directory).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// SharedDir returns the project's shared folder: $CCM_SHARED, or
+// ../shared beside the repository, as CI lays it out. A missing folder
+// fails the test: the corpus is part of what the tests check.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("CCM_SHARED")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(t), "..", "shared")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "corpus")); err != nil {
+		t.Fatalf("shared corpus not found at %s (set CCM_SHARED): %v", dir, err)
+	}
+	return dir
+}
+
+// CorpusConfigDir is the corpus laid out as a Claude config directory.
+func CorpusConfigDir(t testing.TB) string {
+	return filepath.Join(SharedDir(t), "corpus", "claude-config")
+}
+
+// Corpus files by their short names (see shared/corpus/SOURCES.md).
+const (
+	Spotter      = "projects/-home-USER-projects-spotter-worktrees-spotter-dov/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+	SpotterAgent = "projects/-home-USER-projects-spotter-worktrees-spotter-dov/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl"
+	Acompact     = "projects/-home-USER-projects-spotter-worktrees-spotter-dov/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl"
+	Demo         = "projects/-path-to-Demo/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+	FlatAgent    = "projects/-Users-user-project/agent-a434715.jsonl"
+	MetaOnly     = "projects/-Users-user-project/a751b8dd-6b29-4eed-8cb9-64bc9a916a39.jsonl"
+)
+
+// CorpusFile returns the path of a corpus file (read-only: copy it
+// before anything rewrites it).
+func CorpusFile(t testing.TB, rel string) string {
+	return filepath.Join(CorpusConfigDir(t), rel)
+}
+
+// CopyFile copies src to dst with mode 0600.
+func CopyFile(t testing.TB, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CopyCorpus copies the corpus config dir into a temp dir and returns it,
+// for tests that rewrite files.
+func CopyCorpus(t testing.TB) string {
+	t.Helper()
+	src := CorpusConfigDir(t)
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		CopyFile(t, p, filepath.Join(dst, rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
