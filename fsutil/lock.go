@@ -37,6 +37,23 @@ func LockFile(ctx context.Context, path string, exclusive bool, wait time.Durati
 	if err != nil {
 		return nil, err
 	}
+	return lockOpened(ctx, f, path, exclusive, wait)
+}
+
+// LockExisting is LockFile for a lock file that must already exist: it
+// creates nothing (a dry run must not change the directory it inspects)
+// and returns an error wrapping fs.ErrNotExist when the file is missing.
+func LockExisting(ctx context.Context, path string, exclusive bool, wait time.Duration) (*Lock, error) {
+	f, err := os.Open(path) // flock works on a read-only descriptor
+	if err != nil {
+		return nil, err
+	}
+	return lockOpened(ctx, f, path, exclusive, wait)
+}
+
+// lockOpened flocks an open file, retrying until wait has passed; it closes
+// f on failure.
+func lockOpened(ctx context.Context, f *os.File, path string, exclusive bool, wait time.Duration) (*Lock, error) {
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
