@@ -1,0 +1,118 @@
+package synth
+
+// This file places everything that must happen "somewhere in the run" at a
+// deterministic point: defects, images, pin directives, rewinds, forced Task
+// calls and compactions. Each scheduled item has a position in [0,1) of the
+// run (turns done / Turns, or bytes written / TargetBytes); it is armed at
+// the first turn that starts at or past that position and planted in that
+// turn. The last turn arms everything still waiting, so every requested item
+// is planted even in a three-turn file.
+
+type evKind uint8
+
+const (
+	evDefect evKind = iota
+	evImageTop
+	evImageTool
+	evPinNext
+	evPinLast
+	evPinStart
+	evPinEnd
+	evRewind
+	evTask
+)
+
+type event struct {
+	kind  evKind
+	d     Defect
+	at    float64
+	armed bool
+	done  bool
+}
+
+// schedule lays out the events of a main-file run.
+func (g *gen) schedule() {
+	o := g.o
+	n := len(o.Defects)
+	for i, d := range o.Defects {
+		g.defs = append(g.defs, d)
+		if d == TornLastLine {
+			continue // always the very end
+		}
+		g.ev = append(g.ev, event{kind: evDefect, d: d, at: float64(i+1) / float64(n+1)})
+	}
+	if o.Images {
+		for i := 0; i < 6; i++ {
+			k := evImageTop
+			if i%2 == 1 {
+				k = evImageTool
+			}
+			g.ev = append(g.ev, event{kind: k, at: (float64(i) + 0.5) / 6})
+		}
+	}
+	if o.Pins {
+		for i, k := range []evKind{evPinNext, evPinLast, evPinStart, evPinEnd} {
+			g.ev = append(g.ev, event{kind: k, at: float64(i+1) / 5})
+		}
+	}
+	for i := 0; i < o.Rewinds; i++ {
+		g.ev = append(g.ev, event{kind: evRewind, at: float64(i+1) / float64(o.Rewinds+1)})
+	}
+	if o.Sidechains {
+		g.ev = append(g.ev, event{kind: evTask, at: 0.3})
+	}
+}
+
+// arm arms the events whose position was reached (all of them when all).
+func (g *gen) arm(all bool) {
+	for i := range g.ev {
+		if all || g.frac >= g.ev[i].at {
+			g.ev[i].armed = true
+		}
+	}
+}
+
+// pending reports whether some event was never armed.
+func (g *gen) pending() bool {
+	for _, e := range g.ev {
+		if !e.armed {
+			return true
+		}
+	}
+	return false
+}
+
+// take consumes one armed event of kind k (and defect d for evDefect).
+func (g *gen) take(k evKind, d Defect) bool {
+	for i := range g.ev {
+		e := &g.ev[i]
+		if e.armed && !e.done && e.kind == k && e.d == d {
+			e.done = true
+			return true
+		}
+	}
+	return false
+}
+
+// takeAll consumes every armed event of kind k / defect d and returns how
+// many there were.
+func (g *gen) takeAll(k evKind, d Defect) int {
+	n := 0
+	for g.take(k, d) {
+		n++
+	}
+	return n
+}
+
+// maybeCompact writes a compaction before turn ti when the next one is due.
+// At most one compaction happens per turn and never before the first turn.
+func (g *gen) maybeCompact(ti int) {
+	c := g.o.Compactions
+	if ti == 0 || g.nCompct >= c || g.side {
+		return
+	}
+	if g.frac >= float64(g.nCompct+1)/float64(c+1) {
+		g.compact()
+		g.nCompct++
+	}
+}

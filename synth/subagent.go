@@ -1,0 +1,57 @@
+package synth
+
+import (
+	"hash/fnv"
+	"io"
+)
+
+// WriteSubagent writes a subagent (sidechain) transcript such as
+// <session>/subagents/agent-<agentID>.jsonl: every line carries
+// isSidechain:true and agentId, the first record is its own root (a user
+// prompt with parentUuid null), and the rest is tool rounds ending with one
+// reply. opt is read as for Generate, with the same SessionID and Cwd, but
+// Turns (or TargetBytes) counts tool rounds, and only Thinking, Progress,
+// Images (in tool results) and Defects apply; compactions, rewinds,
+// sidechains, pins and the summary do not. The random stream differs from
+// the main file's, so a main file and its subagent do not repeat each other.
+func WriteSubagent(w io.Writer, opt Options, agentID string) (Manifest, error) {
+	o, err := opt.normalize()
+	if err != nil {
+		return Manifest{}, err
+	}
+	o.Compactions, o.Rewinds, o.Sidechains, o.Pins, o.InFlight = 0, 0, false, false, false
+	h := fnv.New64a()
+	h.Write([]byte(agentID))
+	g := newGen(w, o, 2+h.Sum64())
+	g.side = true
+	g.envSide = g.envelope(true, agentID, g.slug)
+	g.m.AgentID = agentID
+	g.schedule()
+	for ti := 0; ; ti++ {
+		if o.TargetBytes > 0 {
+			g.frac = float64(g.m.Bytes) / float64(o.TargetBytes)
+		} else {
+			g.frac = float64(ti) / float64(o.Turns)
+		}
+		last := o.TargetBytes == 0 && ti == o.Turns-1
+		g.arm(last)
+		g.turn(ti, false)
+		if last || g.out.Flush() != nil {
+			break
+		}
+		if o.TargetBytes > 0 && g.m.Bytes >= o.TargetBytes {
+			if g.pending() {
+				g.arm(true)
+				g.turn(ti+1, false)
+			}
+			break
+		}
+	}
+	g.finalMessage()
+	for _, d := range g.defs {
+		if d == TornLastLine {
+			g.tornLine()
+		}
+	}
+	return g.finish()
+}
