@@ -135,10 +135,8 @@ func (g *gen) runMain() {
 	if !o.InFlight {
 		g.summary()
 	}
-	for _, d := range g.defs {
-		if d == TornLastLine {
-			g.tornLine()
-		}
+	if count(g.defs, TornLastLine) > 0 {
+		g.tornLine() // a file has one end: planted once however often listed
 	}
 }
 

@@ -85,7 +85,7 @@ const (
 	// lines share one uuid.
 	DuplicateUUID Defect = "duplicate-uuid"
 	// TornLastLine: the file ends with the first part of an assistant record
-	// and no newline.
+	// and no newline. Planted once, however often it is listed.
 	TornLastLine Defect = "torn-last-line"
 	// InvalidLine: a line holding the first part of a record (not valid JSON)
 	// in the middle of the file, followed by more records.

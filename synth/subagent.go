@@ -48,10 +48,8 @@ func WriteSubagent(w io.Writer, opt Options, agentID string) (Manifest, error) {
 		}
 	}
 	g.finalMessage()
-	for _, d := range g.defs {
-		if d == TornLastLine {
-			g.tornLine()
-		}
+	if count(g.defs, TornLastLine) > 0 {
+		g.tornLine()
 	}
 	return g.finish()
 }

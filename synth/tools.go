@@ -226,7 +226,7 @@ func (g *gen) writeToolUse(m *amsg, c *call, stop string) {
 	}
 	b = append(b, `},"caller":{"type":"direct"}}`...)
 	g.esc = b
-	g.assistantLine(m, b, stop, "assistant/tool_use")
+	g.assistantLineU(m, b, stop, "assistant/tool_use", c.use)
 	c.useLine = g.m.Lines
 	g.m.ToolUses++
 }

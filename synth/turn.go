@@ -207,7 +207,11 @@ func (g *gen) model() string {
 // (already rendered, may be empty), chained under the tip. stop is the
 // rendered stop_reason (null, "tool_use", "end_turn").
 func (g *gen) assistantLine(m *amsg, blk []byte, stop, sub string) uid {
-	u := newUUID(g.r)
+	return g.assistantLineU(m, blk, stop, sub, newUUID(g.r))
+}
+
+// assistantLineU is assistantLine with the line's uuid chosen by the caller.
+func (g *gen) assistantLineU(m *amsg, blk []byte, stop, sub string, u uid) uid {
 	g.tick(300, 4000)
 	b := g.begin(g.tipRef())
 	b = append(b, `,"message":{"model":"`...)
