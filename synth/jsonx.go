@@ -32,6 +32,7 @@ func appendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 // Invalid UTF-8 is replaced by U+FFFD so that the output is always valid JSON,
 // as JSON.stringify would never see such bytes.
 func appendEscaped[S ~string | ~[]byte](dst []byte, s S) []byte {
+	dst = reserve(dst, len(s)+len(s)/8+2)
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -84,4 +85,17 @@ func cutUTF8(s []byte, max int) int {
 		n--
 	}
 	return n
+}
+
+// reserve returns b with room for at least n more bytes, doubling the
+// capacity when it must grow. append alone grows large slices by about
+// 1.25x, which copies multi-MB buffers many times while they reach the size
+// of the largest record.
+func reserve(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
+	copy(nb, b)
+	return nb
 }

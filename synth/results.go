@@ -49,7 +49,7 @@ func (g *gen) writeResult(c *call, parent *uid) uid {
 		}
 	}
 
-	b := g.begin(parent)
+	b := reserve(g.begin(parent), 2*len(raw)+len(g.raw2)+8192)
 	b = append(b, `,"type":"user","message":{"role":"user","content":[{"tool_use_id":"`...)
 	b = append(b, c.id...)
 	b = append(b, `","type":"tool_result","content":`...)
@@ -202,10 +202,16 @@ func (g *gen) writeResult(c *call, parent *uid) uid {
 		tur = appendString(tur, raw[:cutUTF8(raw, turCap)])
 		tur = append(tur, `}]`...)
 	}
+	// Keep tur's grown storage for the next result.
+	if c.tool == toolTodo {
+		g.esc = tur
+	} else {
+		g.esc2 = tur
+	}
 	b = append(b, `}]}`...)
 	b = g.appendTail(b, u)
 	b = append(b, `,"toolUseResult":`...)
-	b = append(b, tur...)
+	b = append(reserve(b, len(tur)+1024), tur...)
 	if g.o.sourceTool() {
 		// For an orphan result this names the absent tool_use line.
 		b = append(b, `,"sourceToolAssistantUUID":"`...)

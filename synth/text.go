@@ -60,6 +60,7 @@ func appendWords(dst []byte, r *rand.Rand, n int) []byte {
 // appendProse appends sentences of prose until about size bytes were added,
 // with a paragraph break now and then.
 func appendProse(dst []byte, r *rand.Rand, size int) []byte {
+	dst = reserve(dst, size+256)
 	end := len(dst) + size
 	for len(dst) < end {
 		dst = appendWords(dst, r, between(r, 5, 18))
@@ -103,6 +104,7 @@ var openers = [8]string{"func ", "if ", "for ", "return ", "// ", "type ", "var 
 // appendOutput appends tool-output text of about size bytes in the given
 // style, ending with a newline. lineNo counts lines for log/grep prefixes.
 func appendOutput(dst []byte, r *rand.Rand, style, size int) []byte {
+	dst = reserve(dst, size+512)
 	end := len(dst) + size
 	line := 1
 	for len(dst) < end {
@@ -155,6 +157,7 @@ func appendOutput(dst []byte, r *rand.Rand, style, size int) []byte {
 // Claude Code's Read tool uses ("     1→text"). It returns dst and the number
 // of lines.
 func appendNumbered(dst, src []byte, first int) ([]byte, int) {
+	dst = reserve(dst, len(src)+len(src)/2+64)
 	n := 0
 	for len(src) > 0 {
 		i := 0
