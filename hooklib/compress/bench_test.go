@@ -1,0 +1,47 @@
+package compress
+
+import (
+	"strings"
+	"testing"
+)
+
+// input8K is 8,000 characters of rule-like markdown, the size of a full
+// refresh budget. The earlier preprocessor took about 107 ms for this at
+// level 2.
+func input8K() string {
+	var b strings.Builder
+	for b.Len() < 8000 {
+		for _, s := range samplesD51 {
+			b.WriteString(s)
+			b.WriteString("\n")
+		}
+	}
+	return string([]rune(b.String())[:8000])
+}
+
+func benchmarkLevel(b *testing.B, l Level) {
+	in := input8K()
+	c := New(Options{Level: l})
+	c.Compress(in) // warm-up: loads cl100k, fills the chunk and word caches
+	b.SetBytes(int64(len(in)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Compress(in)
+	}
+}
+
+func BenchmarkCompress8KLight(b *testing.B)      { benchmarkLevel(b, Light) }
+func BenchmarkCompress8KStandard(b *testing.B)   { benchmarkLevel(b, Standard) }
+func BenchmarkCompress8KAggressive(b *testing.B) { benchmarkLevel(b, Aggressive) }
+
+// TestSpeed8K keeps the 5 ms target honest in ordinary test runs, with
+// room for a loaded CI machine.
+func TestSpeed8K(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	r := testing.Benchmark(func(b *testing.B) { benchmarkLevel(b, Aggressive) })
+	if per := r.NsPerOp(); per > 20_000_000 {
+		t.Errorf("8,000 characters at level 3 took %.1f ms", float64(per)/1e6)
+	}
+}
