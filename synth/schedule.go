@@ -6,7 +6,8 @@ package synth
 // run (turns done / Turns, or bytes written / TargetBytes); it is armed at
 // the first turn that starts at or past that position and planted in that
 // turn. The last turn arms everything still waiting, so every requested item
-// is planted even in a three-turn file.
+// is planted even in a three-turn file. The line-level defects (blank,
+// invalid, array, NUL padding, torn tail) are written here too.
 
 type evKind uint8
 
@@ -115,4 +116,62 @@ func (g *gen) maybeCompact(ti int) {
 		g.compact()
 		g.nCompct++
 	}
+}
+
+// nulRun is the length of a planted NUL-byte run.
+const nulRun = 4096
+
+// lineDefect writes one bad line of kind d. None of them touches the chain:
+// the records they hold or cut are queue-operation records, which have no
+// uuid.
+func (g *gen) lineDefect(d Defect) {
+	ln := g.line()
+	var note string
+	switch d {
+	case BlankLine:
+		g.writeRaw([]byte{'\n'}, 1)
+		note = "empty line"
+	case InvalidLine:
+		b := g.queueOp("enqueue")
+		b = append(b[:len(b)*2/3], '\n') // cut inside the object: never valid JSON
+		g.writeRaw(b, 1)
+		note = "first two thirds of a queue-operation record, then a newline"
+	case ArrayLine:
+		q := g.queueOp("enqueue")
+		b := append(append([]byte{'['}, q...), ']', '\n')
+		g.writeRaw(b, 1)
+		note = "a JSON array holding one queue-operation object"
+	case NULPadding:
+		q := g.queueOp("enqueue")
+		b := make([]byte, nulRun, nulRun+len(q)+1)
+		b = append(append(b, q...), '\n')
+		g.writeRaw(b, 1)
+		note = "4096 NUL bytes, then a queue-operation record on the same line"
+	}
+	g.m.BadLines++
+	g.planted(Planted{Kind: d, Line: ln, Note: note})
+}
+
+// tornLine ends the file with the first part of an assistant record that
+// would have continued the chain, and no newline.
+func (g *gen) tornLine() {
+	ln := g.line()
+	m := g.newMsg()
+	g.raw = appendProse(g.raw[:0], g.r, between(g.r, 200, 2000))
+	blk := g.textBlock(g.raw)
+	tip := g.tip
+	g.tick(300, 4000)
+	b := g.begin(g.tipRef())
+	b = append(b, `,"message":{"model":"`...)
+	b = append(b, g.model()...)
+	b = append(b, `","id":"`...)
+	b = append(b, m.id...)
+	b = append(b, `","type":"message","role":"assistant","content":[`...)
+	cut := len(b) + len(blk)/2
+	b = append(b, blk...)
+	g.rec = b
+	g.writeRaw(b[:cut], 1)
+	g.m.BadLines++
+	g.planted(Planted{Kind: TornLastLine, Line: ln, Parent: tip.String(),
+		Note: "file ends inside an assistant record (its text block), no newline; Parent is its parentUuid"})
 }

@@ -5,6 +5,9 @@ import (
 	"io"
 )
 
+// This file writes what hangs off the active chain: subagent files, inline
+// sidechains and rewind dead branches.
+
 // WriteSubagent writes a subagent (sidechain) transcript such as
 // <session>/subagents/agent-<agentID>.jsonl: every line carries
 // isSidechain:true and agentId, the first record is its own root (a user
@@ -52,4 +55,38 @@ func WriteSubagent(w io.Writer, opt Options, agentID string) (Manifest, error) {
 		g.tornLine()
 	}
 	return g.finish()
+}
+
+// deadBranch writes a rewind fork: a prompt, one tool round and a reply
+// under the current tip, then returns the tip to where it was, so the next
+// prompt becomes a sibling of the dead branch's prompt.
+func (g *gen) deadBranch() {
+	tip, has, prompts := g.tip, g.hasTip, g.chainPrompts
+	u := newUUID(g.r)
+	g.tick(2000, 20000)
+	g.raw = appendProse(g.raw[:0], g.r, between(g.r, 20, 200))
+	g.prompt(u, g.raw, false)
+	g.round(roundPlan{})
+	g.finalMessage()
+	g.tip, g.hasTip, g.chainPrompts = tip, has, prompts
+	g.m.Rewinds++
+}
+
+// inlineSidechain writes a short subagent conversation for Task call c
+// inline in the main file, as Claude Code 1.0.x did: its own root prompt,
+// one tool round and a reply, all with isSidechain:true, off the main chain.
+func (g *gen) inlineSidechain(c *call) {
+	tip, has, prompts := g.tip, g.hasTip, g.chainPrompts
+	g.side, g.hasTip = true, false
+	u := newUUID(g.r)
+	g.callExtras(c, g.callRand(c))
+	g.raw = append(g.raw[:0], g.raw2...) // the Task prompt
+	g.prompt(u, g.raw, false)
+	g.m.Prompts-- // not a human prompt
+	g.m.Subtypes["user/prompt"]--
+	g.m.Subtypes["user/sidechain_prompt"]++
+	g.round(roundPlan{})
+	g.finalMessage()
+	g.side = false
+	g.tip, g.hasTip, g.chainPrompts = tip, has, prompts
 }
