@@ -185,7 +185,12 @@ func TestDefectsBreakOnlyWhatTheyClaim(t *testing.T) {
 }
 
 func TestPins(t *testing.T) {
-	o := configs["full-old"]
+	for _, name := range []string{"full-old", "full-new"} {
+		testPins(t, configs[name])
+	}
+}
+
+func testPins(t *testing.T, o Options) {
 	data, m := generate(t, o)
 	lines := splitLines(data)
 	if len(m.Pins) != 4 {

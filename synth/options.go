@@ -34,7 +34,8 @@ type Options struct {
 	Images bool
 	// Compactions is the number of real compactions (compact_boundary with
 	// logicalParentUuid, then the isCompactSummary user record), spread
-	// evenly over the transcript.
+	// evenly over the transcript, at most one before each turn but the
+	// first (Manifest.Compactions says how many were written).
 	Compactions int
 	// Sidechains writes inline sidechain records (isSidechain:true) between
 	// each Task tool_use and its result; see also WriteSubagent.
