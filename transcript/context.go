@@ -29,14 +29,70 @@ type Estimate struct {
 // a second; a context that Claude Code can still send is smaller anyway.
 const EstimateBudget = 1 << 20
 
+// Counter accumulates a token estimate record by record, tokenizing each
+// text as it comes so that memory stays bounded by the longest line.
+// When the records hold more than EstimateBudget bytes, each text is
+// counted from a prefix of an equal share of the budget and scaled to its
+// full length.
+type Counter struct {
+	est   Estimate
+	limit int // longest text tokenized whole; -1 for no limit
+	err   error
+}
+
+// NewCounter prepares a counter for nrec records of lineBytes bytes in all.
+func NewCounter(lineBytes int64, nrec int) *Counter {
+	c := &Counter{limit: -1}
+	if lineBytes > EstimateBudget {
+		c.limit = max(1024, EstimateBudget/(nrec+1))
+	}
+	return c
+}
+
+// Add counts the texts a record sends to the model.
+func (c *Counter) Add(rec Record) {
+	if c.err != nil {
+		return
+	}
+	forEachText(rec, c.count, &c.est.Images)
+}
+
+func (c *Counter) count(s string) {
+	if s == "" || c.err != nil {
+		return
+	}
+	c.est.Bytes += int64(len(s))
+	text := s
+	if c.limit > 0 && len(text) > c.limit {
+		text = text[:c.limit]
+	}
+	n, err := tokens.Count(text)
+	if err != nil {
+		c.err = fmt.Errorf("tokenizer: %w", err)
+		return
+	}
+	if len(text) < len(s) {
+		c.est.Sampled = true
+		c.est.Tokens += int64(float64(n) * float64(len(s)) / float64(len(text)))
+		return
+	}
+	c.est.Tokens += int64(n)
+}
+
+// Estimate returns the total, images included.
+func (c *Counter) Estimate() Estimate {
+	e := c.est
+	e.Tokens += int64(e.Images) * ImageTokens
+	return e
+}
+
+// Err reports a tokenizer failure.
+func (c *Counter) Err() error { return c.err }
+
 // EstimateContext counts the tokens of the chain's messages (everything
 // after the last compact boundary, which is all the chain holds), reading
-// their lines again from ra. Each text is tokenized as it is read, so
-// memory is bounded by the longest line. When the lines hold more than
-// EstimateBudget bytes, each text is counted from a prefix of an equal
-// share of the budget and scaled to its full length.
+// their lines again from ra.
 func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Estimate, error) {
-	var est Estimate
 	var lineBytes int64
 	nrec := 0
 	for _, m := range msgs {
@@ -45,33 +101,8 @@ func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Esti
 			nrec++
 		}
 	}
-	limit := -1 // no sampling
-	if lineBytes > EstimateBudget {
-		limit = max(1024, EstimateBudget/(nrec+1))
-	}
+	ctr := NewCounter(lineBytes, nrec)
 	var buf []byte
-	var cerr error
-	count := func(s string) {
-		if s == "" || cerr != nil {
-			return
-		}
-		est.Bytes += int64(len(s))
-		text := s
-		if limit > 0 && len(text) > limit {
-			text = text[:limit]
-		}
-		n, err := tokens.Count(text)
-		if err != nil {
-			cerr = fmt.Errorf("tokenizer: %w", err)
-			return
-		}
-		if len(text) < len(s) {
-			est.Sampled = true
-			est.Tokens += int64(float64(n) * float64(len(s)) / float64(len(text)))
-			return
-		}
-		est.Tokens += int64(n)
-	}
 	for _, m := range msgs {
 		for _, i := range m.Recs {
 			f := &ix.Recs[i]
@@ -80,16 +111,15 @@ func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Esti
 			}
 			b := buf[:f.Size]
 			if _, err := ra.ReadAt(b, f.Offset); err != nil {
-				return est, fmt.Errorf("read line %d: %w", f.Line, err)
+				return Estimate{}, fmt.Errorf("read line %d: %w", f.Line, err)
 			}
-			forEachText(NewRecord(b), count, &est.Images)
-			if cerr != nil {
-				return est, cerr
+			ctr.Add(NewRecord(b))
+			if ctr.err != nil {
+				return Estimate{}, ctr.err
 			}
 		}
 	}
-	est.Tokens += int64(est.Images) * ImageTokens
-	return est, nil
+	return ctr.Estimate(), nil
 }
 
 // forEachText calls fn with every text a record sends to the model and

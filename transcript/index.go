@@ -199,3 +199,14 @@ func (f *Facts) IsConversation() bool { return f.Type == TypeUser || f.Type == T
 func (f *Facts) IsCompactBoundary() bool {
 	return f.Type == TypeSystem && f.Subtype == "compact_boundary"
 }
+
+// NewIndex builds an index over records a caller prepared, such as the
+// structure a rewrite is about to produce, so that the same chain walk and
+// API rules can be run on it before a byte is written.
+func NewIndex(recs []Facts) *Index {
+	ix := &Index{Recs: recs, byUUID: make(map[string]int32, len(recs)), Terminated: true}
+	for i := range ix.Recs {
+		ix.addUUID(i)
+	}
+	return ix
+}

@@ -43,6 +43,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			// transcript engine
 			newAnalyzeCommand(),
 			newCheckCommand(),
+			newPurgeCommand(),
 			// store and prune
 			// hooks
 		},

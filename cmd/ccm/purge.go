@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/ccm"
+	"ccm/purge"
+	"ccm/transcript"
+)
+
+// purgeOptions are the inputs of ccm purge.
+type purgeOptions struct {
+	globalOptions
+	inputOptions
+	Purge     purge.Options
+	All       bool
+	OlderThan time.Duration
+	MinSize   int64
+	Jobs      int
+	Verbose   bool
+	Restart   bool
+	Analyze   bool
+	NoTokens  bool
+}
+
+func newPurgeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "purge",
+		Usage:     "shrink and repair transcripts safely (reversible with ccm restore)",
+		ArgsUsage: "[FILE|DIR...]",
+		Description: `Rewrites each transcript, streaming, so that it resumes smaller and without
+API errors:
+
+  thinking      thinking blocks of every assistant message but the latest
+                are removed (the latest must stay byte-identical)
+  large content tool outputs over --threshold bytes, their toolUseResult
+                copies, base64 images and large Write/Edit inputs move to
+                the CCM store behind a stub (ccm cache get KEY, ccm restore)
+  bookkeeping   progress records are dropped; of the per-turn
+                prompt_snapshot and api-request-* records only the latest
+                of each kind stays
+  repairs       parentUuids naming missing records are relinked, unanswered
+                tool calls get an is_error result, orphan results and empty
+                content are removed; children of every removed record are
+                relinked so the resume walk stays whole
+
+Records after the --recent-turns Nth-last prompt are left as they are. The
+original is kept as FILE.backup.<stamp> (a hard link by default); lines
+Claude Code appends meanwhile are carried over. Purging a purged file
+changes nothing.
+
+Batch: --all purges every session of every project; directories are walked
+for *.jsonl. Sessions written to in the last 2 minutes are skipped unless
+named. Use ccm purge --current from inside Claude Code (/purge).
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "current", Aliases: []string{"c"}, Usage: "purge the newest session of the working directory (a live session: its last turn is left alone)"},
+			&cli.StringFlag{Name: "session", Usage: "purge the session with this id"},
+			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change; write nothing at all"},
+			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store"},
+			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "leave everything after the Nth-last user prompt untouched"},
+			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn)"},
+			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
+			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
+			&cli.BoolFlag{Name: "keep-progress", Usage: "keep progress records"},
+			&cli.BoolFlag{Name: "keep-bookkeeping", Usage: "keep every per-turn bookkeeping record"},
+			&cli.BoolFlag{Name: "repair-only", Usage: "only repair the parent chain and tool pairs"},
+			&cli.BoolFlag{Name: "no-ccm", Usage: "leave large content in place (it is never truncated)"},
+			&cli.StringFlag{Name: "pin-level-default", Value: "none", Usage: "pin level of stubs no ccm:pin directive covers: none, soft or hard"},
+			&cli.StringFlag{Name: "backup", Value: "link", Usage: "how to keep the original: link, copy, zstd or none"},
+			&cli.BoolFlag{Name: "archive-compacted", Usage: "move everything before the last compact boundary into the store"},
+			&cli.BoolFlag{Name: "inject-compaction", Usage: "write a compaction pair in front of the last --keep-turns turns"},
+			&cli.BoolFlag{Name: "no-inject-compaction", Usage: "do not inject a compaction (the default)"},
+			&cli.IntFlag{Name: "keep-turns", Value: 4, Usage: "turns kept after an injected compaction"},
+			&cli.DurationFlag{Name: "older-than", Usage: "batch: only sessions not modified for this long (e.g. 72h)"},
+			&cli.StringFlag{Name: "min-size", Usage: "batch: only files at least this large (e.g. 10MB)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "batch: files purged at once (default: number of CPUs)"},
+			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate of the resume context"},
+			&cli.BoolFlag{Name: "analyze", Usage: "only analyze (as ccm analyze)"},
+			&cli.BoolFlag{Name: "restart", Aliases: []string{"r"}, Usage: "print the command that resumes the purged session"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "report every step"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			o, err := purgeOptionsFrom(cmd)
+			if err != nil {
+				return err
+			}
+			return runPurge(ctx, o)
+		},
+	}
+}
+
+// purgeOptionsFrom checks every flag up front, before any work.
+func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
+	g := globals(cmd)
+	o := purgeOptions{
+		globalOptions: g,
+		inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true},
+		All:           cmd.Bool("all"),
+		OlderThan:     cmd.Duration("older-than"),
+		Jobs:          cmd.Int("jobs"),
+		Verbose:       cmd.Bool("verbose"),
+		Restart:       cmd.Bool("restart"),
+		Analyze:       cmd.Bool("analyze"),
+		NoTokens:      cmd.Bool("no-tokens"),
+	}
+	p := purge.DefaultOptions()
+	p.DryRun = cmd.Bool("dry-run")
+	p.Threshold = cmd.Int("threshold")
+	p.RecentTurns = cmd.Int("recent-turns")
+	p.KeepThinking = cmd.Bool("keep-thinking")
+	p.KeepProgress = cmd.Bool("keep-progress")
+	p.KeepBookkeeping = cmd.Bool("keep-bookkeeping")
+	p.RepairOnly = cmd.Bool("repair-only")
+	p.NoStore = cmd.Bool("no-ccm")
+	p.ArchiveCompacted = cmd.Bool("archive-compacted")
+	p.InjectCompaction = cmd.Bool("inject-compaction")
+	p.KeepTurns = cmd.Int("keep-turns")
+	p.Live = o.Current
+	switch {
+	case p.Threshold < 1:
+		return o, usagef("--threshold must be a positive number of bytes")
+	case p.RecentTurns < 0:
+		return o, usagef("--recent-turns must be 0 or more")
+	case p.KeepTurns < 1:
+		return o, usagef("--keep-turns must be 1 or more")
+	case o.Jobs < 0:
+		return o, usagef("--jobs must be 1 or more")
+	case o.OlderThan < 0:
+		return o, usagef("--older-than must not be negative")
+	case p.KeepThinking && cmd.Bool("remove-thinking"):
+		return o, usagef("--keep-thinking and --remove-thinking contradict each other")
+	case p.InjectCompaction && cmd.Bool("no-inject-compaction"):
+		return o, usagef("--inject-compaction and --no-inject-compaction contradict each other")
+	}
+	if cmd.IsSet("recent-lines") {
+		n := cmd.Int("recent-lines")
+		if n < 0 {
+			return o, usagef("--recent-lines must be 0 or more")
+		}
+		if cmd.IsSet("recent-turns") {
+			return o, usagef("give --recent-turns or --recent-lines, not both")
+		}
+		p.RecentTurns = (n + 9) / 10
+		fmt.Fprintf(g.Stderr, "ccm: note: --recent-lines %d is read as --recent-turns %d (ccm keeps whole turns: most lines of recent transcripts are progress records)\n", n, p.RecentTurns)
+	}
+	lvl, err := ccm.ParsePinLevel(cmd.String("pin-level-default"))
+	if err != nil {
+		return o, usagef("--pin-level-default: %v", err)
+	}
+	p.PinDefault = lvl
+	switch b := purge.BackupMode(cmd.String("backup")); b {
+	case purge.BackupLink, purge.BackupCopy, purge.BackupZstd, purge.BackupNone:
+		p.Backup = b
+	default:
+		return o, usagef("--backup must be link, copy, zstd or none, not %q", b)
+	}
+	if s := cmd.String("min-size"); s != "" {
+		n, err := parseSize(s)
+		if err != nil {
+			return o, usagef("--min-size: %v", err)
+		}
+		o.MinSize = n
+	}
+	o.Purge = p
+	return o, nil
+}
+
+// parseSize reads sizes such as 500, 10KB, 1.5MB, 2GB (powers of 1000;
+// KiB, MiB, GiB are powers of 1024).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	var f float64
+	if _, err := fmt.Sscanf(t, "%g", &f); err != nil || f < 0 || t == "" {
+		return 0, fmt.Errorf("%q is not a size (try 10MB)", s)
+	}
+	return int64(f * mult), nil
+}
+
+// ccmHome is where ccm keeps its own state: $CCM_HOME, else <claude dir>/ccm.
+func ccmHome(g globalOptions) string {
+	if h := os.Getenv("CCM_HOME"); h != "" {
+		return h
+	}
+	return filepath.Join(g.ClaudeDir, "ccm")
+}
+
+// storeRoot is the CCM store's directory.
+func storeRoot(g globalOptions) string {
+	if g.CacheDir != "" {
+		return g.CacheDir
+	}
+	return ccm.DefaultRoot(g.ClaudeDir)
+}
+
+func runPurge(ctx context.Context, o purgeOptions) error {
+	if o.Analyze {
+		return runAnalyze(ctx, analyzeOptions{globalOptions: o.globalOptions, inputOptions: o.inputOptions, Top: 10})
+	}
+	batch := o.All || o.OlderThan > 0 || o.MinSize > 0
+	var files []inputFile
+	if o.All {
+		if len(o.Args) > 0 || o.Current || o.Session != "" {
+			return usagef("--all purges every session; give no files, --current or --session with it")
+		}
+		ss, err := transcript.AllSessions(o.ClaudeDir)
+		if err != nil {
+			return err
+		}
+		if len(ss) == 0 {
+			return fmt.Errorf("no sessions under %s", transcript.ProjectsDir(o.ClaudeDir))
+		}
+		for _, s := range ss {
+			files = append(files, inputFile{Path: s.Path})
+		}
+	} else {
+		var err error
+		if files, err = resolveInputs(o.globalOptions, o.inputOptions); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if !f.Named {
+			batch = true
+		}
+	}
+	if !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
+		st, err := ccm.Open(storeRoot(o.globalOptions))
+		if err != nil {
+			return err
+		}
+		o.Purge.Store = st
+	}
+	o.Purge.LockDir = filepath.Join(ccmHome(o.globalOptions), "locks")
+	// Token estimates cost a tokenizer start and up to a second per file:
+	// on by default for single files, off for batches.
+	o.Purge.Tokens = !o.NoTokens && !batch
+	if batch {
+		return runPurgeBatch(ctx, o, files)
+	}
+	var failed error
+	var reports []*purge.Report
+	for _, f := range files {
+		rep, err := purge.File(ctx, f.Path, o.Purge)
+		if err != nil {
+			failed = purgeError(f.Path, err)
+			if len(files) == 1 {
+				return failed
+			}
+			fmt.Fprintf(o.Stderr, "ccm: %v\n", failed)
+			continue
+		}
+		reports = append(reports, rep)
+		if !o.JSON {
+			printPurgeReport(o.Stdout, rep, o.Verbose)
+			if o.Restart {
+				printRestart(o.Stdout, f.Path)
+			}
+		}
+	}
+	if o.JSON {
+		if err := writeJSON(o.Stdout, reports); err != nil {
+			return err
+		}
+	}
+	if failed != nil {
+		return silentError{code: exitFindings}
+	}
+	return nil
+}
+
+// purgeError words a purge failure for one file.
+func purgeError(path string, err error) error {
+	switch {
+	case errors.Is(err, purge.ErrLocked), errors.Is(err, ccm.ErrLocked):
+		return fmt.Errorf("%s: %w: %w", path, errLocked, err)
+	case errors.Is(err, context.Canceled):
+		return err
+	}
+	return fileError(path, err)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printRestart tells how to resume the purged session: the running Claude
+// Code keeps its history in memory until it is resumed from the file.
+func printRestart(w io.Writer, path string) {
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	fmt.Fprintf(w, "\nto continue with the purged transcript, leave this Claude Code session (/exit) and run:\n  claude --resume %s\n", id)
+	fmt.Fprintf(w, "the running session keeps its full history in memory until then; ccm never stops it for you.\n")
+}

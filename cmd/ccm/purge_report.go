@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"ccm/purge"
+)
+
+// printPurgeReport prints what a purge of one file did.
+func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
+	verb := "purged"
+	switch {
+	case r.DryRun:
+		verb = "would purge"
+	case !r.Changed:
+		fmt.Fprintf(w, "%s: nothing to purge (already purged, or nothing large and nothing broken)\n", r.Path)
+		return
+	}
+	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
+	saved := r.BytesBefore - r.BytesAfter
+	fmt.Fprintf(w, "  size        %s -> %s (%s saved, %s)\n", humanBytes(r.BytesBefore), humanBytes(r.BytesAfter), humanBytes(saved), percent(saved, r.BytesBefore))
+	s := r.Stats
+	if s.ThinkingRemoved > 0 || verbose {
+		fmt.Fprintf(w, "  thinking    %d blocks removed (%d records that held only thinking dropped)\n", s.ThinkingRemoved, s.DroppedThinking)
+	}
+	if s.Stubs > 0 || verbose {
+		where := "moved to the CCM store"
+		if r.DryRun {
+			where = "would move to the CCM store"
+		}
+		fmt.Fprintf(w, "  stubs       %d outputs, inputs and images (%s) %s\n", s.Stubs, humanBytes(s.StubbedBytes), where)
+	}
+	if s.DroppedProgress+s.DroppedBookkeeping+s.DroppedArchived > 0 || verbose {
+		fmt.Fprintf(w, "  dropped     %d progress, %d per-turn bookkeeping records", s.DroppedProgress, s.DroppedBookkeeping)
+		if s.DroppedArchived > 0 {
+			fmt.Fprintf(w, ", %d records before the compact boundary archived", s.DroppedArchived)
+		}
+		fmt.Fprintln(w)
+	}
+	repairs := s.RelinkedDangling + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText
+	if repairs > 0 || verbose {
+		fmt.Fprintf(w, "  repairs     %d dangling parents relinked, %d missing tool results added, %d orphan tool results removed, %d empty records and %d empty text blocks removed\n",
+			s.RelinkedDangling, s.SynthesizedResults, s.RemovedOrphanResult, s.DroppedEmpty, s.RemovedEmptyText)
+	}
+	if s.Reparented > 0 && verbose {
+		fmt.Fprintf(w, "  relinked    %d records whose parent was dropped now point at its nearest kept ancestor\n", s.Reparented)
+	}
+	if r.TokensBefore != nil && r.TokensAfter != nil {
+		fmt.Fprintf(w, "  context     about %d -> %d tokens on resume (cl100k estimate)\n", r.TokensBefore.Tokens, r.TokensAfter.Tokens)
+	}
+	if r.TailBytes > 0 {
+		fmt.Fprintf(w, "  appended    %s written by Claude Code during the purge carried over\n", humanBytes(r.TailBytes))
+	}
+	if r.Backup != "" {
+		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
+	}
+	if r.DryRun {
+		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
+	}
+}

@@ -1,0 +1,205 @@
+package purge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"ccm/fsutil"
+	"ccm/transcript"
+)
+
+// Report says what a purge of one file did (or, in a dry run, would do).
+type Report struct {
+	Path        string `json:"path"`
+	DryRun      bool   `json:"dry_run,omitempty"`
+	Changed     bool   `json:"changed"`
+	BytesBefore int64  `json:"bytes_before"`
+	BytesAfter  int64  `json:"bytes_after"`
+	Backup      string `json:"backup,omitempty"`
+	// TailBytes were appended by Claude Code while the purge ran and copied
+	// over unchanged.
+	TailBytes int64 `json:"appended_during_purge,omitempty"`
+	Stats
+	TokensBefore *transcript.Estimate `json:"tokens_before,omitempty"`
+	TokensAfter  *transcript.Estimate `json:"tokens_after,omitempty"`
+}
+
+// ErrLocked is returned when another ccm process is rewriting the same
+// transcript.
+var ErrLocked = errors.New("another ccm process is rewriting this transcript")
+
+// lockPath is the sidecar lock of a transcript: a file under lockDir
+// named by a hash of the transcript's absolute path. The lock is never on
+// the transcript itself, since the rename swaps its inode.
+func lockPath(lockDir, path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(lockDir, hex.EncodeToString(sum[:12])+".lock")
+}
+
+// File purges one transcript.
+func File(ctx context.Context, path string, opt Options) (*Report, error) {
+	if opt.Now == nil {
+		opt.Now = DefaultOptions().Now
+	}
+	if opt.LockDir != "" && !opt.DryRun {
+		lk, err := fsutil.LockFile(ctx, lockPath(opt.LockDir, path), true, opt.LockWait)
+		if err != nil {
+			if errors.Is(err, fsutil.ErrLockTimeout) {
+				return nil, fmt.Errorf("%w (%v)", ErrLocked, err)
+			}
+			return nil, err
+		}
+		defer lk.Unlock()
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if fi.Size() == 0 {
+		return nil, fmt.Errorf("empty file (0 bytes), nothing to purge")
+	}
+	limit, err := lastLineEnd(src, fi.Size())
+	if err != nil {
+		return nil, err
+	}
+	s, err := scanFile(io.NewSectionReader(src, 0, limit), opt)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.ix.Recs) == 0 {
+		return nil, fmt.Errorf("%w", transcript.ErrNotTranscript)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	abs, _ := filepath.Abs(path)
+	p := makePlan(s, opt, transcript.IsSubagentPath(path))
+	rep := &Report{Path: path, DryRun: opt.DryRun, BytesBefore: fi.Size()}
+	if opt.Tokens {
+		c := s.ix.ActiveChain()
+		est, err := s.ix.EstimateContext(src, c, s.ix.Messages(c))
+		if err != nil {
+			return nil, err
+		}
+		rep.TokensBefore = &est
+	}
+	store := opt.Store
+	if opt.DryRun || opt.NoStore || opt.RepairOnly {
+		store = nil
+	}
+	if store != nil {
+		// Hold the store's shared lock until the transcript that names the
+		// new blobs is in place, so a prune cannot collect them meanwhile.
+		release, err := store.Hold(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	stub := newStubber(ctx, store)
+	w := &rewriter{p: p, stub: stub, session: abs}
+	var after *transcript.Counter
+	if opt.Tokens {
+		after = p.afterCounter(w)
+	}
+	produce := func(out io.Writer) (bool, error) {
+		cw := &countingWriter{w: out}
+		if err := w.write(io.NewSectionReader(src, 0, limit), cw); err != nil {
+			stub.finish()
+			return false, err
+		}
+		if err := stub.finish(); err != nil {
+			return false, fmt.Errorf("store removed content: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		rep.BytesAfter = cw.n + (fi.Size() - limit)
+		return w.Changed, nil
+	}
+	if opt.DryRun {
+		if _, err := produce(io.Discard); err != nil {
+			return nil, err
+		}
+		rep.Changed = w.Changed
+	} else {
+		res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce)
+		if err != nil {
+			return nil, err
+		}
+		rep.Changed = !res.Unchanged
+		rep.Backup = res.Backup
+		rep.TailBytes = res.TailBytes
+		rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
+	}
+	if !rep.Changed {
+		rep.BytesAfter = rep.BytesBefore
+	}
+	rep.Stats = p.Stats
+	if after != nil {
+		est := after.Estimate()
+		rep.TokensAfter = &est
+	}
+	return rep, nil
+}
+
+// countingWriter counts what passes through.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// afterCounter estimates the tokens of the purged file's resume context
+// from the lines as they are written: the records on the chain of the
+// planned structure.
+func (p *Plan) afterCounter(w *rewriter) *transcript.Counter {
+	vix, orig, _ := p.virtual()
+	c := vix.ActiveChain()
+	msgs := vix.Messages(c)
+	onChain := map[int]bool{}
+	synthOn := false
+	for _, m := range msgs {
+		for _, r := range m.Recs {
+			if orig[r] >= 0 {
+				onChain[orig[r]] = true
+			} else {
+				synthOn = true
+			}
+		}
+	}
+	var lineBytes int64
+	for i := range onChain {
+		lineBytes += int64(p.recs()[i].Size)
+	}
+	ctr := transcript.NewCounter(lineBytes, len(onChain))
+	w.onLine = func(line []byte, rec int) {
+		if (rec >= 0 && onChain[rec]) || (rec < 0 && synthOn) {
+			ctr.Add(transcript.NewRecord(line))
+		}
+	}
+	return ctr
+}

@@ -1,0 +1,315 @@
+package purge
+
+import (
+	"ccm/transcript"
+)
+
+// planDangling relinks every record whose parentUuid names no record in
+// the file: the real client silently drops all history before such a
+// record. A tool result is linked to the assistant record holding its
+// tool_use, so the walk attaches it; anything else to the nearest earlier
+// kept user, assistant or system record of the same chain (never a
+// progress record), skipping any choice that would close a cycle.
+// Compact boundaries and real roots have no parent and are left alone.
+func (p *Plan) planDangling() {
+	p.relinkChildren()
+	ix := p.scan.ix
+	for i := range p.recs() {
+		if p.drop[i] != keep {
+			continue
+		}
+		par := p.effectiveParent(i)
+		if par == "" {
+			continue
+		}
+		if _, ok := ix.Lookup(par); ok {
+			continue
+		}
+		target := p.toolUseHolder(i)
+		if target < 0 {
+			target = p.nearestEarlier(i)
+		}
+		if target < 0 {
+			continue
+		}
+		u := p.recs()[target].UUID
+		p.parent[i] = &u
+		p.Stats.RelinkedDangling++
+	}
+}
+
+// toolUseHolder returns the kept earlier assistant record holding the
+// tool_use that record i's first tool_result answers, or -1.
+func (p *Plan) toolUseHolder(i int) int {
+	f := &p.recs()[i]
+	if f.Type != transcript.TypeUser || len(f.Blocks) == 0 || f.Blocks[0].Type != transcript.BlockToolResult {
+		return -1
+	}
+	id := f.Blocks[0].ID
+	for j := i - 1; j >= 0; j-- {
+		g := &p.recs()[j]
+		if g.Type != transcript.TypeAssistant || p.drop[j] != keep || g.Sidechain != f.Sidechain {
+			continue
+		}
+		for _, b := range g.Blocks {
+			if b.Type == transcript.BlockToolUse && b.ID == id {
+				if p.wouldCycle(i, j) {
+					return -1
+				}
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// nearestEarlier returns the nearest earlier kept user, assistant or
+// system record on the same side (main chain or sidechain) that does not
+// close a cycle, or -1.
+func (p *Plan) nearestEarlier(i int) int {
+	f := &p.recs()[i]
+	for j := i - 1; j >= 0; j-- {
+		g := &p.recs()[j]
+		if p.drop[j] != keep || g.Sidechain != f.Sidechain || !g.HasUUID {
+			continue
+		}
+		switch g.Type {
+		case transcript.TypeUser, transcript.TypeAssistant, transcript.TypeSystem:
+		default:
+			continue
+		}
+		if !p.wouldCycle(i, j) {
+			return j
+		}
+	}
+	return -1
+}
+
+// wouldCycle reports whether linking record i to parent j closes a loop:
+// whether i is among j's ancestors.
+func (p *Plan) wouldCycle(i, j int) bool {
+	ix := p.scan.ix
+	me := p.recs()[i].UUID
+	cur := j
+	for steps := 0; steps <= len(p.recs()); steps++ {
+		if p.recs()[cur].UUID == me {
+			return true
+		}
+		par := p.effectiveParent(cur)
+		if par == "" {
+			return false
+		}
+		next, ok := ix.Lookup(par)
+		if !ok {
+			return false
+		}
+		cur = next
+	}
+	return true
+}
+
+// virtual builds the index of the structure the plan produces: kept
+// records with their new parents and remaining blocks, plus synthesised
+// tool results. orig maps each of its records to the original index (-1
+// for a synthesised one, whose synthResult is in synths at that position).
+func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResult) {
+	var recs []transcript.Facts
+	for i := range p.recs() {
+		if p.drop[i] != keep {
+			continue
+		}
+		f := p.recs()[i] // a copy
+		f.Parent = p.effectiveParent(i)
+		if rm := p.remove[i]; rm != nil {
+			var bs []transcript.BlockFacts
+			for b, bf := range f.Blocks {
+				if !rm[b] {
+					bs = append(bs, bf)
+				}
+			}
+			f.Blocks = bs
+			f.ContentEmpty = len(bs) == 0
+		}
+		recs = append(recs, f)
+		orig = append(orig, i)
+		synths = append(synths, nil)
+		if s := p.synth[i]; s != nil {
+			sf := transcript.Facts{Line: f.Line, Type: transcript.TypeUser, TypeName: "user", Role: "user",
+				UUID: s.UUID, HasUUID: true, Parent: s.Parent, Sidechain: f.Sidechain}
+			for _, id := range s.IDs {
+				sf.Blocks = append(sf.Blocks, transcript.BlockFacts{Type: transcript.BlockToolResult, ID: id, IsError: true})
+			}
+			recs = append(recs, sf)
+			orig = append(orig, -1)
+			synths = append(synths, s)
+		}
+	}
+	return transcript.NewIndex(recs), orig, synths
+}
+
+// planToolPairs applies the API's adjacency rule to the chain the plan
+// produces, repeating until it holds: an unanswered tool_use gets a
+// synthesised is_error tool_result right after its message; an orphan
+// tool_result block is removed; empty content and empty text are removed;
+// a record left with nothing is dropped and its children relinked. The
+// in-flight last turn of a live session is left alone.
+func (p *Plan) planToolPairs() {
+	for round := 0; round < 8; round++ {
+		p.relinkChildren()
+		vix, orig, _ := p.virtual()
+		c := vix.ActiveChain()
+		msgs := vix.Messages(c)
+		changed := false
+		byLine := map[int]int{} // line → original index
+		for _, i := range orig {
+			if i >= 0 {
+				byLine[p.recs()[i].Line] = i
+			}
+		}
+		for _, f := range vix.CheckAPI(c, msgs) {
+			i, ok := byLine[f.Line]
+			if !ok {
+				continue
+			}
+			switch f.Code {
+			case "tool-use-in-flight":
+				if p.opt.Live {
+					continue
+				}
+				fallthrough
+			case "orphan-tool-use":
+				if p.synthesizeFor(vix, orig, c, msgs, i) {
+					changed = true
+				}
+			case "orphan-tool-result":
+				if p.removeOrphanResults(i, msgs, vix, orig) {
+					changed = true
+				}
+			case "empty-content":
+				p.setDrop(i, dropEmpty)
+				changed = true
+			case "empty-text":
+				for b, bf := range p.recs()[i].Blocks {
+					if bf.Type == transcript.BlockText && bf.Empty && !p.isRemoved(i, b) {
+						p.removeBlock(i, b)
+						p.Stats.RemovedEmptyText++
+						changed = true
+					}
+				}
+				if p.allRemoved(i) {
+					p.setDrop(i, dropEmpty)
+				}
+			}
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+func (p *Plan) isRemoved(i, b int) bool {
+	rm := p.remove[i]
+	return rm != nil && rm[b]
+}
+
+// synthesizeFor adds a tool_result record for the unanswered tool calls of
+// the assistant message holding record i, after that message's last record,
+// and relinks that record's child on the chain to it.
+func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Chain, msgs []transcript.Message, i int) bool {
+	line := p.recs()[i].Line
+	for k := range msgs {
+		m := &msgs[k]
+		holds := false
+		for _, r := range m.Recs {
+			if vix.Recs[r].Line == line {
+				holds = true
+				break
+			}
+		}
+		if !holds {
+			continue
+		}
+		lastV := m.Recs[len(m.Recs)-1]
+		last := orig[lastV]
+		if last < 0 || p.synth[last] != nil {
+			return false
+		}
+		answered := map[string]bool{}
+		if k+1 < len(msgs) {
+			for _, r := range msgs[k+1].Recs {
+				for _, b := range vix.Recs[r].Blocks {
+					if b.Type == transcript.BlockToolResult {
+						answered[b.ID] = true
+					}
+				}
+			}
+		}
+		s := &synthResult{After: last, Parent: p.recs()[last].UUID}
+		for _, r := range m.Recs {
+			for _, b := range vix.Recs[r].Blocks {
+				if b.Type == transcript.BlockToolUse && !answered[b.ID] {
+					s.IDs = append(s.IDs, b.ID)
+				}
+			}
+		}
+		if len(s.IDs) == 0 {
+			return false
+		}
+		s.UUID = newUUID(append([]string{"ccm-synth", s.Parent}, s.IDs...)...)
+		p.synth[last] = s
+		p.Stats.SynthesizedResults += len(s.IDs)
+		// The chain record after the message continues from the new result.
+		for pos, r := range c.Recs {
+			if r == lastV && pos+1 < len(c.Recs) {
+				next := orig[c.Recs[pos+1]]
+				if next >= 0 && p.effectiveParent(next) == s.Parent {
+					u := s.UUID
+					p.parent[next] = &u
+				}
+				break
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// removeOrphanResults removes the tool_result blocks of record i that have
+// no tool_use in the previous message; a record left empty is dropped.
+func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transcript.Index, orig []int) bool {
+	line := p.recs()[i].Line
+	prev := map[string]bool{}
+	for k := range msgs {
+		found := false
+		for _, r := range msgs[k].Recs {
+			if vix.Recs[r].Line == line && orig[r] == i {
+				found = true
+			}
+		}
+		if !found {
+			continue
+		}
+		if k > 0 && msgs[k-1].Role == "assistant" {
+			for _, r := range msgs[k-1].Recs {
+				for _, b := range vix.Recs[r].Blocks {
+					if b.Type == transcript.BlockToolUse {
+						prev[b.ID] = true
+					}
+				}
+			}
+		}
+		break
+	}
+	changed := false
+	for b, bf := range p.recs()[i].Blocks {
+		if bf.Type == transcript.BlockToolResult && !prev[bf.ID] && !p.isRemoved(i, b) {
+			p.removeBlock(i, b)
+			p.Stats.RemovedOrphanResult++
+			changed = true
+		}
+	}
+	if p.allRemoved(i) {
+		p.setDrop(i, dropOrphanResult)
+	}
+	return changed
+}

@@ -1,0 +1,282 @@
+package purge
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"ccm/fsutil"
+)
+
+// replaced is the outcome of a file replacement.
+type replaced struct {
+	Unchanged bool   // the new content equals the old: nothing was replaced
+	Backup    string // the backup's path ("" for BackupNone or when unchanged)
+	TailBytes int64  // bytes appended to the original while it was rewritten, copied over
+}
+
+// errShrank and errReplaced mean another program rewrote the transcript
+// while ccm was working on it; ccm then leaves everything as it is.
+var (
+	errShrank   = errors.New("the file shrank while it was being rewritten (another program rewrote it); nothing was changed")
+	errReplaced = errors.New("the file was replaced by another program while it was being rewritten; nothing was changed")
+)
+
+// lastLineEnd returns the offset just past the last '\n' in the first size
+// bytes of f: a final line without one may still be being written, so it
+// is never parsed, only copied.
+func lastLineEnd(f *os.File, size int64) (int64, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end := size; end > 0; {
+		start := max(end-chunk, 0)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil && err != io.EOF {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// replaceFile rewrites path crash-safely while Claude Code may still be
+// appending to it (go-style.md §10):
+//
+//  1. produce writes the new content, made from the first limit bytes of
+//     src, into a temp file in the same directory whose name does not end
+//     in .jsonl; it is fsynced and given the original's mode and owner.
+//  2. The original is backed up (a hard link by default).
+//  3. Whatever was appended to the original past limit is copied to the
+//     temp file verbatim, right before the rename.
+//  4. The temp file is renamed over path and the directory fsynced.
+//  5. The old inode is checked again, at once and after 100 ms, and any
+//     bytes that reached it during the rename are appended to the new file.
+//
+// Until the rename the original is untouched; a crash leaves either the
+// original or the new file whole, and the backup.
+func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now time.Time, produce func(w io.Writer) (bool, error)) (res replaced, err error) {
+	orig, err := src.Stat()
+	if err != nil {
+		return res, err
+	}
+	tmp, err := fsutil.CreateTemp(path)
+	if err != nil {
+		return res, err
+	}
+	tmpName := tmp.Name()
+	renamed := false
+	defer func() {
+		if !renamed {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	changed, err := produce(tmp)
+	if err != nil {
+		return res, err
+	}
+	if !changed {
+		res.Unchanged = true
+		return res, nil
+	}
+	copied := limit
+	if err := copyTail(tmp, src, &copied); err != nil {
+		return res, err
+	}
+	if err := tmp.Chmod(orig.Mode().Perm()); err != nil {
+		return res, err
+	}
+	if st, ok := orig.Sys().(*syscall.Stat_t); ok {
+		// Keep the owner where we may (as root for another user); an
+		// unprivileged user owns the file already.
+		_ = tmp.Chown(int(st.Uid), int(st.Gid))
+	}
+	if err := tmp.Sync(); err != nil {
+		return res, err
+	}
+	if err := sameFile(path, orig); err != nil {
+		return res, err
+	}
+	if res.Backup, err = makeBackup(path, src, mode, now); err != nil {
+		return res, fmt.Errorf("backup: %w", err)
+	}
+	// The bulk is on disk; now copy the last appends and rename at once,
+	// so the window in which an append can reach the old inode is tiny.
+	if err := copyTail(tmp, src, &copied); err != nil {
+		return res, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return res, err
+	}
+	if err := tmp.Close(); err != nil {
+		return res, err
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return res, err
+	}
+	renamed = true
+	if err := fsutil.SyncDir(dirOf(path)); err != nil {
+		return res, err
+	}
+	// Appends that raced with the rename went to the old inode.
+	for _, wait := range []time.Duration{0, 100 * time.Millisecond} {
+		time.Sleep(wait)
+		if err := appendLate(path, src, &copied); err != nil {
+			return res, fmt.Errorf("copy lines appended during the rename: %w", err)
+		}
+	}
+	res.TailBytes = copied - limit
+	return res, nil
+}
+
+// copyTail copies what src holds beyond *copied to w, until it stops
+// growing (at most a few rounds, since an appender could keep it busy).
+func copyTail(w io.Writer, src *os.File, copied *int64) error {
+	for round := 0; round < 16; round++ {
+		fi, err := src.Stat()
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Size() < *copied:
+			return errShrank
+		case fi.Size() == *copied:
+			return nil
+		}
+		n, err := io.Copy(w, io.NewSectionReader(src, *copied, fi.Size()-*copied))
+		*copied += n
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendLate appends to the new file what reached the old inode after the
+// last tail copy.
+func appendLate(path string, src *os.File, copied *int64) error {
+	fi, err := src.Stat()
+	if err != nil || fi.Size() <= *copied {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if err := copyTail(f, src, copied); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func sameFile(path string, orig os.FileInfo) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(fi, orig) {
+		return errReplaced
+	}
+	return nil
+}
+
+func dirOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			if i == 0 {
+				return "/"
+			}
+			return path[:i]
+		}
+	}
+	return "."
+}
+
+// BackupStamp is the layout of the time stamp in backup names: unique to
+// the millisecond, and a counter is added should two purges share one.
+const BackupStamp = "20060102_150405.000"
+
+// makeBackup keeps the original before it is replaced.
+func makeBackup(path string, src *os.File, mode BackupMode, now time.Time) (string, error) {
+	if mode == BackupNone {
+		return "", nil
+	}
+	base := path + ".backup." + now.Format(BackupStamp)
+	for n := 0; n < 1000; n++ {
+		name := base
+		if n > 0 {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		if mode == BackupZstd {
+			name += ".zst"
+		}
+		var err error
+		switch mode {
+		case BackupLink:
+			err = os.Link(path, name)
+		case BackupCopy, BackupZstd:
+			err = writeBackupCopy(name, src, mode == BackupZstd)
+		default:
+			return "", fmt.Errorf("unknown backup mode %q (link, copy, zstd or none)", mode)
+		}
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return name, fsutil.SyncDir(dirOf(path))
+	}
+	return "", fmt.Errorf("no free backup name for %s", base)
+}
+
+// writeBackupCopy writes a copy (or a zstd-compressed copy) of src,
+// created exclusively with mode 0600 and fsynced.
+func writeBackupCopy(name string, src *os.File, compress bool) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(name)
+		}
+	}()
+	r := io.NewSectionReader(src, 0, 1<<62)
+	if compress {
+		zw, err := zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedFastest))
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(zw, r); err != nil {
+			zw.Close()
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+	} else if _, err := io.Copy(f, r); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	ok = true
+	return f.Close()
+}

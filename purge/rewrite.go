@@ -1,0 +1,156 @@
+package purge
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/transcript"
+)
+
+// rewriter is the second pass: it streams the original lines and writes
+// the new file according to the plan.
+type rewriter struct {
+	p       *Plan
+	stub    *stubber
+	session string // absolute transcript path, recorded with stored content
+	tools   map[string]toolInfo
+	buf     []byte
+	buf2    []byte
+	edits   []edit
+	// onLine, when set, sees every record line written and whether it is
+	// on the chain the purged file resumes with (for the token estimate).
+	onLine func(line []byte, rec int)
+	// Changed reports whether the output differs from the input.
+	Changed bool
+}
+
+// write streams src (the original, up to its last complete line) to out.
+func (w *rewriter) write(src io.Reader, out io.Writer) error {
+	w.tools = make(map[string]toolInfo)
+	bw := bufio.NewWriterSize(out, 1<<20)
+	rd := transcript.NewReader(src)
+	rec := -1
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if l.Kind != transcript.Object {
+			// Bad lines pass through verbatim: they are the user's bytes.
+			if _, err := bw.Write(l.Raw); err != nil {
+				return err
+			}
+			continue
+		}
+		rec++
+		if rec >= len(w.p.drop) {
+			return fmt.Errorf("line %d: the file changed between the two passes", l.Num)
+		}
+		if w.p.drop[rec] != keep {
+			w.Changed = true
+			continue
+		}
+		body := l.Body()
+		term := l.Raw[len(body):]
+		w.noteTools(body, rec)
+		out, err := w.editLine(body, rec)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Num, err)
+		}
+		if len(out) != len(body) || &out[0] != &body[0] {
+			w.Changed = true
+		}
+		if _, err := bw.Write(out); err != nil {
+			return err
+		}
+		if _, err := bw.Write(term); err != nil {
+			return err
+		}
+		if w.onLine != nil {
+			w.onLine(out, rec)
+		}
+		if s := w.p.synth[rec]; s != nil {
+			line := synthLine(body, s)
+			w.Changed = true
+			if _, err := bw.Write(append(line, '\n')); err != nil {
+				return err
+			}
+			if w.onLine != nil {
+				w.onLine(line, -1)
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// noteTools remembers the tool calls of an assistant line, so the stubs
+// of their results can name the tool and its file, command or pattern.
+func (w *rewriter) noteTools(body []byte, rec int) {
+	if w.p.recs()[rec].Type != transcript.TypeAssistant {
+		return
+	}
+	for _, b := range w.p.recs()[rec].Blocks {
+		if b.Type == transcript.BlockToolUse {
+			r := transcript.NewRecord(body)
+			r.Blocks(func(_ int, blk transcript.Block) bool {
+				if blk.Get("type").Str == "tool_use" {
+					w.tools[blk.ID()] = toolInfoOf(blk.Result)
+				}
+				return true
+			})
+			return
+		}
+	}
+}
+
+// editLine applies the plan's edits to one line: parent relink, block
+// removal, then stubs. It returns body itself when nothing changes.
+func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
+	line := body
+	w.edits = w.edits[:0]
+	s := bytesView(line)
+	if np, ok := w.p.parent[rec]; ok {
+		res := gjson.Get(s, "parentUuid")
+		if res.Exists() {
+			repl := []byte("null")
+			if np != nil {
+				repl = transcript.AppendQuoted(nil, *np)
+			}
+			w.edits = append(w.edits, valueEdit(res, repl))
+		}
+	}
+	if rm := w.p.remove[rec]; rm != nil {
+		if c := gjson.Get(s, "message.content"); c.IsArray() {
+			w.edits = append(w.edits, valueEdit(c, withoutElements(c, rm)))
+		}
+	}
+	if len(w.edits) > 0 {
+		w.buf = applyEdits(w.buf, line, w.edits)
+		line = w.buf
+	}
+	if !w.stubbing(rec) {
+		return line, nil
+	}
+	w.edits = w.edits[:0]
+	if err := w.planStubs(line, rec); err != nil {
+		return nil, err
+	}
+	if len(w.edits) == 0 {
+		return line, nil
+	}
+	w.buf2 = applyEdits(w.buf2, line, w.edits)
+	return w.buf2, nil
+}
+
+// stubbing reports whether large content of this record moves to the store.
+func (w *rewriter) stubbing(rec int) bool {
+	o := w.p.opt
+	f := &w.p.recs()[rec]
+	return !o.NoStore && !o.RepairOnly && rec < w.p.windowStart && w.p.scan.info[rec].large && !f.CompactSummary
+}

@@ -1,0 +1,125 @@
+package purge
+
+import (
+	"bytes"
+	"io"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/ccm"
+	"ccm/transcript"
+)
+
+// recInfo is what the plan needs to know of a record beyond its facts.
+type recInfo struct {
+	prompt bool   // a real user prompt (not meta, not a tool result, not an interrupt marker)
+	large  bool   // holds content the stubbing step would move to the store
+	kind   string // per-turn bookkeeping kind ("" when it is none)
+}
+
+// scan is the result of the first pass.
+type scan struct {
+	ix     *transcript.Index
+	info   []recInfo
+	events []ccm.PinEvent // pin directives and large records, in file order (Item = record index)
+}
+
+// bookkeepingKind names the per-turn records of which only the latest is
+// kept: Claude Code 2.1.3xx appends a prompt_snapshot attachment and the
+// api-request-shape / api-request-blob records on every turn
+// (realclient-findings §2), 150 to 350 KB per turn.
+func bookkeepingKind(f *transcript.Facts) string {
+	switch f.TypeName {
+	case "api-request-shape", "api-request-blob":
+		return f.TypeName
+	}
+	if f.Type == transcript.TypeAttachment {
+		switch f.Subtype {
+		case "prompt_snapshot", "api-request-shape", "api-request-blob":
+			return "attachment/" + f.Subtype
+		}
+	}
+	return ""
+}
+
+var pinMarker = []byte("ccm:pin")
+
+// scanFile runs the first pass over r.
+func scanFile(r io.Reader, opt Options) (*scan, error) {
+	s := &scan{}
+	visit := func(l transcript.Line, rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes) error {
+		if f == nil {
+			return nil
+		}
+		i := len(s.info)
+		ri := recInfo{kind: bookkeepingKind(f)}
+		if f.Type == transcript.TypeUser && !f.Sidechain {
+			text, onlyResults := userText(rec)
+			ri.prompt = !f.Meta && !f.CompactSummary && !onlyResults && isPromptText(text)
+			// Pin directives come from user-authored text only: prompts
+			// and slash-command expansions (isMeta), never tool output.
+			if !onlyResults && !f.CompactSummary && bytes.Contains(l.Raw, pinMarker) {
+				for _, d := range ccm.ParseDirectives(text) {
+					s.events = append(s.events, ccm.PinEvent{Item: i, IsDirective: true, Directive: d})
+				}
+			}
+		}
+		if isLarge(f, sz, opt) {
+			ri.large = true
+			s.events = append(s.events, ccm.PinEvent{Item: i})
+		}
+		s.info = append(s.info, ri)
+		return nil
+	}
+	ix, err := transcript.Build(r, transcript.BuildOptions{Sizes: true, Visit: visit})
+	if err != nil {
+		return nil, err
+	}
+	s.ix = ix
+	return s, nil
+}
+
+// userText returns the text of a user record (string content, or its text
+// blocks joined) and whether its content is only tool results.
+func userText(rec transcript.Record) (string, bool) {
+	c := rec.Content()
+	if c.Type == gjson.String {
+		return c.Str, false
+	}
+	var parts []string
+	results, others := 0, 0
+	c.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case "tool_result":
+			results++
+		case "text":
+			others++
+			parts = append(parts, b.Get("text").Str)
+		default:
+			others++
+		}
+		return true
+	})
+	return strings.Join(parts, "\n"), results > 0 && others == 0
+}
+
+// isPromptText tells a typed prompt from the markers Claude Code writes as
+// user text.
+func isPromptText(s string) bool {
+	t := strings.TrimSpace(s)
+	return t != "" && !strings.HasPrefix(t, "[Request interrupted by user")
+}
+
+// isLarge reports whether a record holds content the stubbing step moves.
+func isLarge(f *transcript.Facts, sz *transcript.Sizes, opt Options) bool {
+	if sz == nil {
+		return false
+	}
+	for _, o := range sz.ToolResults {
+		if o.Bytes > opt.Threshold {
+			return true
+		}
+	}
+	return sz.ToolUseResult > opt.Threshold || sz.Image > opt.ImageMin || sz.ToolUseInput > opt.Threshold
+}

@@ -1,0 +1,175 @@
+package purge
+
+import (
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/ccm"
+	"ccm/transcript"
+)
+
+// bytesView views b as a string for gjson without copying; results point
+// into b and are used before b changes.
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// pinFor returns the pin of a record's stubs: a ccm:pin directive's, or
+// the default level.
+func (p *Plan) pinFor(rec int) (ccm.PinLevel, string) {
+	if pin, ok := p.pins[rec]; ok {
+		return pin.Level, pin.Reason
+	}
+	return p.opt.PinDefault, ""
+}
+
+// planStubs finds the large values of one line, stores each exactly as it
+// is in the line (still JSON-encoded, so ccm restore is a byte splice), and
+// queues an edit that puts a stub in its place.
+func (w *rewriter) planStubs(line []byte, rec int) error {
+	o := w.p.opt
+	s := bytesView(line)
+	f := &w.p.recs()[rec]
+	level, reason := w.p.pinFor(rec)
+	var firstResult toolInfo
+	var firstFound bool
+	var err error
+	stubValue := func(v gjson.Result, info toolInfo, desc string, asBlock bool, media string) {
+		if err != nil {
+			return
+		}
+		raw := line[v.Index : v.Index+len(v.Raw)]
+		src := ccm.Source{ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
+		st := ccm.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
+		if media != "" {
+			src = ccm.Source{Type: "image", MediaType: media, SessionPath: w.session}
+			st.Source = "Image (" + mediaName(media) + ")"
+			st.Lines = 0
+		} else {
+			st.Exit = exitCode(raw)
+			src.ExitCode = st.Exit
+		}
+		var key ccm.Key
+		key, err = w.stub.stash(raw, src, level, reason)
+		if err != nil {
+			return
+		}
+		st.Key = key
+		text := transcript.AppendQuoted(nil, st.String())
+		if asBlock {
+			text = append(append([]byte(`{"type":"text","text":`), text...), '}')
+		}
+		w.edits = append(w.edits, valueEdit(v, text))
+		w.p.Stats.Stubs++
+		w.p.Stats.StubbedBytes += int64(len(raw))
+	}
+	content := gjson.Get(s, "message.content")
+	if content.IsArray() {
+		content.ForEach(func(_, blk gjson.Result) bool {
+			switch blk.Get("type").Str {
+			case "tool_result":
+				info := w.tools[blk.Get("tool_use_id").Str]
+				if !firstFound {
+					firstResult, firstFound = info, true
+				}
+				inner := blk.Get("content")
+				if len(inner.Raw) > o.Threshold {
+					stubValue(inner, info, "", false, "")
+				} else if inner.IsArray() {
+					inner.ForEach(func(_, ib gjson.Result) bool {
+						if ib.Get("type").Str == "image" && len(ib.Raw) > o.ImageMin {
+							stubValue(ib, info, "", true, ib.Get("source.media_type").Str)
+						}
+						return true
+					})
+				}
+			case "image":
+				if len(blk.Raw) > o.ImageMin {
+					stubValue(blk, toolInfo{}, "", true, blk.Get("source.media_type").Str)
+				}
+			case "tool_use":
+				name := blk.Get("name").Str
+				for _, field := range inputFields[name] {
+					v := blk.Get("input." + field)
+					if len(v.Raw) > o.Threshold {
+						stubValue(v, toolInfoOf(blk), "tool_use input "+field, false, "")
+					}
+				}
+			}
+			return true
+		})
+	}
+	if f.Type == transcript.TypeUser {
+		if tur := gjson.Get(s, "toolUseResult"); len(tur.Raw) > o.Threshold {
+			stubValue(tur, firstResult, "toolUseResult copy", false, "")
+		}
+	}
+	return err
+}
+
+func mediaName(media string) string {
+	switch media {
+	case "image/png":
+		return "PNG"
+	case "image/jpeg":
+		return "JPEG"
+	case "image/gif":
+		return "GIF"
+	case "image/webp":
+		return "WebP"
+	}
+	if media == "" {
+		return "unknown type"
+	}
+	return media
+}
+
+// lostResultText is what a synthesised tool_result says.
+const lostResultText = "[Tool result lost: this call's result was never recorded in the transcript (the session was interrupted or the record was lost), so its outcome is unknown. Check whether it took effect before relying on it or running it again. Repaired by ccm purge.]"
+
+// synthLine builds the user record holding synthesised tool results. Its
+// envelope (session, cwd, version, branch, sidechain, agent, timestamp) is
+// copied from the record it follows, so it looks like its neighbours.
+func synthLine(after []byte, s *synthResult) []byte {
+	r := transcript.NewRecord(after)
+	b := []byte(`{"parentUuid":`)
+	b = transcript.AppendQuoted(b, s.Parent)
+	b = append(b, `,"isSidechain":`...)
+	if r.IsSidechain() {
+		b = append(b, "true"...)
+	} else {
+		b = append(b, "false"...)
+	}
+	b = append(b, `,"userType":"external"`...)
+	for _, k := range []string{"cwd", "sessionId", "version", "gitBranch", "agentId", "slug"} {
+		if v := r.Get(k); v.Type == gjson.String {
+			b = append(b, ',')
+			b = transcript.AppendQuoted(b, k)
+			b = append(b, ':')
+			b = transcript.AppendQuoted(b, v.Str)
+		}
+	}
+	b = append(b, `,"type":"user","message":{"role":"user","content":[`...)
+	for i, id := range s.IDs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"tool_result","tool_use_id":`...)
+		b = transcript.AppendQuoted(b, id)
+		b = append(b, `,"content":`...)
+		b = transcript.AppendQuoted(b, lostResultText)
+		b = append(b, `,"is_error":true}`...)
+	}
+	b = append(b, `]},"uuid":`...)
+	b = transcript.AppendQuoted(b, s.UUID)
+	if ts := r.Get("timestamp"); ts.Type == gjson.String {
+		b = append(b, `,"timestamp":`...)
+		b = transcript.AppendQuoted(b, ts.Str)
+	}
+	b = append(b, `,"toolUseResult":"Error: tool result lost"}`...)
+	return b
+}
