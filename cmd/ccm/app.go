@@ -44,6 +44,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newAnalyzeCommand(),
 			newCheckCommand(),
 			newPurgeCommand(),
+			newRestoreCommand(),
 			// store and prune
 			// hooks
 		},

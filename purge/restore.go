@@ -1,0 +1,283 @@
+package purge
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/tidwall/gjson"
+
+	"ccm/ccm"
+	"ccm/fsutil"
+	"ccm/transcript"
+)
+
+// RestoreReport says what a restore did.
+type RestoreReport struct {
+	Path        string        `json:"path"`
+	Restored    int           `json:"stubs_restored"`
+	Missing     []MissingStub `json:"stubs_missing"`
+	BytesBefore int64         `json:"bytes_before"`
+	BytesAfter  int64         `json:"bytes_after"`
+	Backup      string        `json:"backup,omitempty"`
+	From        string        `json:"from_backup,omitempty"`
+	DryRun      bool          `json:"dry_run,omitempty"`
+}
+
+// MissingStub is a stub whose content could not be put back.
+type MissingStub struct {
+	Line   int     `json:"line"`
+	Key    ccm.Key `json:"key"`
+	Reason string  `json:"reason"`
+}
+
+var stubMarker = []byte(ccm.StubStart)
+
+// Restore puts the stored content of every stub in path back in place,
+// byte for byte: a purge stores exactly the raw JSON value it cut out, so
+// restoring is a splice. A stub whose blob is missing or damaged is
+// reported and left as it is. The file is replaced as safely as a purge
+// replaces it, with a backup first.
+func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, error) {
+	if opt.Store == nil {
+		return nil, errors.New("restore needs the CCM store")
+	}
+	src, limit, unlock, err := openForRewrite(ctx, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	defer src.Close()
+	fi, _ := src.Stat()
+	rep := &RestoreReport{Path: path, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	produce := func(out io.Writer) (bool, error) {
+		cw := &countingWriter{w: out}
+		changed, err := restoreStream(ctx, io.NewSectionReader(src, 0, limit), cw, opt.Store, rep)
+		rep.BytesAfter = cw.n + fi.Size() - limit
+		return changed, err
+	}
+	if opt.DryRun {
+		_, err := produce(io.Discard)
+		return rep, err
+	}
+	res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce)
+	if err != nil {
+		return nil, err
+	}
+	rep.Backup = res.Backup
+	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
+	if res.Unchanged {
+		rep.BytesAfter = rep.BytesBefore
+	}
+	return rep, nil
+}
+
+// openForRewrite takes the transcript's sidecar lock and opens it; limit
+// is the end of its last complete line.
+func openForRewrite(ctx context.Context, path string, opt Options) (*os.File, int64, func(), error) {
+	unlock := func() {}
+	if opt.LockDir != "" && !opt.DryRun {
+		lk, err := fsutil.LockFile(ctx, lockPath(opt.LockDir, path), true, opt.LockWait)
+		if err != nil {
+			if errors.Is(err, fsutil.ErrLockTimeout) {
+				return nil, 0, nil, fmt.Errorf("%w (%v)", ErrLocked, err)
+			}
+			return nil, 0, nil, err
+		}
+		unlock = func() { lk.Unlock() }
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		unlock()
+		return nil, 0, nil, err
+	}
+	fi, err := src.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	var limit int64
+	if err == nil {
+		limit, err = lastLineEnd(src, fi.Size())
+	}
+	if err != nil {
+		src.Close()
+		unlock()
+		return nil, 0, nil, err
+	}
+	return src, limit, unlock, nil
+}
+
+// restoreStream copies lines from r to w, expanding stubs.
+func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Store, rep *RestoreReport) (bool, error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	rd := transcript.NewReader(r)
+	changed := false
+	var buf []byte
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+		out := l.Raw
+		if l.Kind == transcript.Object && containsBytes(l.Raw, stubMarker) {
+			body := l.Body()
+			edits, err := restoreEdits(ctx, body, l.Num, store, rep)
+			if err != nil {
+				return false, err
+			}
+			if len(edits) > 0 {
+				buf = applyEdits(buf[:0], body, edits)
+				buf = append(buf, l.Raw[len(body):]...)
+				out = buf
+				changed = true
+			}
+		}
+		if _, err := bw.Write(out); err != nil {
+			return false, err
+		}
+	}
+	return changed, bw.Flush()
+}
+
+func containsBytes(b, sub []byte) bool { return strings.Contains(bytesView(b), bytesView(sub)) }
+
+// restoreEdits finds the stubs in one line and the splices that put their
+// content back.
+func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, rep *RestoreReport) ([]edit, error) {
+	var edits []edit
+	var ferr error
+	var walk func(v, parent gjson.Result, key string)
+	walk = func(v, parent gjson.Result, key string) {
+		if ferr != nil {
+			return
+		}
+		switch {
+		case v.IsObject() || v.IsArray():
+			v.ForEach(func(k, c gjson.Result) bool {
+				walk(c, v, k.Str)
+				return ferr == nil
+			})
+		case v.Type == gjson.String && strings.HasPrefix(v.Str, ccm.StubStart):
+			st, ok := ccm.ParseStub(v.Str)
+			if !ok {
+				return
+			}
+			content, err := store.Get(ctx, st.Key)
+			if err != nil {
+				if errors.Is(err, context.Canceled) {
+					ferr = err
+					return
+				}
+				rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key, Reason: err.Error()})
+				return
+			}
+			// A purge stored the raw JSON value it cut out. An image block
+			// became a text block holding the stub: the whole block goes back.
+			target := v
+			if key == "text" && parent.Get("type").Str == "text" && len(content) > 0 && content[0] == '{' &&
+				gjson.GetBytes(content, "type").Str == "image" {
+				target = parent
+			}
+			if !transcript.ValidJSON(content) {
+				// Not a purge stub (a hook's stub holds plain text): it stays.
+				return
+			}
+			edits = append(edits, valueEdit(target, content))
+			rep.Restored++
+		}
+	}
+	walk(gjson.Parse(bytesView(body)), gjson.Result{}, "")
+	return edits, ferr
+}
+
+// Backups lists the backups of path, newest first.
+func Backups(path string) ([]string, error) {
+	matches, err := filepath.Glob(globEscape(path) + ".backup.*")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range matches {
+		if strings.Contains(filepath.Base(m), ".ccm-tmp-") {
+			continue
+		}
+		out = append(out, m)
+	}
+	// Stamps sort as text; a "-N" counter sorts after its stamp.
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out, nil
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
+
+// RestoreBackup brings back a backup byte for byte: from, or the newest
+// backup of path. The current file is itself backed up first, so lines
+// written since the backup was made are never lost either.
+func RestoreBackup(ctx context.Context, path, from string, opt Options) (*RestoreReport, error) {
+	if from == "" {
+		bs, err := Backups(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(bs) == 0 {
+			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", path, filepath.Base(path))
+		}
+		from = bs[0]
+	}
+	bf, err := os.Open(from)
+	if err != nil {
+		return nil, err
+	}
+	defer bf.Close()
+	src, _, unlock, err := openForRewrite(ctx, path, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	defer src.Close()
+	fi, _ := src.Stat()
+	rep := &RestoreReport{Path: path, From: from, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	if opt.DryRun {
+		bfi, err := bf.Stat()
+		if err != nil {
+			return nil, err
+		}
+		rep.BytesAfter = bfi.Size()
+		return rep, nil
+	}
+	produce := func(out io.Writer) (bool, error) {
+		var r io.Reader = bf
+		if strings.HasSuffix(from, ".zst") {
+			zr, err := zstd.NewReader(bf)
+			if err != nil {
+				return false, err
+			}
+			defer zr.Close()
+			r = zr
+		}
+		n, err := io.Copy(out, r)
+		rep.BytesAfter = n
+		return true, err
+	}
+	// The whole current file is replaced: its "tail" is everything.
+	res, err := replaceFile(path, src, fi.Size(), opt.Backup, opt.Now(), produce)
+	if err != nil {
+		return nil, err
+	}
+	rep.Backup = res.Backup
+	rep.BytesAfter += res.TailBytes
+	return rep, nil
+}
