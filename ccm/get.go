@@ -1,0 +1,382 @@
+package ccm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"ccm/fsutil"
+)
+
+// maxMetaSize bounds what is read as a metadata file; real ones are under
+// 2 KB, so anything larger is not metadata.
+const maxMetaSize = 1 << 20
+
+// Open returns a reader of key's content and its metadata. The content is
+// hashed as it streams; at the end, a mismatch makes Read return an error
+// wrapping ErrCorrupt instead of io.EOF, so the caller never mistakes
+// altered content for good content (it should discard what it read). The
+// access time and count are updated.
+func (s *Store) Open(ctx context.Context, key Key) (io.ReadCloser, *Meta, error) {
+	if _, err := ParseKey(string(key)); err != nil {
+		return nil, nil, err
+	}
+	if !s.Exists() {
+		return nil, nil, fmt.Errorf("%s: %w (no store at %s)", key, ErrNotFound, s.root)
+	}
+	unlock, err := s.readLock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	files, err := s.findBlobs(key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", key, err)
+	}
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	rc, err := s.openFile(key, files[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := s.touch(ctx, key, files[0])
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return rc, m, nil
+}
+
+// Get returns key's whole content, verified. When the store holds the
+// blob in two forms and the first is corrupt, the second is tried.
+func (s *Store) Get(ctx context.Context, key Key) ([]byte, error) {
+	rc, m, err := s.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := readAllHint(rc, m.BytesUncompressed)
+	rc.Close()
+	if err == nil || !errors.Is(err, ErrCorrupt) {
+		return b, err
+	}
+	files, ferr := s.findBlobs(key)
+	if ferr != nil {
+		return nil, err
+	}
+	for _, f := range files[1:] {
+		rc2, oerr := s.openFile(key, f)
+		if oerr != nil {
+			continue
+		}
+		b2, rerr := readAllHint(rc2, m.BytesUncompressed)
+		rc2.Close()
+		if rerr == nil {
+			return b2, nil
+		}
+	}
+	return nil, err
+}
+
+// Verify reads every stored file of key and checks its hash, without
+// counting an access. It returns an error wrapping ErrCorrupt that names
+// the first bad file.
+func (s *Store) Verify(key Key) error {
+	if _, err := ParseKey(string(key)); err != nil {
+		return err
+	}
+	files, err := s.findBlobs(key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	for _, f := range files {
+		if err := s.verifyFile(key, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stat returns key's metadata without counting an access. For a blob
+// without a metadata file it describes the blob file alone.
+func (s *Store) Stat(key Key) (*Meta, error) {
+	if _, err := ParseKey(string(key)); err != nil {
+		return nil, err
+	}
+	files, err := s.findBlobs(key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	m, path, err := s.readMeta(key)
+	switch {
+	case err == nil:
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: %w (metadata %s has no blob)", key, ErrNotFound, path)
+		}
+		return m, nil
+	case errors.Is(err, ErrNotFound):
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+		}
+		return metaFromFile(key, files[0])
+	default:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+}
+
+// SetPin sets key's pin level exactly (unlike Put, it can lower it) and
+// returns the updated metadata. Level none clears the reason.
+func (s *Store) SetPin(ctx context.Context, key Key, level PinLevel, reason string) (*Meta, error) {
+	if _, err := ParseKey(string(key)); err != nil {
+		return nil, err
+	}
+	if level < PinNone || level > PinHard {
+		return nil, fmt.Errorf("invalid pin level %d", int(level))
+	}
+	if !s.Exists() {
+		return nil, fmt.Errorf("%s: %w (no store at %s)", key, ErrNotFound, s.root)
+	}
+	l, err := s.lock(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	files, err := s.findBlobs(key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	unlock, err := s.lockMeta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	m, path, err := s.readMeta(key)
+	if errors.Is(err, ErrNotFound) {
+		m, err = metaFromFile(key, files[0])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if level == PinNone {
+		m.Pinned = PinInfo{Level: PinNone}
+	} else {
+		m.Pinned = PinInfo{Level: level, Reason: reason, PinnedAt: s.now()}
+	}
+	if err := s.writeMeta(path, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// readLock takes the shared lock for a reader that updates metadata. A
+// store the user cannot write (a read-only copy) is read without it.
+func (s *Store) readLock(ctx context.Context) (func(), error) {
+	l, err := s.lock(ctx, false)
+	if err != nil {
+		if isReadOnly(err) {
+			return func() {}, nil
+		}
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
+}
+
+func isReadOnly(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
+}
+
+// touch records an access: last_access_at = now, access_count + 1. A blob
+// without metadata is left so; a read-only store is not updated.
+func (s *Store) touch(ctx context.Context, key Key, f BlobFile) (*Meta, error) {
+	unlock, err := s.lockMeta(ctx)
+	if err != nil {
+		if isReadOnly(err) {
+			return s.Stat(key)
+		}
+		return nil, err
+	}
+	defer unlock()
+	m, path, err := s.readMeta(key)
+	if errors.Is(err, ErrNotFound) {
+		return metaFromFile(key, f)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.LastAccessAt = s.now()
+	m.AccessCount++
+	if err := s.writeMeta(path, m); err != nil && !isReadOnly(err) {
+		return nil, err
+	}
+	return m, nil
+}
+
+// readMeta reads key's metadata. It returns the path the metadata has (or
+// would have, flat, when it does not exist) and ErrNotFound or an error
+// wrapping ErrBadMeta.
+func (s *Store) readMeta(key Key) (*Meta, string, error) {
+	cands := s.metaCandidates(key)
+	for _, path := range cands {
+		b, err := readRegular(path, maxMetaSize)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
+				continue
+			}
+			return nil, path, err
+		}
+		m, err := parseMeta(b, key)
+		return m, path, err
+	}
+	return nil, cands[0], ErrNotFound
+}
+
+// writeMeta replaces a metadata file atomically (0600).
+func (s *Store) writeMeta(path string, m *Meta) error {
+	b, err := encodeMeta(m)
+	if err != nil {
+		return err
+	}
+	if err := fsutil.WriteFileBytes(path, fsutil.FileMode, b); err != nil {
+		return fmt.Errorf("write metadata: %w", err)
+	}
+	return nil
+}
+
+// metaFromFile describes a blob that has no metadata file (a crash between
+// the blob and its metadata, or a file copied in by hand): unpinned, with
+// the file's modification time as creation and access time.
+func metaFromFile(key Key, f BlobFile) (*Meta, error) {
+	fi, err := os.Lstat(f.Path)
+	if err != nil {
+		return nil, err
+	}
+	m := &Meta{Key: key, CreatedAt: fi.ModTime(), LastAccessAt: fi.ModTime(),
+		BytesCompressed: fi.Size(), Compression: string(f.Compression)}
+	if f.Compression == None {
+		m.BytesUncompressed = fi.Size()
+	}
+	return m, nil
+}
+
+// readRegular reads a regular file, refusing symlinks (O_NOFOLLOW) and
+// files larger than max.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s is a symlink, not a store file", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %w: %d bytes is too large", path, ErrBadMeta, fi.Size())
+	}
+	return io.ReadAll(io.LimitReader(f, max+1))
+}
+
+// openFile opens one stored file of key for verified reading.
+func (s *Store) openFile(key Key, bf BlobFile) (io.ReadCloser, error) {
+	f, err := os.OpenFile(bf.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+		}
+		return nil, err
+	}
+	r, release, err := blobReader(f, bf.Compression)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s (%s): %w", key, bf.Path, err)
+	}
+	return &verifyReader{r: r, f: f, release: release, h: key.newHash(), key: key, path: bf.Path}, nil
+}
+
+// verifyFile reads a stored file to the end and checks its hash.
+func (s *Store) verifyFile(key Key, bf BlobFile) error {
+	rc, err := s.openFile(key, bf)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = io.Copy(io.Discard, rc)
+	return err
+}
+
+// verifyReader hashes content as it is read and turns the final io.EOF
+// into ErrCorrupt when the hash does not match the key.
+type verifyReader struct {
+	r       io.Reader
+	f       *os.File
+	release func()
+	h       hash.Hash
+	key     Key
+	path    string
+	n       int64
+	err     error
+}
+
+func (v *verifyReader) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	switch {
+	case err == io.EOF:
+		if !v.key.matches(v.h.Sum(nil)) {
+			err = fmt.Errorf("%s (%s): %w: content does not match its key", v.key, v.path, ErrCorrupt)
+		}
+		v.err = err
+	case err != nil:
+		if errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%s (%s): %w", v.key, v.path, err)
+		}
+		v.err = err
+	}
+	return n, err
+}
+
+func (v *verifyReader) Close() error {
+	if v.release != nil {
+		v.release()
+		v.release = nil
+	}
+	if v.f == nil {
+		return nil
+	}
+	err := v.f.Close()
+	v.f = nil
+	return err
+}
+
+// readAllHint reads r to the end into a buffer sized by hint.
+func readAllHint(r io.Reader, hint int64) ([]byte, error) {
+	const maxHint = 1 << 30
+	if hint <= 0 || hint > maxHint {
+		hint = 64 << 10
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, hint+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}

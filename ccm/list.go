@@ -1,0 +1,372 @@
+package ccm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Entry is one blob of a listing, or metadata whose blob is gone.
+type Entry struct {
+	Key   Key
+	Files []BlobFile // the blob's files; empty for metadata without a blob
+	// Meta is the blob's metadata. For a blob without a metadata file it
+	// is synthesized from the file (unpinned, times from its mtime) and
+	// MetaMissing is set. It is nil when MetaErr is set.
+	Meta        *Meta
+	MetaPath    string // "" when there is no metadata file
+	MetaMissing bool
+	MetaErr     error // the metadata file exists but cannot be used
+}
+
+// DiskBytes is the size of the blob's files on disk.
+func (e *Entry) DiskBytes() int64 {
+	var n int64
+	for _, f := range e.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// Orphan reports metadata whose blob no longer exists.
+func (e *Entry) Orphan() bool { return len(e.Files) == 0 }
+
+// TempFile is a temp file a crashed writer left behind.
+type TempFile struct {
+	Path    string
+	ModTime time.Time
+	Size    int64
+}
+
+// Listing is the whole store: every blob and metadata file, sorted by key,
+// and leftover temp files.
+type Listing struct {
+	Entries []Entry
+	Temps   []TempFile
+}
+
+// List reads the whole store. Metadata files are read in parallel with
+// plain openat/read calls and decoded with gjson: at 100,000 blobs this is
+// what keeps "ccm cache stats" and a size prune well under two seconds.
+// progress, if not nil, is called now and then with entries done and total.
+// A missing store is ErrNoStore.
+func (s *Store) List(ctx context.Context, progress func(done, total int)) (*Listing, error) {
+	if !s.Exists() {
+		return nil, fmt.Errorf("%w at %s", ErrNoStore, s.root)
+	}
+	lst := &Listing{}
+	byKey := make(map[Key]*Entry)
+	get := func(k Key) *Entry {
+		e := byKey[k]
+		if e == nil {
+			e = &Entry{Key: k}
+			byKey[k] = e
+		}
+		return e
+	}
+	// Blob names: <hex>.zst|.gz|.txt, flat or under a two-hex-digit folder.
+	err := s.scanDir(blobsDir, lst, func(dir, name string) {
+		ext := filepath.Ext(name)
+		k, ok := keyFromHex(strings.TrimSuffix(name, ext))
+		if !ok {
+			return
+		}
+		for _, c := range compressions {
+			if c.Ext() == ext {
+				e := get(k)
+				e.Files = append(e.Files, BlobFile{Path: filepath.Join(dir, name), Compression: c})
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.scanDir(metaDir, lst, func(dir, name string) {
+		k, ok := keyFromHex(strings.TrimSuffix(name, ".json"))
+		if !ok || !strings.HasSuffix(name, ".json") {
+			return
+		}
+		if e := get(k); e.MetaPath == "" {
+			e.MetaPath = filepath.Join(dir, name)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	lst.Entries = make([]Entry, 0, len(byKey))
+	for _, e := range byKey {
+		lst.Entries = append(lst.Entries, *e)
+	}
+	sort.Slice(lst.Entries, func(i, j int) bool { return lst.Entries[i].Key < lst.Entries[j].Key })
+	if err := s.fillEntries(ctx, lst.Entries, progress); err != nil {
+		return nil, err
+	}
+	return lst, nil
+}
+
+// scanDir calls fn for every name in root/sub and in its two-hex-digit
+// fan-out folders, and records temp files.
+func (s *Store) scanDir(sub string, lst *Listing, fn func(dir, name string)) error {
+	dir := s.path(sub)
+	names, err := readNames(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("list %s: %w", dir, err)
+	}
+	for _, n := range names {
+		switch {
+		case n.isDir && len(n.name) == 2 && isLowerHex(n.name):
+			fan := filepath.Join(dir, n.name)
+			inner, err := readNames(fan)
+			if err != nil {
+				return fmt.Errorf("list %s: %w", fan, err)
+			}
+			for _, m := range inner {
+				if s.isTemp(m.name) {
+					lst.addTemp(filepath.Join(fan, m.name))
+				} else if !m.isDir {
+					fn(fan, m.name)
+				}
+			}
+		case s.isTemp(n.name):
+			lst.addTemp(filepath.Join(dir, n.name))
+		case !n.isDir:
+			fn(dir, n.name)
+		}
+	}
+	return nil
+}
+
+func (s *Store) isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".ccm-tmp-")
+}
+
+func (l *Listing) addTemp(path string) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return
+	}
+	l.Temps = append(l.Temps, TempFile{Path: path, ModTime: fi.ModTime(), Size: fi.Size()})
+}
+
+type dirName struct {
+	name  string
+	isDir bool
+}
+
+// readNames lists a directory without a stat per entry (getdents gives
+// the type).
+func readNames(dir string) ([]dirName, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dirName, len(des))
+	for i, d := range des {
+		out[i] = dirName{d.Name(), d.IsDir()}
+	}
+	return out, nil
+}
+
+// fillEntries stats blob files and reads metadata for every entry, with a
+// few workers: the work is system calls, which overlap well.
+func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(done, total int)) error {
+	workers := 2 * runtime.GOMAXPROCS(0)
+	if workers > 8 {
+		workers = 8
+	}
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			buf := make([]byte, 8192)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(entries) {
+					return
+				}
+				if i%1024 == 0 {
+					if err := ctx.Err(); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+				if err := fillEntry(&entries[i], &buf); err != nil {
+					errs[w] = err
+					return
+				}
+				if d := done.Add(1); progress != nil && d%2048 == 0 {
+					progress(int(d), len(entries))
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if progress != nil {
+		progress(len(entries), len(entries))
+	}
+	return errors.Join(errs...)
+}
+
+// fillEntry stats one entry's files and decodes its metadata.
+func fillEntry(e *Entry, buf *[]byte) error {
+	files := e.Files[:0]
+	for _, f := range e.Files {
+		var st unix.Stat_t
+		if err := unix.Lstat(f.Path, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // deleted since the directory was read
+			}
+			return fmt.Errorf("stat %s: %w", f.Path, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue // not a file the store wrote; never followed
+		}
+		f.Size = st.Size
+		files = append(files, f)
+	}
+	e.Files = files
+	if e.MetaPath == "" {
+		e.MetaMissing = true
+		if len(e.Files) > 0 {
+			e.Meta, e.MetaErr = metaFromFile(e.Key, e.Files[0])
+		}
+		return nil
+	}
+	b, err := readSmall(e.MetaPath, buf)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			e.MetaPath, e.MetaMissing = "", true
+			if len(e.Files) > 0 {
+				e.Meta, e.MetaErr = metaFromFile(e.Key, e.Files[0])
+			}
+			return nil
+		}
+		e.MetaErr = err
+		return nil
+	}
+	e.Meta, e.MetaErr = parseMeta(b, e.Key)
+	return nil
+}
+
+// readSmall reads a small regular file into *buf (grown as needed) with
+// the fewest system calls: open (no symlinks), read until EOF, close.
+func readSmall(path string, buf *[]byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fmt.Errorf("%s is a symlink, not a store file", path)
+		}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	b := *buf
+	n := 0
+	for {
+		if n == len(b) {
+			if len(b) >= maxMetaSize {
+				return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrBadMeta, maxMetaSize)
+			}
+			b = append(b, make([]byte, len(b))...)
+			*buf = b
+		}
+		k, err := unix.Read(fd, b[n:])
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EISDIR) {
+				return nil, fmt.Errorf("%s is not a regular file", path)
+			}
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if k == 0 {
+			return b[:n], nil
+		}
+		n += k
+	}
+}
+
+// Stats summarizes a listing.
+type Stats struct {
+	Items             int       `json:"items"`
+	DiskBytes         int64     `json:"bytes_on_disk"`
+	BytesUncompressed int64     `json:"bytes_uncompressed"`
+	Ratio             float64   `json:"ratio"` // uncompressed / on disk
+	Unpinned          int       `json:"unpinned"`
+	Soft              int       `json:"pinned_soft"`
+	Hard              int       `json:"pinned_hard"`
+	OldestAccess      time.Time `json:"oldest_access,omitzero"`
+	NewestAccess      time.Time `json:"newest_access,omitzero"`
+	Accesses          int64     `json:"total_accesses"`
+	NoMeta            int       `json:"blobs_without_metadata"`
+	Orphans           int       `json:"metadata_without_blob"`
+	BadMeta           int       `json:"unreadable_metadata"`
+	Temps             int       `json:"leftover_temp_files"`
+}
+
+// Summarize computes Stats over a listing.
+func Summarize(l *Listing) Stats {
+	var st Stats
+	st.Temps = len(l.Temps)
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.Orphan() {
+			st.Orphans++
+			continue
+		}
+		st.Items++
+		st.DiskBytes += e.DiskBytes()
+		if e.MetaMissing {
+			st.NoMeta++
+		}
+		if e.Meta == nil {
+			st.BadMeta++
+			continue
+		}
+		m := e.Meta
+		st.BytesUncompressed += m.BytesUncompressed
+		st.Accesses += m.AccessCount
+		switch m.Pinned.Level {
+		case PinHard:
+			st.Hard++
+		case PinSoft:
+			st.Soft++
+		default:
+			st.Unpinned++
+		}
+		if t := m.LastAccessAt; !t.IsZero() {
+			if st.OldestAccess.IsZero() || t.Before(st.OldestAccess) {
+				st.OldestAccess = t
+			}
+			if t.After(st.NewestAccess) {
+				st.NewestAccess = t
+			}
+		}
+	}
+	if st.DiskBytes > 0 {
+		st.Ratio = float64(st.BytesUncompressed) / float64(st.DiskBytes)
+	}
+	return st
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ccm
+
+const raceEnabled = false

@@ -1,0 +1,314 @@
+package ccm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"ccm/fsutil"
+)
+
+// Put stores content and returns its key. It is atomic (a crash leaves
+// either the whole blob or none), deduplicated by key, and safe to call
+// from many goroutines and processes at once. It takes the store's shared
+// lock itself and creates the layout on first use.
+//
+// For content already stored, the blob is verified (a corrupt or truncated
+// copy, e.g. one the Python tool left after a crash, is replaced by this
+// good content), its last access time is set to now, and its pin only ever
+// rises: none → soft → hard. Neither the access count nor the index
+// changes. src describes the first store only; a relative SessionPath is
+// made absolute.
+func (s *Store) Put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string) (Key, error) {
+	if err := s.checkPut(pin); err != nil {
+		return "", err
+	}
+	key := KeyOf(content)
+	p := pending{key: key, size: int64(len(content)), lines: int64(bytes.Count(content, []byte{'\n'}))}
+	p.write = func(dst *BlobFile) error { return s.writeBlobBytes(key, content, dst) }
+	if err := s.commit(ctx, &p, src, pin, pinReason); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// PutReader stores everything r yields, like Put, without holding it in
+// memory: the content is spooled to a temp file in the store while it is
+// hashed, then compressed from there. It returns the key and the size.
+func (s *Store) PutReader(ctx context.Context, r io.Reader, src Source, pin PinLevel, pinReason string) (Key, int64, error) {
+	if err := s.checkPut(pin); err != nil {
+		return "", 0, err
+	}
+	if err := s.ensureLayout(); err != nil {
+		return "", 0, err
+	}
+	spool, err := fsutil.CreateTemp(s.path(blobsDir, "spool"))
+	if err != nil {
+		return "", 0, fmt.Errorf("store: %w", err)
+	}
+	spoolName := spool.Name()
+	defer func() {
+		if spool != nil {
+			spool.Close()
+		}
+		os.Remove(spoolName) // no-op once renamed into place
+	}()
+	h := sha256.New()
+	lc := &lineCounter{}
+	n, err := io.Copy(io.MultiWriter(spool, h, lc), &ctxReader{ctx: ctx, r: r})
+	if err != nil {
+		return "", 0, fmt.Errorf("read content: %w", err)
+	}
+	key := Key(prefixSHA256 + fmt.Sprintf("%x", h.Sum(nil)))
+	p := pending{key: key, size: n, lines: lc.n}
+	p.write = func(dst *BlobFile) error {
+		if n < minCompressSize || s.comp == None {
+			return s.renameSpool(spool, key, dst)
+		}
+		if _, err := spool.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		err := s.writeCompressed(key, spool, n, dst)
+		if errors.Is(err, errNoShrink) {
+			return s.renameSpool(spool, key, dst)
+		}
+		return err
+	}
+	if err := s.commit(ctx, &p, src, pin, pinReason); err != nil {
+		return "", 0, err
+	}
+	return key, n, nil
+}
+
+func (s *Store) checkPut(pin PinLevel) error {
+	if s.compErr != nil {
+		return s.compErr
+	}
+	if pin < PinNone || pin > PinHard {
+		return fmt.Errorf("invalid pin level %d", int(pin))
+	}
+	return nil
+}
+
+// pending is content about to be committed: its facts and how to write
+// its blob when the store does not hold a good copy yet.
+type pending struct {
+	key   Key
+	size  int64
+	lines int64
+	write func(dst *BlobFile) error
+}
+
+// commit runs under the shared lock: reuse or write the blob, then record
+// the metadata, the index line and last_key.
+func (s *Store) commit(ctx context.Context, p *pending, src Source, pin PinLevel, reason string) error {
+	l, err := s.lock(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	existing, err := s.findBlobs(p.key)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", p.key, err)
+	}
+	var good *BlobFile
+	var corrupt []BlobFile
+	for i := range existing {
+		err := s.verifyFile(p.key, existing[i])
+		if err == nil {
+			good = &existing[i]
+			break
+		}
+		if !errors.Is(err, ErrCorrupt) {
+			return fmt.Errorf("store %s: %w", p.key, err)
+		}
+		corrupt = append(corrupt, existing[i])
+	}
+	if good == nil {
+		var bf BlobFile
+		if err := p.write(&bf); err != nil {
+			return fmt.Errorf("store %s: %w", p.key, err)
+		}
+		good = &bf
+		// The good copy is durable now; the corrupt ones it replaces go.
+		for _, c := range corrupt {
+			if c.Path != bf.Path {
+				os.Remove(c.Path)
+			}
+		}
+	}
+	created, err := s.recordPut(ctx, p, *good, src, pin, reason)
+	if err != nil {
+		return err
+	}
+	if created {
+		if err := s.appendIndex(p, src); err != nil {
+			return err
+		}
+	}
+	if err := fsutil.WriteFileBytes(s.path(lastKeyFile), fsutil.FileMode, []byte(string(p.key)+"\n")); err != nil {
+		return fmt.Errorf("write last_key: %w", err)
+	}
+	return nil
+}
+
+// writeBlobBytes writes content as key's blob in the configured form:
+// raw under 1 KiB or when compression does not shrink it.
+func (s *Store) writeBlobBytes(key Key, content []byte, dst *BlobFile) error {
+	n := int64(len(content))
+	if n < minCompressSize || s.comp == None {
+		return s.writeFile(key, None, content, dst)
+	}
+	if s.comp == Zstd && n <= inMemoryLimit {
+		enc := encodeAll(content)
+		if int64(len(enc)) >= n {
+			return s.writeFile(key, None, content, dst)
+		}
+		return s.writeFile(key, Zstd, enc, dst)
+	}
+	err := s.writeCompressed(key, bytes.NewReader(content), n, dst)
+	if errors.Is(err, errNoShrink) {
+		return s.writeFile(key, None, content, dst)
+	}
+	return err
+}
+
+// writeFile writes data atomically as key's blob in form c.
+func (s *Store) writeFile(key Key, c Compression, data []byte, dst *BlobFile) error {
+	path := s.path(blobsDir, key.Hex()+c.Ext())
+	if err := fsutil.WriteFileBytes(path, fsutil.FileMode, data); err != nil {
+		return err
+	}
+	*dst = BlobFile{Path: path, Compression: c, Size: int64(len(data))}
+	return nil
+}
+
+// writeCompressed streams src (size bytes) through the configured
+// compressor into key's blob. errNoShrink means nothing was written.
+func (s *Store) writeCompressed(key Key, src io.Reader, size int64, dst *BlobFile) error {
+	c := s.comp
+	path := s.path(blobsDir, key.Hex()+c.Ext())
+	var n int64
+	err := fsutil.WriteFile(path, fsutil.FileMode, func(w io.Writer) error {
+		var err error
+		n, err = compressTo(w, src, size, c)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	*dst = BlobFile{Path: path, Compression: c, Size: n}
+	return nil
+}
+
+// renameSpool makes the spooled raw content key's .txt blob.
+func (s *Store) renameSpool(spool *os.File, key Key, dst *BlobFile) error {
+	path := s.path(blobsDir, key.Hex()+None.Ext())
+	fi, err := spool.Stat()
+	if err != nil {
+		return err
+	}
+	if err := spool.Sync(); err != nil {
+		return err
+	}
+	if err := os.Rename(spool.Name(), path); err != nil {
+		return err
+	}
+	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	*dst = BlobFile{Path: path, Compression: None, Size: fi.Size()}
+	return nil
+}
+
+// recordPut creates or updates key's metadata after a Put. It reports
+// whether the metadata is new (the blob was not known before).
+func (s *Store) recordPut(ctx context.Context, p *pending, bf BlobFile, src Source, pin PinLevel, reason string) (bool, error) {
+	unlock, err := s.lockMeta(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	now := s.now()
+	m, path, err := s.readMeta(p.key)
+	created := false
+	switch {
+	case err == nil:
+		m.LastAccessAt = now
+		if pin > m.Pinned.Level {
+			m.Pinned = PinInfo{Level: pin, Reason: reason, PinnedAt: now}
+		}
+	case errors.Is(err, ErrNotFound):
+		created = true
+		if src.SessionPath != "" && !filepath.IsAbs(src.SessionPath) {
+			if abs, err := filepath.Abs(src.SessionPath); err == nil {
+				src.SessionPath = abs
+			}
+		}
+		m = &Meta{Key: p.key, CreatedAt: now, LastAccessAt: now, Source: src}
+		if pin > PinNone {
+			m.Pinned = PinInfo{Level: pin, Reason: reason, PinnedAt: now}
+		}
+	default:
+		return false, fmt.Errorf("store %s: %s: %w (move the file away to store this content again)", p.key, path, err)
+	}
+	// Facts about the blob on disk, which a rewritten blob may change.
+	m.BytesUncompressed, m.Lines = p.size, p.lines
+	m.Compression, m.BytesCompressed = string(bf.Compression), bf.Size
+	if err := s.writeMeta(path, m); err != nil {
+		return false, err
+	}
+	return created, nil
+}
+
+// appendIndex adds the Python tool's audit line for a new blob. The index
+// is a log, not the source of truth (meta/ is), so it is appended without
+// fsync; several writers append whole lines with O_APPEND.
+func (s *Store) appendIndex(p *pending, src Source) error {
+	line := fmt.Sprintf(`{"ts":%s,"key":%s,"tool":%s,"exit":%d,"bytes":%d,"lines":%d}`+"\n",
+		jstr(FormatTime(s.now())), jstr(string(p.key)), jstr(src.Tool()), src.ExitCode, p.size, p.lines)
+	path := s.path(indexFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	// The Python tool left index.jsonl world-readable; it names tools and
+	// sizes, so it is made private the first time ccm appends to it.
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		f.Chmod(fsutil.FileMode)
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+// lineCounter counts '\n' in what is written to it.
+type lineCounter struct{ n int64 }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += int64(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
+
+// ctxReader stops a long copy when ctx is canceled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,63 @@
+package ccm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"ccm/fsutil"
+)
+
+// Remove deletes key's blob files and then its metadata, and returns the
+// bytes freed on disk. The caller must hold the exclusive lock
+// (LockExclusive): only prune removes blobs. Blob files go first, so a crash
+// in between leaves metadata without a blob (which a later gc removes),
+// never an unpinned-looking blob whose pin was in the lost metadata.
+func (s *Store) Remove(key Key) (freed int64, err error) {
+	if _, err := ParseKey(string(key)); err != nil {
+		return 0, err
+	}
+	files, err := s.findBlobs(key)
+	if err != nil {
+		return 0, fmt.Errorf("remove %s: %w", key, err)
+	}
+	for _, f := range files {
+		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return freed, fmt.Errorf("remove %s: %w", key, err)
+		}
+		freed += f.Size
+	}
+	for _, m := range s.metaCandidates(key) {
+		if err := os.Remove(m); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fsNotDir) {
+			return freed, fmt.Errorf("remove %s: %w", key, err)
+		}
+	}
+	return freed, nil
+}
+
+// RemoveTemp deletes a leftover temp file found by List. It refuses any
+// path that is not a temp file inside the store.
+func (s *Store) RemoveTemp(path string) error {
+	rel, err := filepath.Rel(s.root, path)
+	if err != nil || strings.HasPrefix(rel, "..") || !s.isTemp(filepath.Base(path)) {
+		return fmt.Errorf("refusing to remove %s: not a temp file of the store", path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// SyncDirs makes removals durable: one fsync of blobs/ and meta/ after a
+// batch instead of one per file.
+func (s *Store) SyncDirs() error {
+	for _, d := range []string{s.root, s.path(blobsDir), s.path(metaDir)} {
+		if err := fsutil.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

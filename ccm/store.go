@@ -1,0 +1,235 @@
+package ccm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"ccm/fsutil"
+)
+
+// Errors callers test with errors.Is.
+var (
+	// ErrNotFound: no blob is stored under the key.
+	ErrNotFound = errors.New("not in the store")
+	// ErrCorrupt: a blob's content does not match its key (or does not
+	// decompress). The content is never returned as if it were good.
+	ErrCorrupt = errors.New("corrupt blob")
+	// ErrLocked: another ccm process held the store's lock for longer than
+	// the allowed wait (a prune, or a purge holding the store).
+	ErrLocked = errors.New("store locked by another ccm process")
+	// ErrNoStore: the store directory does not exist yet.
+	ErrNoStore = errors.New("no store")
+)
+
+// Layout names inside the root.
+const (
+	blobsDir    = "blobs"
+	metaDir     = "meta"
+	indexFile   = "index.jsonl"
+	lastKeyFile = "last_key"
+	lockFile    = "lock"
+	metaLock    = "meta.lock"
+	tagFile     = "CACHEDIR.TAG"
+)
+
+// cacheDirTag is the CACHEDIR.TAG content (bford.info/cachedir): backup
+// tools that honour it skip the store. The store may hold the only copy of
+// removed content, so users who want it backed up must opt in; the README
+// says so.
+const cacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n" +
+	"# This file is a cache directory tag created by ccm.\n" +
+	"# For information about cache directory tags, see:\n" +
+	"#\thttps://bford.info/cachedir/\n"
+
+// DefaultLockWait bounds how long an operation waits for the store lock.
+const DefaultLockWait = 10 * time.Second
+
+// DefaultRoot returns the store's default location, <claudeDir>/cache/ccm,
+// where the Python tool kept it.
+func DefaultRoot(claudeDir string) string {
+	return filepath.Join(claudeDir, "cache", "ccm")
+}
+
+// Store is a CCM store rooted at a directory. It is safe for concurrent use
+// by many goroutines, and several processes may use the same root at once.
+type Store struct {
+	root string
+
+	// LockWait bounds every wait for a lock; zero means DefaultLockWait.
+	// Set it before first use (hooks use a short wait and skip on timeout).
+	LockWait time.Duration
+
+	// Now returns the current time; nil means time.Now. Tests set it.
+	Now func() time.Time
+
+	comp    Compression // from $CCM_COMPRESSION
+	compErr error       // a bad $CCM_COMPRESSION fails Put, not reads
+
+	layoutMu sync.Mutex
+	layoutOK bool
+
+	metaMu sync.Mutex // orders metadata updates within the process
+}
+
+// Open returns the store rooted at root. It creates nothing: the layout is
+// made by the first Put. It fails only when root exists and is not a
+// directory. $CCM_COMPRESSION is read here.
+func Open(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("empty store path")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil && !fi.IsDir():
+		return nil, fmt.Errorf("store %s is not a directory", abs)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("store %s: %w", abs, err)
+	}
+	s := &Store{root: abs}
+	s.comp, s.compErr = ParseCompression(os.Getenv("CCM_COMPRESSION"))
+	return s, nil
+}
+
+// Root returns the store's directory.
+func (s *Store) Root() string { return s.root }
+
+// SetCompression overrides $CCM_COMPRESSION for this store.
+func (s *Store) SetCompression(c Compression) error {
+	switch c {
+	case Zstd, Gzip, None:
+		s.comp, s.compErr = c, nil
+		return nil
+	}
+	return fmt.Errorf("invalid compression %q: want zstd, gzip or none", c)
+}
+
+// Exists reports whether the store directory exists.
+func (s *Store) Exists() bool {
+	fi, err := os.Stat(s.root)
+	return err == nil && fi.IsDir()
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Store) lockWait() time.Duration {
+	if s.LockWait > 0 {
+		return s.LockWait
+	}
+	return DefaultLockWait
+}
+
+func (s *Store) path(elem ...string) string {
+	return filepath.Join(append([]string{s.root}, elem...)...)
+}
+
+// blobCandidates lists the paths a blob of key may have, in the order
+// readers probe them: flat (written by ccm and the Python tool), then the
+// two-character fan-out some documentation described.
+func (s *Store) blobCandidates(key Key) []BlobFile {
+	h := key.Hex()
+	out := make([]BlobFile, 0, 2*len(compressions))
+	for _, c := range compressions {
+		out = append(out, BlobFile{Path: s.path(blobsDir, h+c.Ext()), Compression: c})
+	}
+	for _, c := range compressions {
+		out = append(out, BlobFile{Path: s.path(blobsDir, h[:2], h+c.Ext()), Compression: c})
+	}
+	return out
+}
+
+// metaCandidates lists where key's metadata may be, flat first.
+func (s *Store) metaCandidates(key Key) []string {
+	h := key.Hex()
+	return []string{s.path(metaDir, h+".json"), s.path(metaDir, h[:2], h+".json")}
+}
+
+// BlobFile is one stored file of a blob.
+type BlobFile struct {
+	Path        string
+	Compression Compression
+	Size        int64 // bytes on disk
+}
+
+// findBlobs returns every existing file of key's blob, in probe order.
+// Normally there is one; two writers with different $CCM_COMPRESSION can
+// leave two, which hold the same content.
+func (s *Store) findBlobs(key Key) ([]BlobFile, error) {
+	var out []BlobFile
+	for _, b := range s.blobCandidates(key) {
+		fi, err := os.Lstat(b.Path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
+				continue
+			}
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			// A symlink or directory under a blob's name is not ours to
+			// follow: refusing it keeps reads inside the store.
+			return nil, fmt.Errorf("%s is not a regular file", b.Path)
+		}
+		b.Size = fi.Size()
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// ensureLayout creates the root, blobs/, meta/ (0700) and CACHEDIR.TAG on
+// first use. MkdirAll with 0700 creates them private from the start.
+func (s *Store) ensureLayout() error {
+	s.layoutMu.Lock()
+	defer s.layoutMu.Unlock()
+	if s.layoutOK {
+		return nil
+	}
+	for _, d := range []string{s.root, s.path(blobsDir), s.path(metaDir)} {
+		if err := fsutil.MkdirPrivate(d); err != nil {
+			return fmt.Errorf("create store: %w", err)
+		}
+	}
+	tag := s.path(tagFile)
+	if _, err := os.Lstat(tag); errors.Is(err, fs.ErrNotExist) {
+		if err := fsutil.WriteFileBytes(tag, fsutil.FileMode, []byte(cacheDirTag)); err != nil {
+			return fmt.Errorf("create store: %w", err)
+		}
+	}
+	s.layoutOK = true
+	return nil
+}
+
+// LastKey returns the most recently stored key (last_key), validated.
+func (s *Store) LastKey() (Key, error) {
+	b, err := os.ReadFile(s.path(lastKeyFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("nothing stored yet in %s: %w", s.root, ErrNotFound)
+		}
+		return "", err
+	}
+	k, err := ParseKey(trimSpace(string(b)))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", s.path(lastKeyFile), err)
+	}
+	return k, nil
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

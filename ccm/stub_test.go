@@ -1,0 +1,100 @@
+package ccm
+
+import (
+	"strings"
+	"testing"
+)
+
+var (
+	keyA = Key("sha256:" + strings.Repeat("ab", 32))
+	keyB = Key("b2s:0123456789abcdef")
+)
+
+func TestStubString(t *testing.T) {
+	st := Stub{Key: keyA, Source: "Bash make\ntest", Desc: "run the tests", Bytes: 13000, Lines: 212, Exit: 2, Pinned: PinSoft}
+	want := "[CCM_CACHED]\nkey: " + string(keyA) + "\nsource: Bash make test\ndesc: run the tests\nbytes: 13000\nlines: 212\nexit: 2\npinned: soft\n[/CCM_CACHED]"
+	if got := st.String(); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	minimal := Stub{Key: keyA}.String()
+	if minimal != "[CCM_CACHED]\nkey: "+string(keyA)+"\nsource: unknown\nbytes: 0\nlines: 0\npinned: none\n[/CCM_CACHED]" {
+		t.Fatalf("minimal stub:\n%s", minimal)
+	}
+	back, ok := ParseStub(st.String())
+	st.Source = "Bash make test"
+	if !ok || back != st {
+		t.Fatalf("round trip: %+v %v", back, ok)
+	}
+}
+
+func TestParseStubVariants(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       Stub
+	}{
+		{"v1", "[CCM_CACHED]\nkey: " + string(keyA) + "\npath: ~/.claude/cache/ccm/blobs/" + keyA.Hex() + ".zst\nbytes: 5000\nlines: 50\nexit: 1\npinned: hard\n[/CCM_CACHED]",
+			Stub{Key: keyA, Bytes: 5000, Lines: 50, Exit: 1, Pinned: PinHard}},
+		{"v1 path only", "[CCM_CACHED]\npath: ~/.claude/cache/ccm/blobs/" + keyA.Hex() + ".gz\nbytes: 5\nlines: 0\nexit: 0\npinned: none\n[/CCM_CACHED]",
+			Stub{Key: keyA, Bytes: 5}},
+		{"v2 image", "  [CCM_CACHED]\nkey: " + string(keyA) + "\nsource: Image (PNG)\nbytes: 54000\npinned: soft\n[/CCM_CACHED]",
+			Stub{Key: keyA, Source: "Image (PNG)", Bytes: 54000, Pinned: PinSoft}},
+		{"v3 key inside", "[CCM_CACHED]\nkey: " + string(keyB) + "\n~tokens: 12k\nlines: 487\nexit: 3\n[/CCM_CACHED]\nRetrieve: ccm-get.py " + string(keyB) + " [--grep PATTERN]",
+			Stub{Key: keyB, Lines: 487, Exit: 3}},
+		{"v3 key on retrieve line", "[CCM_CACHED]\n~tokens: 12k\nlines: 487\ncheck: 1a2b\n[/CCM_CACHED]\nRetrieve: ccm-get.py " + string(keyB) + " [--grep PATTERN] [--head N]\n",
+			Stub{Key: keyB, Lines: 487}},
+	}
+	for _, c := range cases {
+		got, ok := ParseStub(c.text)
+		if !ok || got != c.want {
+			t.Errorf("%s: got %+v %v, want %+v", c.name, got, ok, c.want)
+		}
+	}
+	for _, bad := range []string{
+		"", "Regular content", "[CCM_CACHED]\nkey: " + string(keyA) + "\n", // no end marker
+		"[CCM_CACHED]\n~tokens: 1k\nlines: 4\n[/CCM_CACHED]",                 // v3 without any key
+		"prefix text [CCM_CACHED]\nkey: " + string(keyA) + "\n[/CCM_CACHED]", // not a stub, contains one
+		"[CCM_CACHED]\nkey: sha256:abc123\n[/CCM_CACHED]",                    // the Python tests' short key
+		"[CCM_CACHED]\nkey: sha256:../../../settings\n[/CCM_CACHED]",
+		"[CCM_CACHED]\npath: ../../../settings.json\n[/CCM_CACHED]",
+	} {
+		if st, ok := ParseStub(bad); ok {
+			t.Errorf("ParseStub(%q) = %+v", bad, st)
+		}
+	}
+}
+
+func TestFindStubs(t *testing.T) {
+	s1 := Stub{Key: keyA, Source: "Read /x", Bytes: 10, Lines: 1}.String()
+	s3 := "[CCM_CACHED]\n~tokens: 3k\nlines: 9\n[/CCM_CACHED]\nRetrieve: ccm-get.py " + string(keyB) + " [--grep P]"
+	text := "None - output was large.\n" + s1 + "\nthen more text\n" + s3 + "\nand [CCM_CACHED] without an end"
+	ms := FindStubs(text)
+	if len(ms) != 2 {
+		t.Fatalf("found %d stubs", len(ms))
+	}
+	if text[ms[0].Start:ms[0].End] != s1 || ms[0].Stub.Key != keyA {
+		t.Errorf("first: %q", text[ms[0].Start:ms[0].End])
+	}
+	if text[ms[1].Start:ms[1].End] != s3 || ms[1].Stub.Key != keyB {
+		t.Errorf("second: %q", text[ms[1].Start:ms[1].End])
+	}
+}
+
+func FuzzParseStub(f *testing.F) {
+	f.Add(Stub{Key: keyA, Source: "Bash ls", Bytes: 3, Lines: 1, Exit: 1, Pinned: PinHard}.String())
+	f.Add("[CCM_CACHED]\n~tokens: 1k\n[/CCM_CACHED]\nRetrieve: x " + string(keyB))
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, m := range FindStubs(text) {
+			if m.Start < 0 || m.End > len(text) || m.Start >= m.End {
+				t.Fatalf("bad range %d..%d of %d", m.Start, m.End, len(text))
+			}
+			if _, err := ParseKey(string(m.Stub.Key)); err != nil {
+				t.Fatalf("invalid key returned: %v", err)
+			}
+			// A rendered stub parses back to itself (Source/Desc made one-line).
+			back, ok := ParseStub(m.Stub.String())
+			if !ok || back.Key != m.Stub.Key || back.Bytes != m.Stub.Bytes || back.Pinned != m.Stub.Pinned {
+				t.Fatalf("re-render of %+v parsed as %+v %v", m.Stub, back, ok)
+			}
+		}
+	})
+}
