@@ -43,25 +43,31 @@ type Plan struct {
 
 	windowStart int    // records at or after this index are in the recent window
 	latest      string // message.id of the latest assistant message
+	inject      *injection
+	archive     *archive
 
 	Stats Stats
 }
 
 // Stats counts what a purge changes.
 type Stats struct {
-	ThinkingRemoved     int   `json:"thinking_blocks_removed"`
-	DroppedThinking     int   `json:"records_dropped_thinking"`
-	DroppedProgress     int   `json:"records_dropped_progress"`
-	DroppedBookkeeping  int   `json:"records_dropped_bookkeeping"`
-	DroppedArchived     int   `json:"records_archived"`
-	RelinkedDangling    int   `json:"repaired_dangling_parents"`
-	SynthesizedResults  int   `json:"repaired_missing_tool_results"`
-	RemovedOrphanResult int   `json:"repaired_orphan_tool_results"`
-	DroppedEmpty        int   `json:"repaired_empty_records"`
-	RemovedEmptyText    int   `json:"repaired_empty_text_blocks"`
-	Reparented          int   `json:"records_reparented"`
-	Stubs               int   `json:"stubs_written"`
-	StubbedBytes        int64 `json:"bytes_moved_to_store"`
+	ThinkingRemoved     int    `json:"thinking_blocks_removed"`
+	DroppedThinking     int    `json:"records_dropped_thinking"`
+	DroppedProgress     int    `json:"records_dropped_progress"`
+	DroppedBookkeeping  int    `json:"records_dropped_bookkeeping"`
+	DroppedArchived     int    `json:"records_archived"`
+	RelinkedDangling    int    `json:"repaired_dangling_parents"`
+	SynthesizedResults  int    `json:"repaired_missing_tool_results"`
+	RemovedOrphanResult int    `json:"repaired_orphan_tool_results"`
+	DroppedEmpty        int    `json:"repaired_empty_records"`
+	RemovedEmptyText    int    `json:"repaired_empty_text_blocks"`
+	Reparented          int    `json:"records_reparented"`
+	Stubs               int    `json:"stubs_written"`
+	StubbedBytes        int64  `json:"bytes_moved_to_store"`
+	Injected            bool   `json:"compaction_injected,omitempty"`
+	InjectSkipped       string `json:"compaction_not_injected,omitempty"`
+	ArchivedLines       int    `json:"lines_archived,omitempty"`
+	ArchiveSkipped      string `json:"archive_skipped,omitempty"`
 }
 
 // makePlan decides the purge of a scanned transcript.
@@ -71,6 +77,13 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 		remove: map[int][]bool{}, synth: map[int]*synthResult{}}
 	p.windowStart = p.findWindow()
 	p.latest = p.findLatest()
+	if !opt.RepairOnly && opt.ArchiveCompacted {
+		if opt.NoStore {
+			p.Stats.ArchiveSkipped = "--no-ccm keeps everything in place"
+		} else {
+			p.planArchive()
+		}
+	}
 	if !opt.RepairOnly {
 		if !opt.KeepThinking {
 			p.planThinking()
@@ -85,6 +98,9 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	// Subagent files name parents in the main session on purpose.
 	if !subagent {
 		p.planDangling()
+	}
+	if !opt.RepairOnly && opt.InjectCompaction {
+		p.planInjection()
 	}
 	p.planToolPairs()
 	if !opt.RepairOnly {
@@ -138,7 +154,7 @@ func (p *Plan) findLatest() string {
 func (p *Plan) planThinking() {
 	for i := range p.recs() {
 		f := &p.recs()[i]
-		if f.Type != transcript.TypeAssistant || f.MsgID == p.latest && p.latest != "" {
+		if f.Type != transcript.TypeAssistant || f.MsgID == p.latest && p.latest != "" || p.drop[i] != keep {
 			continue
 		}
 		for b, bf := range f.Blocks {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"ccm/ccm"
 	"ccm/fsutil"
 	"ccm/transcript"
 )
@@ -114,8 +115,21 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 		defer release()
 	}
+	w := &rewriter{p: p, session: abs}
+	if p.archive != nil {
+		if err := p.storeArchive(ctx, src, store, abs, w); err != nil {
+			return nil, err
+		}
+	}
+	if inj := p.inject; inj != nil {
+		facts, err := gatherSummary(io.NewSectionReader(src, 0, p.recs()[inj.before].Offset))
+		if err != nil {
+			return nil, err
+		}
+		inj.text = facts.text(opt.KeepTurns)
+	}
 	stub := newStubber(ctx, store)
-	w := &rewriter{p: p, stub: stub, session: abs}
+	w.stub = stub
 	var after *transcript.Counter
 	if opt.Tokens {
 		after = p.afterCounter(w)
@@ -159,6 +173,36 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		rep.TokensAfter = &est
 	}
 	return rep, nil
+}
+
+// storeArchive stores the region before the last compact boundary as one
+// blob (in a dry run it is only hashed) and prepares its stub.
+func (p *Plan) storeArchive(ctx context.Context, src *os.File, store *ccm.Store, abs string, w *rewriter) error {
+	a := p.archive
+	region := io.NewSectionReader(src, 0, a.offset)
+	level := max(p.opt.PinDefault, ccm.PinSoft) // often the only copy of that history: pruned last
+	desc := fmt.Sprintf("%d lines before the compact boundary at line %d", a.lines, p.recs()[a.boundary].Line)
+	var key ccm.Key
+	if store != nil {
+		k, _, err := store.PutReader(ctx, region, ccm.Source{Type: "archive", SessionPath: abs, Description: desc}, level, "archived by ccm purge --archive-compacted")
+		if err != nil {
+			return fmt.Errorf("store the archived region: %w", err)
+		}
+		key = k
+	} else {
+		h := sha256.New()
+		if _, err := io.Copy(h, region); err != nil {
+			return err
+		}
+		k, err := ccm.ParseKey("sha256:" + hex.EncodeToString(h.Sum(nil)))
+		if err != nil {
+			return err
+		}
+		key = k
+	}
+	w.archiveStub = ccm.Stub{Key: key, Source: "ccm purge --archive-compacted", Desc: desc, Bytes: a.offset, Lines: a.lines, Pinned: level}
+	p.Stats.ArchivedLines = a.lines
+	return nil
 }
 
 // countingWriter counts what passes through.

@@ -119,6 +119,13 @@ func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResu
 			continue
 		}
 		f := p.recs()[i] // a copy
+		if p.inject != nil && p.inject.before == i {
+			for _, jf := range p.inject.facts(f.Sidechain) {
+				recs = append(recs, jf)
+				orig = append(orig, -1)
+				synths = append(synths, nil)
+			}
+		}
 		f.Parent = p.effectiveParent(i)
 		if rm := p.remove[i]; rm != nil {
 			var bs []transcript.BlockFacts

@@ -119,6 +119,7 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 	bw := bufio.NewWriterSize(w, 1<<20)
 	rd := transcript.NewReader(r)
 	changed := false
+	skip := 0
 	var buf []byte
 	for {
 		l, err := rd.Next()
@@ -129,6 +130,24 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 			return false, err
 		}
 		out := l.Raw
+		if skip > 0 {
+			// A metadata record re-written after an archive stub: the
+			// archive holds the original.
+			skip--
+			changed = true
+			continue
+		}
+		if l.Kind == transcript.Object && isArchiveLine(l.Body()) {
+			n, err := restoreArchive(ctx, l, bw, store, rep)
+			if err != nil {
+				return false, err
+			}
+			if n >= 0 {
+				skip = n
+				changed = true
+				continue
+			}
+		}
 		if l.Kind == transcript.Object && containsBytes(l.Raw, stubMarker) {
 			body := l.Body()
 			edits, err := restoreEdits(ctx, body, l.Num, store, rep)
@@ -147,6 +166,34 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 		}
 	}
 	return changed, bw.Flush()
+}
+
+func isArchiveLine(body []byte) bool {
+	return gjson.GetBytes(body, "type").Str == archiveType
+}
+
+// restoreArchive writes the archived region a ccm-archive record stands
+// for and returns how many following lines are re-written copies to skip,
+// or -1 when the archive is missing (the record then stays).
+func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *ccm.Store, rep *RestoreReport) (int, error) {
+	body := l.Body()
+	st, ok := ccm.ParseStub(gjson.GetBytes(body, "archive").Str)
+	if !ok {
+		return -1, nil
+	}
+	rc, _, err := store.Open(ctx, st.Key)
+	if err != nil {
+		rep.Missing = append(rep.Missing, MissingStub{Line: l.Num, Key: st.Key, Reason: err.Error()})
+		return -1, nil
+	}
+	defer rc.Close()
+	// The blob is verified as it streams; a mismatch fails the restore
+	// before anything replaces the transcript.
+	if _, err := io.Copy(w, rc); err != nil {
+		return -1, fmt.Errorf("line %d: archive %s: %w", l.Num, st.Key, err)
+	}
+	rep.Restored++
+	return int(gjson.GetBytes(body, "kept").Int()), nil
 }
 
 func containsBytes(b, sub []byte) bool { return strings.Contains(bytesView(b), bytesView(sub)) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"ccm/ccm"
 	"ccm/transcript"
 )
 
@@ -25,6 +26,9 @@ type rewriter struct {
 	onLine func(line []byte, rec int)
 	// Changed reports whether the output differs from the input.
 	Changed bool
+	// archiveStub stands for the archived region (with --archive-compacted).
+	archiveStub ccm.Stub
+	copies      [][]byte // metadata records of the archived region, re-written after its stub
 }
 
 // write streams src (the original, up to its last complete line) to out.
@@ -33,6 +37,7 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 	bw := bufio.NewWriterSize(out, 1<<20)
 	rd := transcript.NewReader(src)
 	rec := -1
+	arch := w.p.archive
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {
@@ -40,6 +45,17 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 		}
 		if err != nil {
 			return err
+		}
+		if arch != nil && l.Offset < arch.offset {
+			// The archived region: stored whole, left out line by line.
+			w.Changed = true
+			if l.Kind == transcript.Object {
+				rec++
+				if arch.copies[rec] {
+					w.copies = append(w.copies, append([]byte(nil), l.Raw...))
+				}
+			}
+			continue
 		}
 		if l.Kind != transcript.Object {
 			// Bad lines pass through verbatim: they are the user's bytes.
@@ -58,6 +74,27 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 		}
 		body := l.Body()
 		term := l.Raw[len(body):]
+		if arch != nil && rec == arch.boundary {
+			if _, err := bw.Write(append(arch.line(w.archiveStub, body), '\n')); err != nil {
+				return err
+			}
+			for _, c := range w.copies {
+				if _, err := bw.Write(c); err != nil {
+					return err
+				}
+			}
+		}
+		if inj := w.p.inject; inj != nil && rec == inj.before {
+			for _, il := range inj.lines(body) {
+				w.Changed = true
+				if _, err := bw.Write(append(il, '\n')); err != nil {
+					return err
+				}
+				if w.onLine != nil {
+					w.onLine(il, -1)
+				}
+			}
+		}
 		w.noteTools(body, rec)
 		out, err := w.editLine(body, rec)
 		if err != nil {

@@ -61,6 +61,7 @@ func scanFile(r io.Reader, opt Options) (*scan, error) {
 			// and slash-command expansions (isMeta), never tool output.
 			if !onlyResults && !f.CompactSummary && bytes.Contains(l.Raw, pinMarker) {
 				for _, d := range ccm.ParseDirectives(text) {
+					d.Reason = strings.Clone(d.Reason) // text points into the line buffer
 					s.events = append(s.events, ccm.PinEvent{Item: i, IsDirective: true, Directive: d})
 				}
 			}

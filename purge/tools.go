@@ -36,26 +36,30 @@ func tildePath(p string) string {
 	return p
 }
 
+// cut folds white space and shortens s to about n bytes. The result is
+// always a new string, never a view into s.
 func cut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(append(strings.Fields(s), ""), " ")
+	s = strings.TrimSuffix(s, " ")
 	if len(s) <= n {
-		return s
+		return strings.Clone(s)
 	}
 	// Cut on a rune boundary.
 	for n > 0 && !isRuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + "..."
+	return strings.Clone(s[:n]) + "..."
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// toolInfoOf summarises a tool_use block's input.
+// toolInfoOf summarises a tool_use block's input. Every string is a copy:
+// the block points into a line buffer that the next line reuses.
 func toolInfoOf(block gjson.Result) toolInfo {
-	name := block.Get("name").Str
+	name := strings.Clone(block.Get("name").Str)
 	in := block.Get("input")
 	t := toolInfo{Name: name}
-	str := func(k string) string { return in.Get(k).Str }
+	str := func(k string) string { return strings.Clone(in.Get(k).Str) }
 	switch {
 	case str("file_path") != "":
 		t.FilePath = str("file_path")

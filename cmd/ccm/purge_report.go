@@ -46,6 +46,16 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	if s.Reparented > 0 && verbose {
 		fmt.Fprintf(w, "  relinked    %d records whose parent was dropped now point at its nearest kept ancestor\n", s.Reparented)
 	}
+	if s.Injected {
+		fmt.Fprintf(w, "  compaction  injected in front of the kept turns (Claude Code resumes from it)\n")
+	} else if s.InjectSkipped != "" {
+		fmt.Fprintf(w, "  compaction  not injected: %s\n", s.InjectSkipped)
+	}
+	if s.ArchivedLines > 0 {
+		fmt.Fprintf(w, "  archive     %d lines before the compact boundary moved to the store as one blob\n", s.ArchivedLines)
+	} else if s.ArchiveSkipped != "" {
+		fmt.Fprintf(w, "  archive     not archived: %s\n", s.ArchiveSkipped)
+	}
 	if r.TokensBefore != nil && r.TokensAfter != nil {
 		fmt.Fprintf(w, "  context     about %d -> %d tokens on resume (cl100k estimate)\n", r.TokensBefore.Tokens, r.TokensAfter.Tokens)
 	}
