@@ -1,0 +1,116 @@
+package prune
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// WritePlan prints the plan, one line per blob: what goes, by which rule
+// and why; with verbose also what stays and why. Columns: action, rule,
+// key (or file), bytes on disk, pin level, last access, reason.
+func (p *Plan) WritePlan(w io.Writer, verbose bool) error {
+	lines := p.Deletions
+	if verbose {
+		lines = append(append([]Decision(nil), p.Deletions...), p.Kept...)
+	}
+	for _, d := range lines {
+		action, rule := "keep", "-"
+		if d.Delete {
+			action, rule = "delete", d.Rule
+		}
+		name := string(d.Key)
+		if name == "" {
+			name = p.rel(d.Path)
+		}
+		access := "-"
+		if !d.LastAccess.IsZero() {
+			access = d.LastAccess.Local().Format("2006-01-02 15:04")
+		}
+		if _, err := fmt.Fprintf(w, "%-6s  %-4s  %s  %9s  %-4s  %s  %s\n",
+			action, rule, name, HumanBytes(d.DiskBytes), d.Pin, access, d.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Plan) rel(path string) string {
+	if p.Root != "" {
+		if r, err := filepath.Rel(p.Root, path); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return path
+}
+
+// Summary is the one line a cron job prints. res is nil for a dry run.
+func (p *Plan) Summary(res *Result) string {
+	gc, age, size := p.Counts()
+	var b strings.Builder
+	blobs := 0
+	for _, d := range p.Deletions {
+		if d.Key != "" {
+			blobs++
+		}
+	}
+	rules := fmt.Sprintf("gc %d, age %d, size %d", gc, age, size)
+	if res == nil {
+		fmt.Fprintf(&b, "prune (dry run): would delete %d of %d blobs (%s), %s on disk; %s would remain",
+			blobs, p.Blobs, rules, HumanBytes(p.DeleteBytes()), HumanBytes(p.SizeAfter))
+	} else {
+		fmt.Fprintf(&b, "prune: deleted %d of %d planned (%s), freed %s; %s on disk",
+			res.Deleted, len(p.Deletions), rules, HumanBytes(res.Freed), HumanBytes(res.SizeAfter))
+	}
+	if p.Policy.SizeLimit {
+		fmt.Fprintf(&b, ", limit %s", HumanBytes(p.Policy.MaxBytes))
+	}
+	if p.Scan != nil {
+		fmt.Fprintf(&b, "; gc scanned %d transcripts (%s), %d keys referenced",
+			p.Scan.Files, HumanBytes(p.Scan.Bytes), p.Scan.Keys)
+	}
+	if p.OverLimit > 0 {
+		fmt.Fprintf(&b, "; still %s over the limit: only hard-pinned blobs remain", HumanBytes(p.OverLimit))
+	}
+	if res != nil && len(res.Errors) > 0 {
+		fmt.Fprintf(&b, "; %d deletions failed", len(res.Errors))
+	}
+	return b.String()
+}
+
+// Report is the JSON form of a run.
+type Report struct {
+	DryRun  bool    `json:"dry_run"`
+	Summary string  `json:"summary"`
+	Plan    *Plan   `json:"plan"`
+	Result  *Result `json:"result,omitempty"`
+}
+
+// WriteJSON writes the plan and, after a real run, its result.
+func (p *Plan) WriteJSON(w io.Writer, res *Result, verbose bool) error {
+	q := *p
+	if !verbose {
+		q.Kept = nil
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(Report{DryRun: res == nil, Summary: p.Summary(res), Plan: &q, Result: res})
+}
+
+// HumanBytes formats a size with binary units, as "12.3 MB" (1 MB =
+// 1,048,576 bytes, the unit of --max-size-mb).
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, units := float64(n)/unit, []string{"KB", "MB", "GB", "TB"}
+	i := 0
+	for f >= unit && i < len(units)-1 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}

@@ -1,0 +1,196 @@
+package prune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"ccm/ccm"
+)
+
+// Options are what a prune run needs besides the policy.
+type Options struct {
+	// ClaudeDir is the Claude config directory; gc scans its projects/
+	// (and the legacy sessions/) for references.
+	ClaudeDir string
+	// DryRun plans under a shared lock and creates nothing.
+	DryRun bool
+	// Progress reports long steps; nil reports nothing.
+	Progress Progress
+	// Now is the time the plan is made for; zero means time.Now().
+	Now time.Time
+}
+
+// Progress receives progress of the long steps: listing the store (count
+// of blobs), scanning transcripts (bytes) and deleting (count).
+type Progress interface {
+	Start(label string, total int64, isBytes bool)
+	Add(n int64)
+	Finish()
+}
+
+// TranscriptRoots returns where gc looks for references under a Claude
+// config directory: projects/ (sessions, subagent files, purge backups) and
+// sessions/, which the Python tool also scanned.
+func TranscriptRoots(claudeDir string) []string {
+	return []string{filepath.Join(claudeDir, "projects"), filepath.Join(claudeDir, "sessions")}
+}
+
+// Prepare lists the store, scans transcripts when the policy asks for gc,
+// and decides. The returned plan holds the store's lock (exclusive, or
+// shared for a dry run) until Close; Execute deletes under it.
+//
+// The transcript scan runs before the lock is taken, so writers are not
+// held up by it. That is safe: a blob referenced only by lines written
+// after the scan read its file was stored or used after the scan began,
+// and the gc grace period keeps such recent blobs.
+func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan, error) {
+	if !pol.Any() {
+		return nil, errors.New("nothing to prune: no rule given")
+	}
+	if !st.Exists() {
+		return nil, fmt.Errorf("%w at %s (nothing has been stored yet, or --cache-dir is wrong)", ccm.ErrNoStore, st.Root())
+	}
+	var refs Refs
+	var scan *ScanStats
+	if pol.GC {
+		if opt.ClaudeDir == "" {
+			return nil, errors.New("gc needs the Claude config directory")
+		}
+		roots := TranscriptRoots(opt.ClaudeDir)
+		var add func(int64)
+		if opt.Progress != nil {
+			opt.Progress.Start("scanning transcripts", totalSize(roots), true)
+			add = opt.Progress.Add
+		}
+		r, s, err := ScanReferences(ctx, roots, add)
+		if opt.Progress != nil {
+			opt.Progress.Finish()
+		}
+		if err != nil {
+			return nil, err
+		}
+		refs, scan = r, &s
+	}
+	var unlock func()
+	var err error
+	if opt.DryRun {
+		unlock, err = st.LockShared(ctx)
+	} else {
+		unlock, err = st.LockExclusive(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list func(done, total int)
+	if opt.Progress != nil {
+		started, last := false, 0
+		list = func(done, total int) {
+			if !started {
+				opt.Progress.Start("reading the store", int64(total), false)
+				started = true
+			}
+			opt.Progress.Add(int64(done - last))
+			last = done
+			if done == total {
+				opt.Progress.Finish()
+			}
+		}
+	}
+	l, err := st.List(ctx, list)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	now := opt.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	p, err := Decide(l, pol, now, refs)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	p.Scan, p.Root, p.st, p.unlock, p.exclusive = scan, st.Root(), st, unlock, !opt.DryRun
+	return p, nil
+}
+
+// Close releases the lock Prepare took. It is safe to call twice.
+func (p *Plan) Close() {
+	if p.unlock != nil {
+		p.unlock()
+		p.unlock = nil
+	}
+}
+
+// Result is what Execute did.
+type Result struct {
+	Deleted   int      `json:"deleted"`
+	Freed     int64    `json:"bytes_freed"`
+	SizeAfter int64    `json:"bytes_after"`
+	Errors    []string `json:"errors,omitempty"`
+}
+
+// Execute deletes what the plan says, in order, under the exclusive lock
+// Prepare took. Only deletions that succeeded are counted. A failure to
+// delete one blob does not stop the others; they are all reported in the
+// returned error. Cancelling ctx stops between deletions.
+func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) {
+	if p.st == nil || !p.exclusive || p.unlock == nil {
+		return nil, errors.New("prune: plan was not prepared for execution (dry run, or already closed)")
+	}
+	res := &Result{SizeAfter: p.SizeBefore}
+	if progress != nil && len(p.Deletions) > 0 {
+		progress.Start("deleting", int64(len(p.Deletions)), false)
+		defer progress.Finish()
+	}
+	var errs []error
+	for _, d := range p.Deletions {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		var err error
+		var freed int64
+		if d.Key == "" {
+			err = p.st.RemoveTemp(d.Path)
+		} else {
+			freed, err = p.st.Remove(d.Key)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			res.Errors = append(res.Errors, err.Error())
+		} else {
+			res.Deleted++
+			if d.Key != "" {
+				res.Freed += freed
+				res.SizeAfter -= freed
+			}
+		}
+		if progress != nil {
+			progress.Add(1)
+		}
+	}
+	if err := p.st.SyncDirs(); err != nil {
+		errs = append(errs, err)
+	}
+	return res, errors.Join(errs...)
+}
+
+func totalSize(roots []string) int64 {
+	var n int64
+	for _, r := range roots {
+		filepath.WalkDir(r, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && IsTranscriptName(d.Name()) {
+				if fi, err := d.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+			return nil
+		})
+	}
+	return n
+}
