@@ -44,6 +44,11 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		}
 		raw := line[v.Index : v.Index+len(v.Raw)]
 		src := ccm.Source{ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
+		if desc == "" {
+			// The Bash description (or Task's) is the stub's desc line, as
+			// in the Python tool's v2 stubs.
+			desc = info.Desc
+		}
 		st := ccm.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
 		if media != "" {
 			src = ccm.Source{Type: "image", MediaType: media, SessionPath: w.session}
