@@ -1,0 +1,237 @@
+package hooklib
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"ccm/hooklib/compress"
+)
+
+// Var describes one configuration variable.
+type Var struct {
+	Name    string
+	Default string // "" for none; paths are resolved by defaultFor
+	Kind    string // bool, int, path, or the choices separated by |
+	Help    string
+}
+
+// Vars lists every variable ccm's hooks read, in the order `ccm config`
+// prints them. Names and defaults are the earlier tools' (prior-art.md b.2,
+// b.4, b.7, b.8), except that paths under ~/.claude follow
+// CLAUDE_CONFIG_DIR and ccm keeps its own files under CCM_HOME.
+var Vars = []Var{
+	{"CCM_HOME", "", "path", "ccm's state, logs, caches and config.env (default <claude config dir>/ccm)"},
+	{"CCM_HOOKS_DISABLED", "false", "bool", "make every ccm hook a no-op"},
+	{"CLAUDE_HOOKS_PASSTHROUGH", "false", "bool", "the earlier name of CCM_HOOKS_DISABLED"},
+	{"CLAUDE_HOOK_LOG_ENABLED", "true", "bool", "log hook errors and refreshes"},
+	{"CLAUDE_HOOK_LOG_FILE", "", "path", "hook log (default <ccm home>/logs/hooks.log, capped at 1 MiB)"},
+	{"CONTEXT_REFRESH_ENABLED", "true", "bool", "re-inject rules and CLAUDE.md every N prompts"},
+	{"CONTEXT_REFRESH_INTERVAL", "20", "int", "rules every N prompts; 0 disables"},
+	{"CONTEXT_REFRESH_CLAUDE_MD_INTERVAL", "40", "int", "CLAUDE.md every N prompts; 0 disables"},
+	{"CONTEXT_REFRESH_RULES_DIR", "", "path", "global rules (default <claude config dir>/rules)"},
+	{"CONTEXT_REFRESH_INCLUDE_PROJECT", "true", "bool", "also the project's .claude/rules"},
+	{"CONTEXT_REFRESH_MAX_CHARS", "8000", "int", "budget per refresh part, capped so the whole output stays within 10,000"},
+	{"CONTEXT_REFRESH_COMPRESSION", "standard", "off|light|standard|aggressive", "compression level of refreshed text"},
+	{"CONTEXT_COMPRESSION_SCOPE", "refresh", "refresh|all", "refresh, or all to compress every ccm injection"},
+	{"CONTEXT_REFRESH_ABBREV_FILE", "", "path", "JSON {\"entries\":{...}} merged over the built-in abbreviations"},
+	{"EFFORT_POLICY_ENABLED", "true", "bool", "effort guidance on SessionStart, opus note before subagents"},
+	{"DEFAULT_EFFORT", "medium", "low|medium|high", "effort profile"},
+	{"THINKING_BUDGET_TOKENS", "0", "int", "advisory thinking budget per response; 0 for none"},
+}
+
+// Value is a variable's effective value and where it came from.
+type Value struct {
+	Value  string
+	Source string // "env", "config.env" or "default"
+}
+
+// Config is the effective configuration of one hook run.
+type Config struct {
+	ClaudeDir string
+	Home      string // ccm home
+	File      string // <ccm home>/config.env
+	values    map[string]Value
+	// Warnings lists values that were invalid and replaced by defaults,
+	// and a config.env that could not be read.
+	Warnings []string
+}
+
+// LoadConfig resolves the configuration: the process environment (lookup)
+// wins over <ccm home>/config.env, which wins over the defaults.
+func LoadConfig(claudeDir string, lookup func(string) (string, bool)) *Config {
+	c := &Config{ClaudeDir: claudeDir, values: make(map[string]Value, len(Vars))}
+	if v, ok := lookup("CCM_HOME"); ok && v != "" {
+		c.Home, c.values["CCM_HOME"] = expandHome(v), Value{v, "env"}
+	} else {
+		c.Home = filepath.Join(claudeDir, "ccm")
+		c.values["CCM_HOME"] = Value{c.Home, "default"}
+	}
+	c.File = filepath.Join(c.Home, "config.env")
+	file, err := readEnvFile(c.File)
+	if err != nil && !os.IsNotExist(err) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("config.env: %v", err))
+	}
+	for _, v := range Vars[1:] {
+		if s, ok := lookup(v.Name); ok {
+			c.values[v.Name] = Value{s, "env"}
+		} else if s, ok := file[v.Name]; ok {
+			c.values[v.Name] = Value{s, "config.env"}
+		} else {
+			c.values[v.Name] = Value{c.defaultFor(v), "default"}
+		}
+	}
+	return c
+}
+
+func (c *Config) defaultFor(v Var) string {
+	switch v.Name {
+	case "CLAUDE_HOOK_LOG_FILE":
+		return filepath.Join(c.Home, "logs", "hooks.log")
+	case "CONTEXT_REFRESH_RULES_DIR":
+		return filepath.Join(c.ClaudeDir, "rules")
+	}
+	return v.Default
+}
+
+// Lookup returns a variable's value and source.
+func (c *Config) Lookup(name string) Value { return c.values[name] }
+
+// String returns a variable's value.
+func (c *Config) String(name string) string { return c.values[name].Value }
+
+// Path returns a variable's value with a leading ~/ expanded.
+func (c *Config) Path(name string) string { return expandHome(c.values[name].Value) }
+
+// Bool parses a boolean (1/0, true/false, yes/no, on/off). An invalid value
+// means the default, and a warning.
+func (c *Config) Bool(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(c.values[name].Value)) {
+	case "1", "true", "yes", "on":
+		return true
+	case "0", "false", "no", "off", "":
+		return false
+	}
+	return c.invalid(name, "a boolean") == "true"
+}
+
+// Int parses a non-negative integer. An invalid or negative value means
+// the default, and a warning.
+func (c *Config) Int(name string) int {
+	s := strings.TrimSpace(c.values[name].Value)
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return n
+	}
+	n, _ := strconv.Atoi(c.invalid(name, "a non-negative integer"))
+	return n
+}
+
+// Choice returns a value that must be one of choices (case-insensitive);
+// anything else means the default, and a warning.
+func (c *Config) Choice(name string, choices ...string) string {
+	s := strings.ToLower(strings.TrimSpace(c.values[name].Value))
+	for _, ch := range choices {
+		if s == ch {
+			return s
+		}
+	}
+	return c.invalid(name, strings.Join(choices, ", "))
+}
+
+func (c *Config) invalid(name, want string) string {
+	def := ""
+	for _, v := range Vars {
+		if v.Name == name {
+			def = c.defaultFor(v)
+		}
+	}
+	c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not %s; using %q", name, c.values[name].Value, want, def))
+	return def
+}
+
+// Validate parses every variable by its kind, so Warnings lists every
+// invalid value.
+func (c *Config) Validate() {
+	for _, v := range Vars {
+		switch v.Kind {
+		case "bool":
+			c.Bool(v.Name)
+		case "int":
+			c.Int(v.Name)
+		case "path":
+		case "off|light|standard|aggressive":
+			if _, ok := compress.ParseLevel(c.String(v.Name)); !ok {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not off, light, standard, aggressive or 0-3; compression off", v.Name, c.String(v.Name)))
+			}
+		default:
+			c.Choice(v.Name, strings.Split(v.Kind, "|")...)
+		}
+	}
+}
+
+// Disabled reports whether CCM_HOOKS_DISABLED or CLAUDE_HOOKS_PASSTHROUGH
+// is set to a true value.
+func (c *Config) Disabled() bool {
+	return c.Bool("CCM_HOOKS_DISABLED") || c.Bool("CLAUDE_HOOKS_PASSTHROUGH")
+}
+
+// DisabledByEnv is the fast check done before anything else: it looks at the
+// process environment only.
+func DisabledByEnv(lookup func(string) (string, bool)) bool {
+	for _, name := range []string{"CCM_HOOKS_DISABLED", "CLAUDE_HOOKS_PASSTHROUGH"} {
+		if v, ok := lookup(name); ok {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "1", "true", "yes", "on":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readEnvFile parses KEY=VALUE lines: blank lines and # comments are
+// skipped, "export " is allowed, and one level of matching quotes is
+// removed. It is the .env dialect the earlier tools read.
+func readEnvFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		} else if i := strings.Index(v, " #"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		m[k] = v
+	}
+	return m, sc.Err()
+}
+
+// expandHome expands a leading ~/ (config.env values are not seen by a
+// shell).
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}

@@ -1,0 +1,121 @@
+package hooklib
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tidwall/gjson"
+)
+
+// MaxInput bounds what a hook reads from stdin. Events ccm handles carry a
+// prompt or a tool's input; 16 MiB leaves room for large tool responses
+// without letting a runaway payload exhaust memory.
+const MaxInput = 16 << 20
+
+// Input errors. A hook that gets one stays silent and logs it.
+var (
+	ErrEmptyInput    = errors.New("empty stdin")
+	ErrInputTooLarge = fmt.Errorf("stdin larger than %d bytes", MaxInput)
+	ErrNotObject     = errors.New("stdin is not a JSON object")
+)
+
+// Input is the JSON object Claude Code writes to a hook's stdin. Fields are
+// read on demand with gjson; nothing is decoded that is not used.
+type Input struct {
+	raw []byte
+}
+
+// ReadInput reads one JSON object of at most limit bytes (MaxInput if limit
+// <= 0).
+func ReadInput(r io.Reader, limit int64) (*Input, error) {
+	if limit <= 0 {
+		limit = MaxInput
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	if int64(len(data)) > limit {
+		// Drain the rest so Claude Code's write does not fail, then give up.
+		io.Copy(io.Discard, r)
+		return nil, ErrInputTooLarge
+	}
+	return ParseInput(data)
+}
+
+// ParseInput checks that data is one JSON object and wraps it.
+func ParseInput(data []byte) (*Input, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, ErrEmptyInput
+	}
+	if trimmed[0] != '{' || !gjson.ValidBytes(trimmed) {
+		return nil, ErrNotObject
+	}
+	return &Input{raw: trimmed}, nil
+}
+
+// Raw returns the input as read.
+func (in *Input) Raw() []byte { return in.raw }
+
+// Get returns the value at a gjson path.
+func (in *Input) Get(path string) gjson.Result { return gjson.GetBytes(in.raw, path) }
+
+func (in *Input) str(path string) string { return gjson.GetBytes(in.raw, path).String() }
+
+// The documented stdin fields (hooks-protocol.md §2-§3). Field names are the
+// ones Claude Code sends: tool_response, not tool_output (D4 #69, #73); cwd
+// at the top level, not session.cwd (D3 #28).
+
+// SessionID is session_id.
+func (in *Input) SessionID() string { return in.str("session_id") }
+
+// TranscriptPath is transcript_path.
+func (in *Input) TranscriptPath() string { return in.str("transcript_path") }
+
+// Cwd is the top-level cwd.
+func (in *Input) Cwd() string { return in.str("cwd") }
+
+// Event is hook_event_name.
+func (in *Input) Event() string { return in.str("hook_event_name") }
+
+// PermissionMode is permission_mode.
+func (in *Input) PermissionMode() string { return in.str("permission_mode") }
+
+// Prompt is UserPromptSubmit's prompt.
+func (in *Input) Prompt() string { return in.str("prompt") }
+
+// ToolName is tool_name.
+func (in *Input) ToolName() string { return in.str("tool_name") }
+
+// ToolInput is tool_input, as raw JSON.
+func (in *Input) ToolInput() gjson.Result { return in.Get("tool_input") }
+
+// ToolResponse is PostToolUse's tool_response, as raw JSON.
+func (in *Input) ToolResponse() gjson.Result { return in.Get("tool_response") }
+
+// ToolUseID is tool_use_id.
+func (in *Input) ToolUseID() string { return in.str("tool_use_id") }
+
+// Source is SessionStart's source: startup, resume, clear, compact, fork.
+func (in *Input) Source() string { return in.str("source") }
+
+// Trigger is PreCompact's and PostCompact's trigger: manual or auto.
+func (in *Input) Trigger() string { return in.str("trigger") }
+
+// CustomInstructions is PreCompact's custom_instructions (the /compact text).
+func (in *Input) CustomInstructions() string { return in.str("custom_instructions") }
+
+// AgentID is agent_id, set inside subagents.
+func (in *Input) AgentID() string { return in.str("agent_id") }
+
+// AgentType is agent_type.
+func (in *Input) AgentType() string { return in.str("agent_type") }
+
+// StopHookActive is Stop's and SubagentStop's stop_hook_active.
+func (in *Input) StopHookActive() bool { return in.Get("stop_hook_active").Bool() }
+
+// Reason is SessionEnd's reason.
+func (in *Input) Reason() string { return in.str("reason") }

@@ -1,0 +1,417 @@
+package install
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"ccm/fsutil"
+)
+
+// Scopes name the settings files Claude Code reads (hooks-protocol.md §1.1).
+const (
+	ScopeUser    = "user"    // <claude dir>/settings.json
+	ScopeProject = "project" // <project>/.claude/settings.json
+	ScopeLocal   = "local"   // <project>/.claude/settings.local.json
+)
+
+// Options say where to install and from what.
+type Options struct {
+	Scope      string
+	DryRun     bool
+	ClaudeDir  string
+	ProjectDir string
+	Home       string // ccm home: the install record and backups live here
+	Exe        string // absolute path of the ccm binary the hooks will run
+	Commands   fs.FS  // slash commands (*.md) to install
+	Now        time.Time
+}
+
+// Result reports what Install or Uninstall did (or, on a dry run, would do).
+type Result struct {
+	Settings string   // settings file
+	Content  []byte   // its new content
+	Changed  bool     // settings content differs from before
+	Backup   string   // backup of the previous content, if one was made
+	Changes  []string // one line per change, settings and commands
+}
+
+// SettingsPath returns the settings file of a scope.
+func SettingsPath(o Options) (string, error) {
+	switch o.Scope {
+	case ScopeUser, "":
+		return filepath.Join(o.ClaudeDir, "settings.json"), nil
+	case ScopeProject:
+		return filepath.Join(o.ProjectDir, ".claude", "settings.json"), nil
+	case ScopeLocal:
+		return filepath.Join(o.ProjectDir, ".claude", "settings.local.json"), nil
+	}
+	return "", fmt.Errorf("unknown scope %q (want user, project or local)", o.Scope)
+}
+
+// CommandsDir returns the slash-command folder of a scope.
+func CommandsDir(o Options) string {
+	if o.Scope == ScopeProject || o.Scope == ScopeLocal {
+		return filepath.Join(o.ProjectDir, ".claude", "commands")
+	}
+	return filepath.Join(o.ClaudeDir, "commands")
+}
+
+// Install merges ccm's hooks into the scope's settings file and installs
+// the slash commands.
+func Install(o Options) (Result, error) {
+	path, data, mode, err := readSettings(o)
+	if err != nil {
+		return Result{}, err
+	}
+	out, changes, created, err := Merge(data, o.Exe)
+	if err != nil {
+		return Result{}, settingsError(path, err)
+	}
+	r := Result{Settings: path, Content: out, Changed: !bytes.Equal(out, data), Changes: changes}
+	if len(bytes.TrimSpace(data)) == 0 {
+		created = append(created, "file")
+	}
+	cmds, written, err := installCommands(o)
+	if err != nil {
+		return r, err
+	}
+	r.Changes = append(r.Changes, cmds...)
+	if o.DryRun {
+		return r, nil
+	}
+	if r.Changed {
+		if r.Backup, err = backup(o, path, data); err != nil {
+			return r, err
+		}
+		if err := writeSettings(path, out, mode); err != nil {
+			return r, err
+		}
+	}
+	if len(created) > 0 || len(written) > 0 {
+		err = updateRecord(o.Home, func(rec *record) {
+			e := rec.Files[path]
+			e.Created = union(e.Created, created)
+			if e.Commands == nil {
+				e.Commands = map[string]string{}
+			}
+			for p, sum := range written {
+				e.Commands[p] = sum
+			}
+			rec.Files[path] = e
+		})
+	}
+	return r, err
+}
+
+// Uninstall removes what Install added: ccm's hooks (and the keys it
+// created for them) and the slash commands it wrote that are unchanged
+// since.
+func Uninstall(o Options) (Result, error) {
+	path, data, mode, err := readSettings(o)
+	if err != nil {
+		return Result{}, err
+	}
+	rec, _ := loadRecord(o.Home)
+	entry, known := rec.Files[path]
+	var created []string
+	if known {
+		created = append([]string{}, entry.Created...)
+		if created == nil {
+			created = []string{}
+		}
+	}
+	r := Result{Settings: path, Content: data}
+	if len(bytes.TrimSpace(data)) > 0 {
+		out, changes, err := Unmerge(data, created, o.Exe)
+		if err != nil {
+			return Result{}, settingsError(path, err)
+		}
+		r.Content, r.Changed, r.Changes = out, !bytes.Equal(out, data), changes
+	}
+	cmds, err := removeCommands(o, entry.Commands)
+	if err != nil {
+		return r, err
+	}
+	r.Changes = append(r.Changes, cmds...)
+	if o.DryRun {
+		return r, nil
+	}
+	if r.Changed {
+		if r.Backup, err = backup(o, path, data); err != nil {
+			return r, err
+		}
+		if contains(created, "file") && isEmptyObject(r.Content) {
+			// ccm created the file; leave no empty one behind.
+			if err := os.Remove(path); err != nil {
+				return r, err
+			}
+			r.Changes = append(r.Changes, "remove "+path+" (created by ccm install)")
+		} else if err := writeSettings(path, r.Content, mode); err != nil {
+			return r, err
+		}
+	}
+	if known {
+		err = updateRecord(o.Home, func(rec *record) { delete(rec.Files, path) })
+	}
+	return r, err
+}
+
+// readSettings returns the settings file's real path (symlinks followed, so
+// a dotfile manager's link stays a link), content ("" when missing) and
+// mode. A read-only file is refused: its owner made it so on purpose.
+func readSettings(o Options) (string, []byte, os.FileMode, error) {
+	path, err := SettingsPath(o)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, nil, 0o600, nil
+	}
+	if err != nil {
+		return "", nil, 0, err
+	}
+	if fi.IsDir() {
+		return "", nil, 0, fmt.Errorf("settings file %s is a directory", path)
+	}
+	if fi.Mode().Perm()&0o200 == 0 {
+		return "", nil, 0, fmt.Errorf("settings file %s is read-only; make it writable to let ccm change it", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	return path, data, fi.Mode().Perm(), nil
+}
+
+func settingsError(path string, err error) error {
+	if errors.Is(err, ErrInvalidSettings) {
+		return fmt.Errorf("settings file %s: %w; fix it first, ccm changed nothing", path, err)
+	}
+	return fmt.Errorf("settings file %s: %w", path, err)
+}
+
+func writeSettings(path string, data []byte, mode os.FileMode) error {
+	if err := fsutil.MkdirPrivate(filepath.Dir(path)); err != nil {
+		return err
+	}
+	return fsutil.WriteFileBytes(path, mode, data)
+}
+
+// backup saves the previous content under <ccm home>/backups, named after
+// the scope's file and the time, before anything is written.
+func backup(o Options, path string, data []byte) (string, error) {
+	if len(data) == 0 {
+		return "", nil
+	}
+	dir := filepath.Join(o.Home, "backups")
+	if err := fsutil.MkdirPrivate(dir); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(path))
+	name := fmt.Sprintf("%s-%s.%s", filepath.Base(path), hex.EncodeToString(sum[:4]), o.Now.UTC().Format("20060102T150405.000Z"))
+	b := filepath.Join(dir, name)
+	return b, fsutil.WriteFileBytes(b, fsutil.FileMode, data)
+}
+
+func isEmptyObject(d []byte) bool {
+	t := bytes.TrimSpace(d)
+	return len(t) >= 2 && t[0] == '{' && len(bytes.TrimSpace(t[1:len(t)-1])) == 0
+}
+
+// ccmName is how the slash commands call ccm: "ccm" when that name finds
+// this binary on PATH, else its quoted absolute path.
+func ccmName(exe string) string {
+	if p, err := exec.LookPath("ccm"); err == nil {
+		if a, err1 := os.Stat(p); err1 == nil {
+			if b, err2 := os.Stat(exe); err2 == nil && os.SameFile(a, b) {
+				return "ccm"
+			}
+		}
+	}
+	return ShellQuote(exe)
+}
+
+// commandFiles returns the slash commands to install, with {{CCM}}
+// replaced by ccmName.
+func commandFiles(o Options) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	if o.Commands == nil {
+		return files, nil
+	}
+	names, err := fs.Glob(o.Commands, "*.md")
+	if err != nil {
+		return nil, err
+	}
+	name := ccmName(o.Exe)
+	for _, n := range names {
+		data, err := fs.ReadFile(o.Commands, n)
+		if err != nil {
+			return nil, err
+		}
+		files[n] = bytes.ReplaceAll(data, []byte("{{CCM}}"), []byte(name))
+	}
+	return files, nil
+}
+
+// installCommands writes the slash commands that are missing or still
+// ccm's own; a file the user changed is kept and reported. It returns the
+// changes and the sha256 of each file it wrote (or would write).
+func installCommands(o Options) ([]string, map[string]string, error) {
+	files, err := commandFiles(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := CommandsDir(o)
+	var changes []string
+	written := map[string]string{}
+	for _, n := range sortedKeys(files) {
+		p := filepath.Join(dir, n)
+		slash := "/" + strings.TrimSuffix(n, ".md")
+		old, err := os.ReadFile(p)
+		switch {
+		case err == nil && bytes.Equal(old, files[n]):
+			continue
+		case err == nil:
+			changes = append(changes, "keep "+p+" (not ccm's "+slash+"; left as it is)")
+			continue
+		case !errors.Is(err, fs.ErrNotExist):
+			return changes, written, err
+		}
+		changes = append(changes, "add "+slash+" command: "+p)
+		written[p] = sha(files[n])
+		if o.DryRun {
+			continue
+		}
+		if err := fsutil.MkdirPrivate(dir); err != nil {
+			return changes, written, err
+		}
+		// Command files are read by Claude Code and, in a project, by
+		// teammates: the usual 0644, not ccm's private 0600.
+		if err := fsutil.WriteFileBytes(p, 0o644, files[n]); err != nil {
+			return changes, written, err
+		}
+	}
+	return changes, written, nil
+}
+
+// removeCommands deletes command files ccm wrote and nobody changed since:
+// their content matches what install recorded or what it would write now.
+func removeCommands(o Options, recorded map[string]string) ([]string, error) {
+	files, err := commandFiles(o)
+	if err != nil {
+		return nil, err
+	}
+	dir := CommandsDir(o)
+	var changes []string
+	for _, n := range sortedKeys(files) {
+		p := filepath.Join(dir, n)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if !bytes.Equal(data, files[n]) && recorded[p] != sha(data) {
+			changes = append(changes, "keep "+p+" (changed since ccm installed it)")
+			continue
+		}
+		changes = append(changes, "remove /"+strings.TrimSuffix(n, ".md")+" command: "+p)
+		if !o.DryRun {
+			if err := os.Remove(p); err != nil {
+				return changes, err
+			}
+		}
+	}
+	return changes, nil
+}
+
+// record is <ccm home>/install.json: per settings file, the keys and the
+// file install created and the command files it wrote, so uninstall can
+// remove exactly those. It is ccm's own file.
+type record struct {
+	Version int                    `json:"version"`
+	Files   map[string]recordEntry `json:"files"`
+}
+
+type recordEntry struct {
+	Created  []string          `json:"created,omitempty"`
+	Commands map[string]string `json:"commands,omitempty"`
+}
+
+func recordPath(home string) string { return filepath.Join(home, "install.json") }
+
+func loadRecord(home string) (record, error) {
+	rec := record{Version: 1, Files: map[string]recordEntry{}}
+	data, err := os.ReadFile(recordPath(home))
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return record{Version: 1, Files: map[string]recordEntry{}}, err
+	}
+	if rec.Files == nil {
+		rec.Files = map[string]recordEntry{}
+	}
+	return rec, nil
+}
+
+func updateRecord(home string, fn func(*record)) error {
+	if err := fsutil.MkdirPrivate(home); err != nil {
+		return err
+	}
+	rec, _ := loadRecord(home)
+	fn(&rec)
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileBytes(recordPath(home), fsutil.FileMode, append(data, '\n'))
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func union(a, b []string) []string {
+	for _, x := range b {
+		if !contains(a, x) {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+func contains(a []string, x string) bool {
+	for _, y := range a {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

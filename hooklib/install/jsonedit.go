@@ -1,0 +1,302 @@
+package install
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Byte-level editing of a JSON document that is known to be valid. sjson
+// can set and delete values, but it writes a new key right after the
+// previous value on the same line, so a pretty settings.json would come
+// back in a mixed style, and deleting what it inserted would not give the
+// original bytes back. These helpers insert an element or member with the
+// whitespace its neighbours use and delete exactly the bytes an insertion
+// added, so install followed by uninstall is the identity. Nothing outside
+// the edited range is ever rewritten.
+
+// item is one member of an object or element of an array.
+type item struct {
+	key      string // object members only (unescaped only for plain keys)
+	start    int    // first byte: the key's quote, or the value
+	valStart int
+	end      int // one past the value
+	wsBefore string
+}
+
+// container is an object or array found in a document.
+type container struct {
+	open, close int // offsets of the brackets
+	items       []item
+}
+
+// skipWS returns the offset of the first non-whitespace byte at or after i.
+func skipWS(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset just past the value starting at d[i].
+func skipValue(d []byte, i int) int {
+	switch d[i] {
+	case '"':
+		return skipString(d, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(d); j++ {
+			switch d[j] {
+			case '"':
+				j = skipString(d, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(d)
+	default:
+		j := i
+		for j < len(d) && !strings.ContainsRune(" \t\r\n,]}", rune(d[j])) {
+			j++
+		}
+		return j
+	}
+}
+
+func skipString(d []byte, i int) int {
+	for j := i + 1; j < len(d); j++ {
+		switch d[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(d)
+}
+
+// parseContainer lists the items of the object or array opening at d[open].
+func parseContainer(d []byte, open int) container {
+	c := container{open: open}
+	isObj := d[open] == '{'
+	i := open + 1
+	for {
+		j := skipWS(d, i)
+		if d[j] == '}' || d[j] == ']' {
+			c.close = j
+			return c
+		}
+		if d[j] == ',' {
+			i = j + 1
+			continue
+		}
+		it := item{start: j, wsBefore: string(d[i:j])}
+		if isObj {
+			kEnd := skipString(d, j)
+			it.key = string(d[j+1 : kEnd-1])
+			colon := skipWS(d, kEnd)
+			j = skipWS(d, colon+1)
+		}
+		it.valStart = j
+		it.end = skipValue(d, j)
+		c.items = append(c.items, it)
+		i = it.end
+	}
+}
+
+// find returns the container at path (object keys; plain keys only) from
+// the top-level object, or false.
+func find(d []byte, path ...string) (container, bool) {
+	c := parseContainer(d, skipWS(d, 0))
+	for _, key := range path {
+		found := false
+		for _, it := range c.items {
+			if it.key == key && (d[it.valStart] == '{' || d[it.valStart] == '[') {
+				c, found = parseContainer(d, it.valStart), true
+				break
+			}
+		}
+		if !found {
+			return container{}, false
+		}
+	}
+	return c, true
+}
+
+// member returns the item of an object with the given key.
+func (c container) member(key string) (item, bool) {
+	for _, it := range c.items {
+		if it.key == key {
+			return it, true
+		}
+	}
+	return item{}, false
+}
+
+// style is the whitespace convention of the document.
+type style struct {
+	pretty bool
+	unit   string // one level of indentation
+	nl     string // "\n" or "\r\n"
+}
+
+// detectStyle looks at the first member of the top-level object.
+func detectStyle(d []byte) style {
+	s := style{unit: "  ", nl: "\n"}
+	c := parseContainer(d, skipWS(d, 0))
+	ws := ""
+	if len(c.items) > 0 {
+		ws = c.items[0].wsBefore
+	} else {
+		ws = string(d[c.open+1 : c.close])
+	}
+	if k := strings.LastIndexByte(ws, '\n'); k >= 0 {
+		s.pretty = true
+		if k > 0 && ws[k-1] == '\r' {
+			s.nl = "\r\n"
+		}
+		if u := ws[k+1:]; u != "" {
+			s.unit = u
+		}
+	} else if len(c.items) == 0 {
+		s.pretty = true // "{}": a new file gets a readable layout
+	}
+	return s
+}
+
+// indentOf returns the indentation of the line holding offset i.
+func indentOf(d []byte, i int) string {
+	ls := i
+	for ls > 0 && d[ls-1] != '\n' {
+		ls--
+	}
+	e := ls
+	for e < len(d) && (d[e] == ' ' || d[e] == '\t') {
+		e++
+	}
+	return string(d[ls:e])
+}
+
+// appendItem adds raw (a member `"key": value` for objects, a value for
+// arrays) as the last item of c. raw is laid out by the caller with the
+// indentation returned by childIndent.
+func appendItem(d []byte, c container, raw string, st style) []byte {
+	var ins string
+	at := c.close
+	if n := len(c.items); n > 0 {
+		at = c.items[n-1].end
+		ins = "," + c.items[n-1].wsBefore + raw
+	} else if st.pretty {
+		ins = st.nl + indentOf(d, c.open) + st.unit + raw + st.nl + indentOf(d, c.open)
+		at = c.open + 1
+		// An empty container may hold whitespace; keep what follows it.
+		return splice(d, at, c.close, ins)
+	} else {
+		ins = raw
+	}
+	return splice(d, at, at, ins)
+}
+
+// childIndent is the indentation new items of c get.
+func childIndent(d []byte, c container, st style) string {
+	if !st.pretty {
+		return ""
+	}
+	if len(c.items) > 0 {
+		ws := c.items[len(c.items)-1].wsBefore
+		if k := strings.LastIndexByte(ws, '\n'); k >= 0 {
+			return ws[k+1:]
+		}
+	}
+	return indentOf(d, c.open) + st.unit
+}
+
+// removeItem deletes item k of c with the separator that joined it to its
+// neighbour: the exact inverse of appendItem.
+func removeItem(d []byte, c container, k int) []byte {
+	switch {
+	case k > 0:
+		return splice(d, c.items[k-1].end, c.items[k].end, "")
+	case len(c.items) > 1:
+		return splice(d, c.items[0].start, c.items[1].start, "")
+	default:
+		return splice(d, c.open+1, c.close, "")
+	}
+}
+
+func splice(d []byte, from, to int, ins string) []byte {
+	out := make([]byte, 0, len(d)-(to-from)+len(ins))
+	out = append(out, d[:from]...)
+	out = append(out, ins...)
+	return append(out, d[to:]...)
+}
+
+// quote returns s as a JSON string (the keys and commands ccm writes are
+// plain ASCII, but a binary path may need escapes).
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// kv and obj describe the small JSON values ccm writes, in key order.
+type kv struct {
+	k string
+	v any
+}
+type obj []kv
+
+// render lays out v (string, int, []any or obj) in the document's style;
+// indent is the indentation of the line v starts on.
+func render(v any, indent string, st style) string {
+	switch v := v.(type) {
+	case string:
+		return quote(v)
+	case int:
+		return fmt.Sprint(v)
+	case []any:
+		var parts []string
+		for _, e := range v {
+			parts = append(parts, render(e, indent+st.unit, st))
+		}
+		return "[" + nlIndent(st, indent+st.unit) + strings.Join(parts, ","+nlIndent(st, indent+st.unit)) + nlIndent(st, indent) + "]"
+	case obj:
+		var parts []string
+		for _, m := range v {
+			parts = append(parts, quote(m.k)+colon(st)+render(m.v, indent+st.unit, st))
+		}
+		return "{" + nlIndent(st, indent+st.unit) + strings.Join(parts, ","+nlIndent(st, indent+st.unit)) + nlIndent(st, indent) + "}"
+	}
+	panic(fmt.Sprintf("render: unexpected %T", v))
+}
+
+// nlIndent is a line break plus indent in pretty style, nothing otherwise.
+func nlIndent(st style, indent string) string {
+	if !st.pretty {
+		return ""
+	}
+	return st.nl + indent
+}
+
+func colon(st style) string {
+	if st.pretty {
+		return ": "
+	}
+	return ":"
+}

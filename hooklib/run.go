@@ -1,0 +1,175 @@
+package hooklib
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"ccm/hooklib/compress"
+)
+
+// Options are the inputs of one hook run.
+type Options struct {
+	// Event is the event named on the command line ("ccm hook
+	// UserPromptSubmit"); hook_event_name on stdin wins when both exist.
+	Event     string
+	ClaudeDir string
+	Stdin     io.Reader
+	Stdout    io.Writer
+	// Lookup reads the environment (os.LookupEnv when nil).
+	Lookup func(string) (string, bool)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Hook is one hook run as features see it.
+type Hook struct {
+	Event  string
+	In     *Input
+	Config *Config
+	State  *Store
+	Log    *Logger
+	Now    time.Time
+	Lookup func(string) (string, bool)
+
+	comp *compress.Compressor // built on first use
+}
+
+// handler is a feature set for one event.
+type handler func(ctx context.Context, h *Hook) (Response, error)
+
+// handlers maps events to what ccm does on them. Events not listed are
+// accepted and ignored.
+var handlers = map[string]handler{
+	SessionStart:     onSessionStart,
+	UserPromptSubmit: onUserPromptSubmit,
+	PreToolUse:       onPreToolUse,
+	SessionEnd:       onSessionEnd,
+}
+
+// Run runs one hook and returns the process exit status, which is always
+// 0: ccm has no feature yet that deliberately blocks, and everything that
+// goes wrong (bad input, an unknown event, an internal error, a panic) is
+// logged and answered with silence so the user's session carries on.
+func Run(ctx context.Context, o Options) (code int) {
+	lookup := o.Lookup
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	if DisabledByEnv(lookup) {
+		return 0 // before reading anything: the cheapest possible no-op
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	var log *Logger
+	defer func() {
+		if r := recover(); r != nil {
+			if log != nil {
+				log.Printf("internal error: %v; %s", r, compactStack())
+			}
+			code = 0
+		}
+	}()
+	cfg := LoadConfig(o.ClaudeDir, lookup)
+	log = NewLogger(cfg, now)
+	log.SetContext(o.Event, "")
+	if cfg.Disabled() {
+		return 0
+	}
+	in, err := ReadInput(o.Stdin, MaxInput)
+	if err != nil {
+		log.Printf("bad input: %v", err)
+		return 0
+	}
+	event := in.Event()
+	if event == "" {
+		event = o.Event
+	} else if o.Event != "" && o.Event != event {
+		log.Printf("registered for %s but got %s; answering as %s", o.Event, event, event)
+	}
+	log.SetContext(event, in.SessionID())
+	if !knownEvents[event] {
+		log.Printf("unknown event %q ignored", event)
+		return 0
+	}
+	h := &Hook{Event: event, In: in, Config: cfg, State: NewStore(cfg.Home), Log: log, Now: now(), Lookup: lookup}
+	fn := handlers[event]
+	if fn == nil {
+		return 0
+	}
+	resp, err := fn(ctx, h)
+	for _, w := range cfg.Warnings {
+		log.Printf("config: %s", w)
+	}
+	if err != nil {
+		log.Printf("%v", err)
+		return 0
+	}
+	out, dropped := Render(event, resp)
+	if dropped {
+		log.Printf("dropped output that %s does not accept", event)
+	}
+	if out != nil {
+		if _, err := o.Stdout.Write(out); err != nil {
+			log.Printf("write stdout: %v", err)
+		}
+	}
+	return 0
+}
+
+// compactStack returns the panicking frames on one line, for the log.
+func compactStack() string {
+	s := string(debug.Stack())
+	if len(s) > 1500 {
+		s = s[:1500]
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func onSessionEnd(ctx context.Context, h *Hook) (Response, error) {
+	if err := h.State.Remove(ctx, h.In.SessionID()); err != nil {
+		return Response{}, fmt.Errorf("remove state: %w", err)
+	}
+	h.maybeGC(ctx)
+	return Response{}, nil
+}
+
+func onSessionStart(ctx context.Context, h *Hook) (Response, error) {
+	h.maybeGC(ctx)
+	return Response{Context: h.scoped(effortContext(h))}, nil
+}
+
+func onPreToolUse(ctx context.Context, h *Hook) (Response, error) {
+	return Response{Context: h.scoped(opusNote(h))}, nil
+}
+
+// maybeGC sweeps idle state and old compression-cache entries now and
+// then; failures are only logged.
+func (h *Hook) maybeGC(ctx context.Context) {
+	n, err := h.State.MaybeGC(ctx, h.Now)
+	if err != nil {
+		h.Log.Printf("state gc: %v", err)
+		return
+	}
+	if n > 0 {
+		h.Log.Printf("state gc: removed %d idle file(s)", n)
+	}
+	if n, _ := removeIdle(compressCacheDir(h.Config.Home), h.Now, 30*24*time.Hour, func(string) bool { return true }); n > 0 {
+		h.Log.Printf("compression cache gc: removed %d file(s)", n)
+	}
+}
+
+// scoped compresses text that is not a refresh when
+// CONTEXT_COMPRESSION_SCOPE=all, as the earlier tool did for every
+// injection.
+func (h *Hook) scoped(text string) string {
+	if text == "" || h.Config.Choice("CONTEXT_COMPRESSION_SCOPE", "refresh", "all") != "all" {
+		return text
+	}
+	return h.compress(text)
+}
