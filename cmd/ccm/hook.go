@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/hooklib"
+)
+
+// hookOptions are the inputs of ccm hook.
+type hookOptions struct {
+	globalOptions
+	Event string
+}
+
+func newHookCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "hook",
+		Usage:     "run ccm's Claude Code hook for an event (registered by ccm install)",
+		ArgsUsage: "[EVENT]",
+		Description: `Reads the event's JSON from stdin and answers the way Claude Code accepts for
+that event. The event comes from hook_event_name on stdin, else from EVENT.
+
+  SessionStart      effort policy (not on resume or fork), sweeps idle state
+  UserPromptSubmit  counts prompts; re-injects rules and CLAUDE.md when due
+  PreToolUse        Agent/Task on opus under a low or medium profile: a note
+  SessionEnd        removes the session's state
+
+A hook never breaks the session: bad input, unknown events and internal
+errors exit 0 with no output and a line in <ccm home>/logs/hooks.log.
+CCM_HOOKS_DISABLED=1 or CLAUDE_HOOKS_PASSTHROUGH=1 make it a no-op.
+See ccm config for every setting.
+
+EXIT STATUS:
+   0    always`,
+		// Flags are not parsed: a stray argument must never turn into a
+		// usage error, whose exit status 2 would block the user's prompt.
+		SkipFlagParsing: true,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return runHook(ctx, hookOptions{globalOptions: globals(cmd), Event: cmd.Args().First()})
+		},
+	}
+}
+
+// runHook runs one hook; it never returns an error.
+func runHook(ctx context.Context, o hookOptions) error {
+	hooklib.Run(ctx, hooklib.Options{Event: o.Event, ClaudeDir: o.ClaudeDir, Stdin: o.Stdin, Stdout: o.Stdout})
+	return nil
+}

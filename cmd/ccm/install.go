@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/hooklib"
+	"ccm/hooklib/install"
+	"ccm/scripts/commands"
+)
+
+// installOptions are the inputs of ccm install and ccm uninstall.
+type installOptions struct {
+	globalOptions
+	Scope  string
+	DryRun bool
+	Exe    string // the ccm the hooks run; "" for this binary
+	Now    time.Time
+}
+
+func installFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "scope", Value: "user", Usage: "user (~/.claude/settings.json), project (.claude/settings.json) or local (.claude/settings.local.json)",
+			Validator: func(s string) error {
+				if s != install.ScopeUser && s != install.ScopeProject && s != install.ScopeLocal {
+					return fmt.Errorf("unknown scope %q (want user, project or local)", s)
+				}
+				return nil
+			}},
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the resulting settings.json to stdout and change nothing"},
+		&cli.StringFlag{Name: "ccm", Usage: "path of the ccm binary the hooks run (default: this binary)", TakesFile: true},
+	}
+}
+
+func newInstallCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "install",
+		Usage: "register ccm's hooks in settings.json and install its slash commands",
+		Description: `Adds ccm's hook registrations to the scope's settings.json, editing the file in
+place: every other key and your own hooks keep their bytes, the file is
+backed up to <ccm home>/backups first, and a second run changes nothing.
+
+  SessionStart      matcher startup|clear|compact   ccm hook SessionStart
+  UserPromptSubmit                                  ccm hook UserPromptSubmit
+  PreToolUse        matcher Agent|Task              ccm hook PreToolUse
+  SessionEnd                                        ccm hook SessionEnd
+
+It also writes the slash commands /ccm, /purge, /pin-last, /pin-next,
+/pin-start and /pin-end to the scope's commands folder, keeping files of the
+same name that are not ccm's. A settings file that is not valid JSON, or is
+read-only, is refused. ccm uninstall removes exactly what install added.
+
+` + exitStatusHelp,
+		Flags: installFlags(),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return runInstall(ctx, installOptionsFrom(cmd))
+		},
+	}
+}
+
+func installOptionsFrom(cmd *cli.Command) installOptions {
+	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm")}
+}
+
+// libOptions resolves paths for the install package.
+func (o installOptions) libOptions() (install.Options, error) {
+	exe := o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return install.Options{}, fmt.Errorf("find the ccm binary: %w", err)
+		}
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+	}
+	if abs, err := filepath.Abs(exe); err == nil {
+		exe = abs
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return install.Options{}, err
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
+	return install.Options{Scope: o.Scope, DryRun: o.DryRun, ClaudeDir: o.ClaudeDir, ProjectDir: wd,
+		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now}, nil
+}
+
+func runInstall(_ context.Context, o installOptions) error {
+	lo, err := o.libOptions()
+	if err != nil {
+		return err
+	}
+	r, err := install.Install(lo)
+	if err != nil {
+		return err
+	}
+	reportInstall(o, r, "ccm is already installed in "+r.Settings)
+	return nil
+}
+
+// reportInstall prints what changed. A dry run prints the settings file
+// that would result to stdout and the changes to stderr, so its stdout can
+// be used as a settings file.
+func reportInstall(o installOptions, r install.Result, nothing string) {
+	if o.DryRun {
+		o.Stdout.Write(r.Content)
+		for _, c := range r.Changes {
+			fmt.Fprintf(o.Stderr, "would %s\n", c)
+		}
+		return
+	}
+	if len(r.Changes) == 0 {
+		fmt.Fprintln(o.Stdout, nothing)
+		return
+	}
+	if r.Backup != "" {
+		fmt.Fprintf(o.Stdout, "backed up %s to %s\n", r.Settings, r.Backup)
+	}
+	for _, c := range r.Changes {
+		fmt.Fprintln(o.Stdout, c)
+	}
+	if r.Changed {
+		fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
+	}
+}
