@@ -47,6 +47,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newRestoreCommand(),
 			// store and prune
 			// hooks
+			newHookCommand(),
+			newInstallCommand(),
+			newUninstallCommand(),
+			newConfigCommand(),
+			newCompressCommand(),
+			newRefreshCommand(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
