@@ -161,8 +161,10 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 		rep.Changed = !res.Unchanged
 		rep.Backup = res.Backup
-		rep.TailBytes = res.TailBytes
-		rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
+		// The tail copy also carried a partial last line that was there
+		// from the start; only what grew after the start was appended.
+		rep.TailBytes = res.TailBytes - (fi.Size() - limit)
+		rep.BytesAfter += rep.TailBytes
 	}
 	if !rep.Changed {
 		rep.BytesAfter = rep.BytesBefore

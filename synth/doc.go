@@ -64,12 +64,13 @@
 //     and after a compaction), rendered as {"type","content","renderedRole":
 //     "system"}; after each prompt one prompt_snapshot
 //     {"type":"prompt_snapshot","model","systemPrompt"(65–140 KB),"hash"};
-//   - "api-request-shape" and "api-request-blob" are chain records too
-//     (findings §6 says dropping them needs relinking), one of each per
-//     turn after the prompt snapshot: the shape carries "shape":{model,
+//   - "api-request-shape" and "api-request-blob" are not chain records: no
+//     uuid, no parentUuid (checked against a session the real 2.1.330
+//     client wrote), one of each per turn after the prompt snapshot: the
+//     shape {sessionId, shapeHash, timestamp, version, shape:{model,
 //     max_tokens, stream, thinking, tools[12 × {name, description}],
-//     messages} (38–76 KB), the blob "blob":{"encoding":"base64",
-//     "mediaType":"application/zstd","data"} (12–93 KB of base64);
+//     messages}} (38–76 KB), the blob {sessionId, hash, message:{…}}
+//     (12–93 KB of base64);
 //   - "last-prompt" is a metadata record without uuid, one per turn.
 //
 // # Defects

@@ -6,12 +6,12 @@ import "strconv"
 // bulk with 2.1.330, realclient-findings.md §2): attachment records
 // (environment, date, skill_listing, deferred_tools_delta before the prompt;
 // prompt_snapshot after it), then api-request-shape and api-request-blob.
-// Their exact field sets are not documented; the shapes here are inferred:
-// each is a chain record (uuid/parentUuid like user and assistant records,
-// since findings §6 says dropping them needs relinking), attachments carry
-// attachment:{type, …}, and the bulk lives in one big field per record
-// (prompt_snapshot.systemPrompt 65–140 KB, api-request-shape.shape 38–76 KB,
-// api-request-blob.blob.data 12–93 KB of base64).
+// Attachments are chain records (uuid/parentUuid like user and assistant
+// records; the turn's assistant records hang off its prompt_snapshot);
+// api-request-shape and api-request-blob carry no uuid and no parentUuid,
+// as in a session the real 2.1.330 client wrote. The bulk lives in one big
+// field per record (prompt_snapshot.systemPrompt 65–140 KB,
+// api-request-shape.shape 38–76 KB, api-request-blob.message 12–93 KB).
 
 // attachment writes a chained attachment record; body is the rendered
 // attachment object.
@@ -82,12 +82,21 @@ func (g *gen) postAttachments(ti int) {
 	g.esc = append(b, `"}`...)
 	g.attachment(g.esc, "attachment/prompt_snapshot")
 
-	u := newUUID(g.r)
+	// The api-request records are not in the parent chain: no uuid, no
+	// parentUuid (as Claude Code 2.1.330 writes them, seen in a session the
+	// real client wrote through shared/realclient/hook_session.py).
 	g.tick(5, 100)
-	b = g.begin(g.tipRef())
-	b = append(b, `,"type":"api-request-shape","requestIndex":`...)
+	b = append(g.rec[:0], `{"type":"api-request-shape","sessionId":`...)
+	b = appendString(b, g.o.SessionID)
+	b = append(b, `,"shapeHash":"`...)
+	b = appendID(b, g.r, "", 64)
+	b = append(b, `","timestamp":`...)
+	b = appendTime(b, g.now)
+	b = append(b, `,"version":`...)
+	b = appendString(b, g.o.Version)
+	b = append(b, `,"shape":{"model":"claude-opus-5-5","max_tokens":64000,"stream":true,"thinking":{"type":"adaptive"},"requestIndex":`...)
 	b = strconv.AppendInt(b, int64(ti), 10)
-	b = append(b, `,"shape":{"model":"claude-opus-5-5","max_tokens":64000,"stream":true,"thinking":{"type":"adaptive"},"tools":[`...)
+	b = append(b, `,"tools":[`...)
 	for i := 0; i < 12; i++ {
 		if i > 0 {
 			b = append(b, ',')
@@ -101,22 +110,18 @@ func (g *gen) postAttachments(ti int) {
 	}
 	b = append(b, `],"messages":`...)
 	b = strconv.AppendInt(b, int64(2*g.chainPrompts), 10)
-	b = append(b, '}')
-	b = g.appendTail(b, u)
-	b = append(b, '}')
+	b = append(b, `}}`...)
 	g.emit(b, "api-request-shape", "")
-	g.setTip(u)
 
-	u = newUUID(g.r)
 	g.tick(1, 20)
-	b = g.begin(g.tipRef())
-	b = append(b, `,"type":"api-request-blob","blob":{"encoding":"base64","mediaType":"application/zstd","data":"`...)
+	b = append(g.rec[:0], `{"type":"api-request-blob","sessionId":`...)
+	b = appendString(b, g.o.SessionID)
+	b = append(b, `,"hash":"`...)
+	b = appendID(b, g.r, "", 64)
+	b = append(b, `","message":{"encoding":"base64","mediaType":"application/zstd","data":"`...)
 	b, g.scratch = appendBase64(b, g.scratch, g.r, []byte{0x28, 0xb5, 0x2f, 0xfd}, between(g.r, 9000, 70000))
-	b = append(b, `"}`...)
-	b = g.appendTail(b, u)
-	b = append(b, '}')
+	b = append(b, `"}}`...)
 	g.emit(b, "api-request-blob", "")
-	g.setTip(u)
 }
 
 // lastPrompt writes the last-prompt metadata record (no uuid).

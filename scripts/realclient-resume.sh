@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Proves with the real Claude Code client (offline, against the mock API in
+# ../shared/realclient) that purged transcripts resume, that the request the
+# client would send is valid, and that no history is lost: for inputs that
+# resume cleanly before the purge, the purged file yields the same number
+# of messages and tool pairs.
+#
+#   scripts/realclient-resume.sh            # build ccm, install the pinned client if needed, run all cases
+#
+# Needs python3 and npm (the client is installed from the npm registry into
+# ~/.cache/ccm-realclient once). Exits non-zero if any case fails.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+shared=${CCM_SHARED:-$repo/../shared}
+rc=$shared/realclient
+corpus=$shared/corpus/claude-config/projects
+work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-realclient.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+if ! claude=$("$rc/install-client.sh" 2>"$work/install.log"); then
+  echo "realclient: the pinned Claude Code client could not be installed:" >&2
+  tail -5 "$work/install.log" >&2
+  exit 1
+fi
+export REALCLIENT_CLAUDE=$claude
+(cd "$repo" && go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/gen" ./scripts/gen)
+ccm=$work/ccm
+export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/ccmhome
+
+fail=0
+# resume FILE [resume_check args...]: resumes FILE in the client; sets
+# $report to the report's path and $verdict to its verdict line. (Not to be
+# called in a command substitution: the variables would not survive it.)
+resume() {
+  local f=$1; shift
+  local out=$work/out-$(basename "$f" .jsonl)-$RANDOM
+  python3 "$rc/resume_check.py" "$f" --out "$out" --quiet "$@" >"$out.txt" 2>&1 || true
+  report=$out/report.json
+  verdict=$(head -1 "$out.txt" | cut -c1-200)
+}
+field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))" "$1" "$2"; }
+
+# case NAME INPUT SAME PURGE-FLAGS [-- resume_check args]: purge a copy of
+# INPUT, check it, resume it. SAME=same means the purged file must give
+# the same messages and tool pairs as the original.
+case_() {
+  local name=$1 input=$2 same=$3; shift 3
+  local flags=() extra=()
+  while [ $# -gt 0 ]; do
+    if [ "$1" = -- ]; then shift; extra=("$@"); break; fi
+    flags+=("$1"); shift
+  done
+  local f=$work/$name.jsonl
+  cp "$input" "$f"; chmod 600 "$f"
+  local before_msgs before_pairs
+  if [ "$same" = same ]; then
+    resume "$f" ${extra[@]+"${extra[@]}"}
+    before_msgs=$(field "$report" "stats['messages']"); before_pairs=$(field "$report" "stats['tool_pairs']")
+  fi
+  "$ccm" purge --backup none --no-tokens ${flags[@]+"${flags[@]}"} "$f" >/dev/null
+  if ! "$ccm" check -q "$f" >"$work/check.txt"; then
+    echo "FAIL $name: the purged file does not pass ccm check:"; cat "$work/check.txt"; fail=1; return
+  fi
+  resume "$f" ${extra[@]+"${extra[@]}"}
+  echo "$name: $verdict"
+  if [ "$(field "$report" "verdict")" != VALID ]; then
+    echo "FAIL $name: the client's request is not valid: $(field "$report" "problems[:3]")"; fail=1; return
+  fi
+  if [ "$same" = same ]; then
+    local m p
+    m=$(field "$report" "stats['messages']"); p=$(field "$report" "stats['tool_pairs']")
+    if [ "$m" != "$before_msgs" ] || [ "$p" != "$before_pairs" ]; then
+      echo "FAIL $name: history changed: messages $before_msgs -> $m, tool pairs $before_pairs -> $p"; fail=1; return
+    fi
+  fi
+}
+
+spotter=$corpus/-home-USER-projects-spotter-worktrees-spotter-dov/4d5611e5-241a-462a-8d15-5122611a9569.jsonl
+demo=$corpus/-path-to-Demo/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl
+"$work/gen" -o "$work/g-defects.in" -turns 30 -seed 3 -thinking -progress -images -defects all 2>/dev/null
+"$work/gen" -o "$work/g-330.in" -turns 12 -seed 5 -version 2.1.330 -thinking -progress 2>/dev/null
+"$work/gen" -o "$work/g-big.in" -turns 40 -seed 7 -thinking -progress -images 2>/dev/null
+
+# A session the real 2.1.330 client writes itself: two turns (the second a
+# resume), with thinking, a large tool output and every per-turn record
+# (prompt_snapshot, api-request-*) of that version.
+for turn in 1 2; do
+  resume_arg=()
+  [ $turn -eq 2 ] && resume_arg=(--resume "$work/live1/transcript.jsonl")
+  python3 "$rc/hook_session.py" --settings "$repo/scripts/realclient/no-hooks.json" \
+    --script "$repo/scripts/realclient/turn$turn.json" --prompt "Count to 3000, turn $turn." \
+    --allowed-tools Bash ${resume_arg[@]+"${resume_arg[@]}"} --out "$work/live$turn" >"$work/live$turn.txt" 2>&1 || {
+      echo "FAIL: the client did not write a session:"; tail -3 "$work/live$turn.txt"; exit 1; }
+done
+
+case_ real-2.1.330-session "$work/live2/transcript.jsonl" same
+case_ spotter "$spotter" same
+case_ spotter-archive "$spotter" same --archive-compacted
+# 1.0.x files get an empty system turn from the client on its default
+# model whatever ccm does (realclient-findings §4); pin a 4.x model.
+case_ demo "$demo" same -- --model claude-opus-4-6
+case_ gen-2.1.330-bookkeeping "$work/g-330.in" same
+case_ gen-all-defects "$work/g-defects.in" repaired
+case_ gen-inject-compaction "$work/g-big.in" shorter --inject-compaction --keep-turns 3
+
+if [ $fail -ne 0 ]; then echo "realclient: some purged transcripts do not resume cleanly"; exit 1; fi
+echo "realclient: every purged transcript resumes in Claude Code $("$claude" --version | cut -d' ' -f1) with a valid request"
