@@ -3,6 +3,7 @@ package purge
 import (
 	"bytes"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -66,7 +67,7 @@ func scanFile(r io.Reader, opt Options) (*scan, error) {
 				}
 			}
 		}
-		if isLarge(f, sz, opt) {
+		if isLarge(rec, f, sz, opt) {
 			ri.large = true
 			s.events = append(s.events, ccm.PinEvent{Item: i})
 		}
@@ -113,7 +114,11 @@ func isPromptText(s string) bool {
 }
 
 // isLarge reports whether a record holds content the stubbing step moves.
-func isLarge(f *transcript.Facts, sz *transcript.Sizes, opt Options) bool {
+// It must agree with planStubs: pin directives resolve to the nearest large
+// record, and a record counted here that gets no stub would swallow the pin
+// meant for the next stored output (a long Bash command, say, whose input
+// is never stubbed).
+func isLarge(rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes, opt Options) bool {
 	if sz == nil {
 		return false
 	}
@@ -122,5 +127,21 @@ func isLarge(f *transcript.Facts, sz *transcript.Sizes, opt Options) bool {
 			return true
 		}
 	}
-	return sz.ToolUseResult > opt.Threshold || sz.Image > opt.ImageMin || sz.ToolUseInput > opt.Threshold
+	if sz.ToolUseResult > opt.Threshold || sz.Image > opt.ImageMin {
+		return true
+	}
+	if sz.ToolUseInput <= opt.Threshold {
+		return false
+	}
+	for b, bf := range f.Blocks {
+		if bf.Type != transcript.BlockToolUse {
+			continue
+		}
+		for _, field := range inputFields[bf.Name] {
+			if len(rec.Get("message.content."+strconv.Itoa(b)+".input."+field).Raw) > opt.Threshold {
+				return true
+			}
+		}
+	}
+	return false
 }
