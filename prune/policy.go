@@ -169,7 +169,7 @@ func (p *Plan) gc(live []*item, refs Refs, now time.Time) []*item {
 		_, referenced := refs[it.e.Key]
 		switch {
 		case referenced:
-			it.keep = "referenced by a transcript"
+			it.keep = "referenced by a transcript or backup"
 		case it.pin != ccm.PinNone:
 			it.keep = it.pin.String() + "-pinned (gc never deletes pinned blobs)"
 		case now.Sub(it.newest) < grace:

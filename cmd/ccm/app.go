@@ -46,6 +46,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newPurgeCommand(),
 			newRestoreCommand(),
 			// store and prune
+			newCacheCommand(),
+			newPinCommand(),
+			newUnpinCommand(),
+			newPinsCommand(),
+			newPruneCommand(),
 			// hooks
 			newHookCommand(),
 			newInstallCommand(),

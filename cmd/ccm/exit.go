@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"ccm/ccm"
 )
 
 // Exit codes, in one table. Every command's help lists the ones it uses.
@@ -62,7 +64,7 @@ func exitCodeOf(err error) int {
 		return exitFindings
 	case errors.Is(err, context.Canceled):
 		return exitCanceled
-	case errors.Is(err, errLocked):
+	case errors.Is(err, errLocked), errors.Is(err, ccm.ErrLocked):
 		return exitLocked
 	case errors.As(err, &ec):
 		if ec.ExitCode() == 0 {

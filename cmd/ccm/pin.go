@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/ccm"
+	"ccm/prune"
+)
+
+type pinOptions struct {
+	globalOptions
+	Key    string
+	Last   bool
+	Level  string
+	Reason string
+}
+
+func newPinCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pin",
+		Usage:     "protect a stored blob from pruning",
+		ArgsUsage: "KEY",
+		Description: `Sets the pin level of a stored blob: soft blobs are pruned only by a size limit
+and only after every unpinned blob; hard blobs are never pruned. --level
+none unpins. --last pins the most recently stored key.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "level", Value: "soft", Usage: "soft, hard or none"},
+			&cli.StringFlag{Name: "reason", Usage: "why it is pinned"},
+			&cli.BoolFlag{Name: "last", Usage: "pin the most recently stored key"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 1 {
+				return usagef("pin takes one KEY")
+			}
+			return runPin(ctx, pinOptions{globalOptions: globals(cmd), Key: cmd.Args().First(), Last: cmd.Bool("last"),
+				Level: cmd.String("level"), Reason: cmd.String("reason")})
+		},
+	}
+}
+
+func runPin(ctx context.Context, o pinOptions) error {
+	level, err := ccm.ParsePinLevel(o.Level)
+	if err != nil {
+		return usageError{msg: "--level: " + err.Error()}
+	}
+	st, err := openStore(o.globalOptions)
+	if err != nil {
+		return err
+	}
+	k, err := resolveKey(st, o.Key, o.Last)
+	if err != nil {
+		return err
+	}
+	m, err := st.SetPin(ctx, k, level, o.Reason)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(o.Stdout, map[string]any{"key": k, "pinned": m.Pinned})
+	}
+	if level == ccm.PinNone {
+		_, err = fmt.Fprintf(o.Stdout, "unpinned %s\n", k)
+	} else {
+		_, err = fmt.Fprintf(o.Stdout, "pinned %s as %s\n", k, level)
+	}
+	return err
+}
+
+func newUnpinCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "unpin",
+		Usage:     "remove a blob's pin",
+		ArgsUsage: "KEY",
+		Description: `Sets the pin level of a stored blob to none, so every prune rule applies to it.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "last", Usage: "unpin the most recently stored key"}},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 1 {
+				return usagef("unpin takes one KEY")
+			}
+			return runPin(ctx, pinOptions{globalOptions: globals(cmd), Key: cmd.Args().First(), Last: cmd.Bool("last"), Level: "none"})
+		},
+	}
+}
+
+func newPinsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "pins",
+		Usage: "list pinned blobs",
+		Description: `Lists soft- and hard-pinned blobs: level, size, tool, key, when and why.
+
+` + exitStatusHelp,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("pins takes no arguments")
+			}
+			return runPins(ctx, globals(cmd))
+		},
+	}
+}
+
+// pinItem is the JSON form of one pinned blob.
+type pinItem struct {
+	Key      ccm.Key      `json:"key"`
+	Level    ccm.PinLevel `json:"level"`
+	Reason   string       `json:"reason"`
+	PinnedAt string       `json:"pinned_at"`
+	Bytes    int64        `json:"bytes"`
+	Tool     string       `json:"tool"`
+}
+
+func runPins(ctx context.Context, g globalOptions) error {
+	st, err := openStore(g)
+	if err != nil {
+		return err
+	}
+	l, bad, err := listStore(ctx, g, st)
+	if err != nil {
+		return err
+	}
+	var items []pinItem
+	for _, e := range l.Entries {
+		if e.Meta == nil || e.Orphan() || e.Meta.Pinned.Level == ccm.PinNone {
+			continue
+		}
+		m := e.Meta
+		items = append(items, pinItem{Key: e.Key, Level: m.Pinned.Level, Reason: m.Pinned.Reason,
+			PinnedAt: ccm.FormatTime(m.Pinned.PinnedAt), Bytes: m.BytesUncompressed, Tool: m.Source.Tool()})
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		if items[i].Level != items[j].Level {
+			return items[i].Level > items[j].Level
+		}
+		return items[i].Key < items[j].Key
+	})
+	if g.JSON {
+		if items == nil {
+			items = []pinItem{}
+		}
+		err = writeJSON(g.Stdout, items)
+	} else {
+		err = printPins(g.Stdout, items)
+	}
+	if err != nil {
+		return err
+	}
+	if bad {
+		return errFindings
+	}
+	return nil
+}
+
+func printPins(w io.Writer, items []pinItem) error {
+	if len(items) == 0 {
+		_, err := fmt.Fprintln(w, "no pinned blobs")
+		return err
+	}
+	for _, p := range items {
+		if _, err := fmt.Fprintf(w, "%-4s  %9s  %-10s  %s  %s\n", p.Level, prune.HumanBytes(p.Bytes), p.Tool, p.Key, p.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// isTerminal reports whether w is a terminal. Progress bars and other
+// decoration go only to terminals; cron and pipes get plain lines.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// termProgress draws a progress bar on a terminal for long store
+// operations (prune.Progress). newProgress returns nil (no bar) when w is
+// not a terminal.
+type termProgress struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func newProgress(w io.Writer) *termProgress {
+	if !isTerminal(w) {
+		return nil
+	}
+	return &termProgress{w: w}
+}
+
+func (p *termProgress) Start(label string, total int64, isBytes bool) {
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription(label),
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetWidth(30),
+	}
+	if isBytes {
+		opts = append(opts, progressbar.OptionShowBytes(true))
+	} else {
+		opts = append(opts, progressbar.OptionShowCount())
+	}
+	p.bar = progressbar.NewOptions64(total, opts...)
+}
+
+func (p *termProgress) Add(n int64) {
+	if p.bar != nil {
+		p.bar.Add64(n)
+	}
+}
+
+func (p *termProgress) Finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+}
+
+// listProgress adapts a progress bar to ccm.Store.List's callback.
+func listProgress(p *termProgress) func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	last := 0
+	return func(done, total int) {
+		if p.bar == nil && done < total {
+			p.Start("reading the store", int64(total), false)
+		}
+		p.Add(int64(done - last))
+		last = done
+		if done == total {
+			p.Finish()
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/ccm"
+	"ccm/prune"
+)
+
+type pruneOptions struct {
+	globalOptions
+	MaxAgeDays string // as typed; "" when not given
+	MaxSizeMB  string
+	GC         bool
+	DryRun     bool
+	Verbose    bool
+	LockWait   time.Duration
+	// The Python tool's one-action spellings.
+	Stats    bool
+	ListPins bool
+	Pin      string
+	Level    string
+	Reason   string
+	Unpin    string
+}
+
+func newPruneCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "prune",
+		Usage: "keep the CCM store bounded: by reference, age and size",
+		Description: `Deletes blobs from the CCM store by any combination of rules, applied in this
+order within one run:
+
+  --gc-unreferenced  unpinned blobs that no transcript mentions: every *.jsonl
+                     under <claude dir>/projects (subagent files included) and
+                     purge backups (*.jsonl.backup.*) are searched for the key
+                     anywhere in a line. Blobs stored or used within the last
+                     hour are never collected. Refuses to run when it finds no
+                     transcript at all (a wrong --claude-dir).
+  --max-age-days N   unpinned blobs whose last access is older than N days
+                     (fractions allowed: 0.5 is 12 hours).
+  --max-size-mb N    while the blobs' bytes on disk exceed N MB (1 MB =
+                     1,048,576 bytes; fractions allowed): unpinned blobs,
+                     oldest access first, then soft-pinned ones, never
+                     hard-pinned ones. If only hard pins remain above the
+                     limit it says so and exits 1.
+
+--dry-run prints the plan, one line per blob with the reason it goes
+(--verbose: also what stays and why), and changes nothing. A real run prints
+one summary line, for cron. Prune takes the store's lock exclusively and
+waits at most --lock-wait for running purges and hooks.
+
+The Python tool's spellings still work, one per run: --stats, --list-pins,
+--pin KEY --level soft|hard [--reason R], --unpin KEY.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "max-age-days", Usage: "delete unpinned blobs not accessed for `N` days"},
+			&cli.StringFlag{Name: "max-size-mb", Usage: "delete until the store is at most `N` MB on disk"},
+			&cli.BoolFlag{Name: "gc-unreferenced", Usage: "delete unpinned blobs no transcript references"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list what is kept and why"},
+			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
+			&cli.BoolFlag{Name: "stats", Usage: "print store statistics (as ccm cache stats)"},
+			&cli.BoolFlag{Name: "list-pins", Usage: "list pinned blobs (as ccm pins)"},
+			&cli.StringFlag{Name: "pin", Usage: "pin `KEY` (needs --level)"},
+			&cli.StringFlag{Name: "level", Usage: "pin level for --pin: soft or hard"},
+			&cli.StringFlag{Name: "reason", Usage: "reason for --pin"},
+			&cli.StringFlag{Name: "unpin", Usage: "unpin `KEY`"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("prune takes no arguments, only flags (see ccm prune --help)")
+			}
+			o := pruneOptions{globalOptions: globals(cmd), GC: cmd.Bool("gc-unreferenced"), DryRun: cmd.Bool("dry-run"),
+				Verbose: cmd.Bool("verbose"), LockWait: cmd.Duration("lock-wait"), Stats: cmd.Bool("stats"),
+				ListPins: cmd.Bool("list-pins"), Pin: cmd.String("pin"), Level: cmd.String("level"),
+				Reason: cmd.String("reason"), Unpin: cmd.String("unpin")}
+			if cmd.IsSet("max-age-days") {
+				o.MaxAgeDays = nonEmpty(cmd.String("max-age-days"))
+			}
+			if cmd.IsSet("max-size-mb") {
+				o.MaxSizeMB = nonEmpty(cmd.String("max-size-mb"))
+			}
+			return runPrune(ctx, o)
+		},
+	}
+}
+
+// nonEmpty keeps an explicitly empty flag value distinguishable from an
+// absent flag, so "--max-size-mb ”" is rejected as not a number.
+func nonEmpty(s string) string {
+	if s == "" {
+		return " "
+	}
+	return s
+}
+
+// parseAmount reads a non-negative, finite number for flag name.
+func parseAmount(name, s string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	switch {
+	case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, usagef("--%s: %q is not a number", name, strings.TrimSpace(s))
+	case f < 0:
+		return 0, usagef("--%s: %s is negative", name, s)
+	}
+	return f, nil
+}
+
+// policy turns the flags into a prune policy, checking every value first.
+func (o pruneOptions) policy() (prune.Policy, error) {
+	pol := prune.Policy{GC: o.GC}
+	if o.MaxAgeDays != "" {
+		d, err := parseAmount("max-age-days", o.MaxAgeDays)
+		if err != nil {
+			return pol, err
+		}
+		if d > 100*365 {
+			return pol, usagef("--max-age-days: %s is more than a century", o.MaxAgeDays)
+		}
+		pol.AgeLimit, pol.MaxAge = true, time.Duration(d*24*float64(time.Hour))
+	}
+	if o.MaxSizeMB != "" {
+		mb, err := parseAmount("max-size-mb", o.MaxSizeMB)
+		if err != nil {
+			return pol, err
+		}
+		if mb > 1<<40 {
+			return pol, usagef("--max-size-mb: %s is too large", o.MaxSizeMB)
+		}
+		pol.SizeLimit, pol.MaxBytes = true, int64(mb*prune.MiB)
+	}
+	return pol, nil
+}
+
+func runPrune(ctx context.Context, o pruneOptions) error {
+	pol, err := o.policy()
+	if err != nil {
+		return err
+	}
+	// The Python tool ran one action per invocation; combining them with
+	// rules is more likely a mistake than a wish, so it is refused.
+	var actions []string
+	for _, a := range []struct {
+		on   bool
+		name string
+	}{{o.Stats, "--stats"}, {o.ListPins, "--list-pins"}, {o.Pin != "", "--pin"}, {o.Unpin != "", "--unpin"}, {pol.Any(), "a prune rule"}} {
+		if a.on {
+			actions = append(actions, a.name)
+		}
+	}
+	if len(actions) > 1 {
+		return usagef("%s cannot be combined: give one action per run", strings.Join(actions, " and "))
+	}
+	if (o.Level != "" || o.Reason != "") && o.Pin == "" {
+		return usagef("--level and --reason go with --pin KEY")
+	}
+	switch {
+	case o.Stats:
+		return runCacheStats(ctx, o.globalOptions)
+	case o.ListPins:
+		return runPins(ctx, o.globalOptions)
+	case o.Pin != "":
+		if o.Level != "soft" && o.Level != "hard" {
+			return usagef("--pin needs --level soft or --level hard")
+		}
+		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Pin, Level: o.Level, Reason: o.Reason})
+	case o.Unpin != "":
+		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Unpin, Level: "none"})
+	case !pol.Any():
+		return usagef("nothing to do: give --gc-unreferenced, --max-age-days N or --max-size-mb N (see ccm prune --help)")
+	}
+	st, err := openStore(o.globalOptions)
+	if err != nil {
+		return err
+	}
+	if o.LockWait > 0 {
+		st.LockWait = o.LockWait
+	}
+	bar := newProgress(o.Stderr)
+	var progress prune.Progress
+	if bar != nil {
+		progress = bar
+	}
+	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, DryRun: o.DryRun, Progress: progress})
+	if err != nil {
+		return err
+	}
+	defer plan.Close()
+	var res *prune.Result
+	var execErr error
+	if !o.DryRun {
+		res, execErr = plan.Execute(ctx, progress)
+		plan.Close()
+	}
+	switch {
+	case o.JSON:
+		if err := plan.WriteJSON(o.Stdout, res, o.Verbose); err != nil {
+			return err
+		}
+	default:
+		if o.DryRun || o.Verbose {
+			if err := plan.WritePlan(o.Stdout, o.Verbose); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintln(o.Stdout, plan.Summary(res)); err != nil {
+			return err
+		}
+	}
+	if execErr != nil {
+		if errors.Is(execErr, context.Canceled) {
+			return execErr
+		}
+		for _, e := range res.Errors {
+			fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+		}
+		return errFindings
+	}
+	if plan.OverLimit > 0 {
+		return errFindings
+	}
+	return nil
+}
