@@ -42,6 +42,12 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		if err != nil {
 			return
 		}
+		if v.Type == gjson.String && ccm.IsStub(v.Str) {
+			// Already a stub (a purged file purged again with a threshold
+			// below a stub's size): stubbing it again would break
+			// idempotence and nest stubs.
+			return
+		}
 		raw := line[v.Index : v.Index+len(v.Raw)]
 		src := ccm.Source{ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
 		if desc == "" {
