@@ -1,0 +1,164 @@
+package purge
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"ccm/ccm"
+	"ccm/synth"
+	"ccm/testutil"
+)
+
+// roundTrip purges path with thinking and progress kept, restores it and
+// wants the original bytes back.
+func (e *env) roundTrip(path string) {
+	e.t.Helper()
+	orig := readFile(e.t, path)
+	o := e.opts()
+	o.KeepThinking, o.KeepProgress = true, true
+	o.RecentTurns = 0
+	o.Threshold = 1000
+	rep, purged := e.purge(path, o)
+	if rep.Stubs == 0 {
+		e.t.Fatalf("%s: nothing stubbed, the round trip proves nothing", filepath.Base(path))
+	}
+	if bytes.Equal(orig, purged) {
+		e.t.Fatalf("%s: purge changed nothing", filepath.Base(path))
+	}
+	rr, err := Restore(context.Background(), path, o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rr.Restored != rep.Stubs || len(rr.Missing) != 0 {
+		e.t.Errorf("%s: restored %d of %d stubs, %d missing", filepath.Base(path), rr.Restored, rep.Stubs, len(rr.Missing))
+	}
+	got := readFile(e.t, path)
+	if !bytes.Equal(got, orig) {
+		e.t.Errorf("%s: restore did not give back the original (%d vs %d bytes)", filepath.Base(path), len(got), len(orig))
+		reportFirstDiff(e.t, orig, got)
+	}
+	if rr.BytesAfter != int64(len(orig)) {
+		e.t.Errorf("restore report: %d bytes after, file has %d", rr.BytesAfter, len(orig))
+	}
+}
+
+func TestRestoreRoundTripSynth(t *testing.T) {
+	for _, o := range []synth.Options{
+		{Seed: 81, Turns: 20, Thinking: true, Images: true, Pins: true, Compactions: 1, Sidechains: true, Rewinds: 1},
+		{Seed: 82, Turns: 20, Progress: true, Version: "2.1.39", Images: true},
+	} {
+		in, _ := gen(t, o)
+		e := newEnv(t)
+		e.roundTrip(e.write("s.jsonl", in))
+	}
+	// Hand-written: every kind of stub (images, inputs, arrays, copies).
+	e := newEnv(t)
+	e.roundTrip(e.write("h.jsonl", stubFixture()))
+}
+
+func TestRestoreRoundTripCorpus(t *testing.T) {
+	root := testutil.CopyCorpus(t)
+	for _, rel := range []string{testutil.Spotter, testutil.SpotterAgent, testutil.Demo, testutil.FlatAgent} {
+		e := newEnv(t)
+		e.roundTrip(filepath.Join(root, rel))
+	}
+}
+
+// TestRestoreBackup: restore --backup brings back the original byte for
+// byte, and keeps the purged file as a backup in turn.
+func TestRestoreBackup(t *testing.T) {
+	for _, mode := range []BackupMode{BackupLink, BackupCopy, BackupZstd} {
+		t.Run(string(mode), func(t *testing.T) {
+			in, _ := gen(t, synth.Options{Seed: 83, Turns: 12, Thinking: true, Progress: true, Defects: synth.AllDefects})
+			e := newEnv(t)
+			p := e.write("s.jsonl", in)
+			o := e.opts()
+			o.Backup = mode
+			rep, purged := e.purge(p, o)
+			if rep.Backup == "" {
+				t.Fatal("no backup")
+			}
+			if mode != BackupZstd && !bytes.Equal(readFile(t, rep.Backup), in) {
+				t.Error("the backup is not the original")
+			}
+			rr, err := RestoreBackup(context.Background(), p, "", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rr.From != rep.Backup {
+				t.Errorf("restored from %s, want the newest backup %s", rr.From, rep.Backup)
+			}
+			if got := readFile(t, p); !bytes.Equal(got, in) {
+				t.Errorf("restore --backup: %d bytes, original %d", len(got), len(in))
+			}
+			if rr.Backup == "" || !bytes.Equal(readFile(t, rr.Backup), purged) && mode != BackupZstd {
+				t.Errorf("the purged file was not kept (%q)", rr.Backup)
+			}
+		})
+	}
+}
+
+// TestRestoreMissingBlob: a stub whose blob is gone is reported and stays;
+// the others are restored.
+func TestRestoreMissingBlob(t *testing.T) {
+	e := newEnv(t)
+	in := stubFixture()
+	p := e.write("s.jsonl", in)
+	o := e.opts()
+	o.KeepThinking = true
+	rep, purged := e.purge(p, o)
+	// Delete the blob of the first stub.
+	var victim ccm.Key
+	for _, l := range splitLines(purged) {
+		if sts := stubsIn(l); len(sts) > 0 {
+			victim = sts[0].Key
+			break
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(e.root, "blobs", victim.Hex()+".*"))
+	if len(files) == 0 {
+		t.Fatalf("no blob file for %s", victim)
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rr, err := Restore(context.Background(), p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Missing) != 1 || rr.Missing[0].Key != victim {
+		t.Errorf("missing = %+v, want %s", rr.Missing, victim)
+	}
+	if rr.Restored != rep.Stubs-1 {
+		t.Errorf("restored %d, want %d", rr.Restored, rep.Stubs-1)
+	}
+	got := readFile(t, p)
+	if !bytes.Contains(got, []byte(string(victim))) {
+		t.Error("the stub of the missing blob is gone")
+	}
+	mustCheck(t, got, false)
+	// A corrupt blob is not restored either.
+	e2 := newEnv(t)
+	p2 := e2.write("s.jsonl", in)
+	o2 := e2.opts()
+	e2.purge(p2, o2)
+	blobs, _ := filepath.Glob(filepath.Join(e2.root, "blobs", "*"))
+	if len(blobs) == 0 {
+		t.Fatal("no blobs")
+	}
+	if err := os.WriteFile(blobs[0], []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rr, err = Restore(context.Background(), p2, o2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Missing) != 1 {
+		t.Errorf("corrupt blob: missing = %+v", rr.Missing)
+	}
+}
