@@ -183,22 +183,18 @@ func indentOf(d []byte, i int) string {
 
 // appendItem adds raw (a member `"key": value` for objects, a value for
 // arrays) as the last item of c. raw is laid out by the caller with the
-// indentation returned by childIndent.
+// indentation returned by childIndent. Into an empty container of a pretty
+// document the item goes on its own line; whitespace already inside an
+// empty container is kept in front of it. removeItem undoes exactly this.
 func appendItem(d []byte, c container, raw string, st style) []byte {
-	var ins string
-	at := c.close
 	if n := len(c.items); n > 0 {
-		at = c.items[n-1].end
-		ins = "," + c.items[n-1].wsBefore + raw
-	} else if st.pretty {
-		ins = st.nl + indentOf(d, c.open) + st.unit + raw + st.nl + indentOf(d, c.open)
-		at = c.open + 1
-		// An empty container may hold whitespace; keep what follows it.
-		return splice(d, at, c.close, ins)
-	} else {
-		ins = raw
+		at := c.items[n-1].end
+		return splice(d, at, at, ","+c.items[n-1].wsBefore+raw)
 	}
-	return splice(d, at, at, ins)
+	if st.pretty && c.close == c.open+1 {
+		raw = st.nl + indentOf(d, c.open) + st.unit + raw + st.nl + indentOf(d, c.open)
+	}
+	return splice(d, c.close, c.close, raw)
 }
 
 // childIndent is the indentation new items of c get.
@@ -223,6 +219,9 @@ func removeItem(d []byte, c container, k int) []byte {
 		return splice(d, c.items[k-1].end, c.items[k].end, "")
 	case len(c.items) > 1:
 		return splice(d, c.items[0].start, c.items[1].start, "")
+	case c.items[0].end == c.close:
+		// Nothing after it: it was put after whatever was inside.
+		return splice(d, c.items[0].start, c.items[0].end, "")
 	default:
 		return splice(d, c.open+1, c.close, "")
 	}
