@@ -1,9 +1,7 @@
 package transcript
 
 import (
-	"strings"
-
-	"github.com/tidwall/gjson"
+	"bytes"
 )
 
 // RecType is the kind of a record, from its "type" field.
@@ -179,159 +177,216 @@ func (in interner) get(s string) string {
 }
 
 // extract fills f (and sz, when not nil) from one object line in a single
-// walk over its top-level keys, descending only into message, attachment
-// and data.
-func extract(rec Record, f *Facts, sz *Sizes, in interner) {
-	gjson.Parse(rec.s).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+// walk: values are skipped, or walked into where the index needs their
+// insides (message, its content blocks), never both (see walk.go for why
+// this is not gjson).
+//
+// It reports whether the line is valid JSON: the walk validates as it goes
+// (it replaces a separate validation pass); on false, f is incomplete.
+func extract(body []byte, f *Facts, sz *Sizes, in interner) bool {
+	w := &walker{b: body}
+	b := body
+	end := w.object(skipWS(b, 0), func(k []byte, vs int) int {
+		if string(k) == "message" && vs < len(b) && b[vs] == '{' {
+			return extractMessage(w, vs, f, sz, in)
+		}
+		ve := w.value(vs)
+		v := b[vs:ve]
+		switch string(k) {
 		case "type":
-			f.TypeName = in.get(v.Str)
-			f.Type = recTypeOf(v.Str)
+			t := str(v)
+			f.TypeName = in.get(t)
+			f.Type = recTypeOf(t)
 		case "uuid":
 			f.HasUUID = true
-			f.UUID = clone(v.Str)
+			f.UUID = str(v)
 		case "parentUuid":
-			f.Parent = clone(v.Str)
+			f.Parent = str(v)
 		case "logicalParentUuid":
-			f.LogicalParent = clone(v.Str)
+			f.LogicalParent = str(v)
 		case "isSidechain":
-			f.Sidechain = v.Bool()
+			f.Sidechain = isTrue(v)
 		case "isMeta":
-			f.Meta = v.Bool()
+			f.Meta = isTrue(v)
 		case "isCompactSummary":
-			f.CompactSummary = f.CompactSummary || v.Bool()
+			f.CompactSummary = f.CompactSummary || isTrue(v)
 		case "isApiErrorMessage":
-			f.APIError = v.Bool()
+			f.APIError = isTrue(v)
 		case "subtype":
-			f.Subtype = in.get(v.Str)
-		case "attachment":
+			f.Subtype = in.get(str(v))
+		case "attachment", "data":
 			if f.Subtype == "" {
-				f.Subtype = in.get(v.Get("type").Str)
-			}
-		case "data":
-			if f.Subtype == "" && v.IsObject() {
-				f.Subtype = in.get(v.Get("type").Str)
+				eachMember(v, func(k2, v2 []byte) bool {
+					if string(k2) == "type" {
+						f.Subtype = in.get(str(v2))
+						return false
+					}
+					return true
+				})
 			}
 		case "toolUseResult":
 			if sz != nil {
-				sz.ToolUseResult += len(v.Raw)
-			}
-		case "message":
-			if v.IsObject() {
-				extractMessage(v, f, sz, in)
+				sz.ToolUseResult += len(v)
 			}
 		}
-		return true
+		return ve
 	})
+	return !w.bad && skipWS(b, end) == len(b)
 }
 
-func extractMessage(msg gjson.Result, f *Facts, sz *Sizes, in interner) {
+// extractMessage walks message (starting at b[i]) and returns its end.
+func extractMessage(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
+	b := w.b
 	hasContent := false
-	msg.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	end := w.object(i, func(k []byte, vs int) int {
+		if string(k) == "content" && vs < len(b) && b[vs] == '[' {
+			hasContent = true
+			ve := w.array(vs, func(es int) int { return extractBlock(w, es, f, sz, in) })
+			f.ContentEmpty = len(f.Blocks) == 0
+			return ve
+		}
+		ve := w.value(vs)
+		v := b[vs:ve]
+		switch string(k) {
 		case "role":
-			f.Role = in.get(v.Str)
+			f.Role = in.get(str(v))
 		case "id":
-			f.MsgID = clone(v.Str)
+			f.MsgID = str(v)
 		case "usage":
 			f.HasUsage = true
-			f.Usage = Usage{
-				Input:         v.Get("input_tokens").Int(),
-				CacheRead:     v.Get("cache_read_input_tokens").Int(),
-				CacheCreation: v.Get("cache_creation_input_tokens").Int(),
-				Output:        v.Get("output_tokens").Int(),
-			}
+			eachMember(v, func(k2, v2 []byte) bool {
+				switch string(k2) {
+				case "input_tokens":
+					f.Usage.Input = rawInt(v2)
+				case "cache_read_input_tokens":
+					f.Usage.CacheRead = rawInt(v2)
+				case "cache_creation_input_tokens":
+					f.Usage.CacheCreation = rawInt(v2)
+				case "output_tokens":
+					f.Usage.Output = rawInt(v2)
+				}
+				return true
+			})
 		case "content":
 			hasContent = true
-			switch {
-			case v.Type == gjson.String:
+			if len(v) > 0 && v[0] == '"' {
 				f.ContentString = true
-				f.ContentEmpty = v.Str == ""
-			case v.IsArray():
-				extractBlocks(v, f, sz, in)
-				f.ContentEmpty = len(f.Blocks) == 0
-			default:
-				f.ContentEmpty = true
+				f.ContentEmpty = rawEmptyString(v)
+			} else {
+				f.ContentEmpty = true // null, a number: nothing to send
 			}
 		}
-		return true
+		return ve
 	})
 	if !hasContent {
 		f.ContentEmpty = true
 	}
+	return end
 }
 
-func extractBlocks(content gjson.Result, f *Facts, sz *Sizes, in interner) {
-	content.ForEach(func(_, blk gjson.Result) bool {
-		var b BlockFacts
-		var sig, text, data, input, inner gjson.Result
-		hasText, hasSig := false, false
-		blk.ForEach(func(k, v gjson.Result) bool {
-			switch k.Str {
-			case "type":
-				b.TypeName = in.get(v.Str)
-				b.Type = blockTypeOf(v.Str)
-			case "id":
-				b.ID = clone(v.Str)
-			case "tool_use_id":
-				b.ID = clone(v.Str)
-			case "name":
-				b.Name = in.get(v.Str)
-			case "is_error":
-				b.IsError = v.Bool()
-			case "text":
-				hasText, text = true, v
-			case "signature":
-				hasSig, sig = true, v
-			case "data":
-				data = v
-			case "input":
-				input = v
-			case "content":
-				inner = v
-			}
-			return true
-		})
-		switch b.Type {
-		case BlockText:
-			b.Empty = !hasText || text.Str == ""
-			b.Blank = !b.Empty && strings.TrimSpace(text.Str) == ""
-		case BlockThinking:
-			b.NoSignature = !hasSig || sig.Str == ""
-			b.FakeSignature = !b.NoSignature && !looksBase64(sig.Str)
-		case BlockRedactedThinking:
-			b.Empty = data.Str == ""
-		case BlockToolUse:
-			b.InputNotObject = !input.IsObject()
-		}
-		f.Blocks = append(f.Blocks, b)
-		if sz != nil {
-			n := len(blk.Raw)
-			sz.BlockBytes[b.Type] += n
-			switch b.Type {
-			case BlockThinking, BlockRedactedThinking:
-				sz.Thinking += n
-			case BlockToolUse:
-				sz.ToolUseInput += len(input.Raw)
-			case BlockImage:
-				sz.Image += n
-			case BlockToolResult:
-				imgs := 0
-				if inner.IsArray() {
-					inner.ForEach(func(_, ib gjson.Result) bool {
-						if ib.Get("type").Str == "image" {
-							imgs += len(ib.Raw)
+// extractBlock reads one content block starting at b[i] and returns its end.
+func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
+	b := w.b
+	var bf BlockFacts
+	var sig, text, data, input []byte
+	innerLen, imgs := 0, 0
+	hasText, hasSig := false, false
+	end := w.object(i, func(k []byte, vs int) int {
+		if string(k) == "content" {
+			// A tool result's content: a string is skipped, an array is
+			// walked to find the images in it.
+			var ve int
+			if vs < len(b) && b[vs] == '[' && sz != nil {
+				ve = w.array(vs, func(es int) int {
+					ee := w.value(es)
+					eachMember(b[es:ee], func(k2, v2 []byte) bool {
+						if string(k2) == "type" {
+							if string(v2) == `"image"` {
+								imgs += ee - es
+							}
+							return false
 						}
 						return true
 					})
-				}
-				sz.Image += imgs
-				sz.ToolResult += len(inner.Raw) - imgs
-				sz.ToolResults = append(sz.ToolResults, ToolOutput{ToolUseID: b.ID, Bytes: len(inner.Raw), IsError: b.IsError})
+					return ee
+				})
+			} else {
+				ve = w.value(vs)
+			}
+			innerLen = ve - vs
+			return ve
+		}
+		ve := w.value(vs)
+		v := b[vs:ve]
+		switch string(k) {
+		case "type":
+			t := str(v)
+			bf.TypeName = in.get(t)
+			bf.Type = blockTypeOf(t)
+		case "id", "tool_use_id":
+			bf.ID = str(v)
+		case "name":
+			bf.Name = in.get(str(v))
+		case "is_error":
+			bf.IsError = isTrue(v)
+		case "text":
+			hasText, text = true, v
+		case "signature":
+			hasSig, sig = true, v
+		case "data":
+			data = v
+		case "input":
+			input = v
+		case "isCompactSummary":
+			if isTrue(v) {
+				f.CompactSummary = true
 			}
 		}
-		return true
+		return ve
 	})
+	switch bf.Type {
+	case BlockText:
+		bf.Empty = !hasText || rawEmptyString(text)
+		bf.Blank = !bf.Empty && rawBlankString(text)
+	case BlockThinking:
+		bf.NoSignature = !hasSig || rawEmptyString(sig) || len(sig) == 0 || sig[0] != '"'
+		bf.FakeSignature = !bf.NoSignature && !looksBase64Raw(sig)
+	case BlockRedactedThinking:
+		bf.Empty = len(data) == 0 || rawEmptyString(data)
+	case BlockToolUse:
+		bf.InputNotObject = len(input) == 0 || input[0] != '{'
+	}
+	f.Blocks = append(f.Blocks, bf)
+	if sz != nil {
+		n := end - i
+		sz.BlockBytes[bf.Type] += n
+		switch bf.Type {
+		case BlockThinking, BlockRedactedThinking:
+			sz.Thinking += n
+		case BlockToolUse:
+			sz.ToolUseInput += len(input)
+		case BlockImage:
+			sz.Image += n
+		case BlockToolResult:
+			sz.Image += imgs
+			sz.ToolResult += innerLen - imgs
+			sz.ToolResults = append(sz.ToolResults, ToolOutput{ToolUseID: bf.ID, Bytes: innerLen, IsError: bf.IsError})
+		}
+	}
+	return end
+}
+
+// looksBase64Raw is looksBase64 on a raw JSON string: base64 has no
+// characters that JSON escapes (except "/", which may be written "\/").
+func looksBase64Raw(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		return looksBase64(str(raw))
+	}
+	return looksBase64(bytesToString(inner))
 }
 
 // looksBase64 tells a real signature (base64, starting Eu…/Et…) from a

@@ -63,6 +63,9 @@ func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 	ix := &Index{byUUID: make(map[string]int32), Terminated: true}
 	in := make(interner)
 	rd := NewReader(r)
+	// Object lines are validated by the fact extraction itself, in the
+	// same pass; the reader only splits.
+	rd.Classify = false
 	var sz Sizes
 	for {
 		l, err := rd.Next()
@@ -75,6 +78,26 @@ func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 		ix.Lines++
 		ix.Bytes += int64(len(l.Raw))
 		ix.Terminated = l.Terminated
+		body := l.Body()
+		var f Facts
+		var szp *Sizes
+		if opt.Sizes {
+			sz = Sizes{ToolResults: sz.ToolResults[:0]}
+			szp = &sz
+		}
+		l.Kind = Invalid
+		if t := skipWS(body, 0); t < len(body) && body[t] == '{' {
+			f = Facts{Line: l.Num, Offset: l.Offset, Size: len(l.Raw)}
+			if extract(body, &f, szp, in) {
+				l.Kind = Object
+			}
+		}
+		if l.Kind != Object {
+			// ValidJSON decides, so every reader of the file (a purge's
+			// second pass classifies with it) agrees on which lines are
+			// records; FuzzExtractValid holds the walk to the same answer.
+			l.Kind = classify(body, l.Terminated)
+		}
 		if l.Kind != Object {
 			ix.addBad(l)
 			if opt.Visit != nil {
@@ -84,18 +107,10 @@ func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 			}
 			continue
 		}
-		rec := NewRecord(l.Body())
-		ix.Recs = append(ix.Recs, Facts{Line: l.Num, Offset: l.Offset, Size: len(l.Raw)})
-		f := &ix.Recs[len(ix.Recs)-1]
-		var szp *Sizes
-		if opt.Sizes {
-			sz = Sizes{ToolResults: sz.ToolResults[:0]}
-			szp = &sz
-		}
-		extract(rec, f, szp, in)
+		ix.Recs = append(ix.Recs, f)
 		ix.addUUID(len(ix.Recs) - 1)
 		if opt.Visit != nil {
-			if err := opt.Visit(l, rec, f, szp); err != nil {
+			if err := opt.Visit(l, NewRecord(body), &ix.Recs[len(ix.Recs)-1], szp); err != nil {
 				return nil, err
 			}
 		}

@@ -176,3 +176,26 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExtractValid holds the index's validating walk to ValidJSON (and so
+// to encoding/json): a purge's two passes must agree on which lines are
+// records.
+func FuzzExtractValid(f *testing.F) {
+	for _, s := range []string{`{"type":"user","message":{"content":[{"type":"text","text":"hi"}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_result","content":[{"type":"image"}]}],"usage":{"input_tokens":1}}}`,
+		`{"message":{"content":[1,]}}`, `{"a":1,}`, `{"message":{"content":"x"},"uuid":"u"} x`, `{"message":{"role":"\u00e9"}}`,
+		`{"message":{"content":[{"type":"text","text":"\x01"}]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '{' {
+			return
+		}
+		var fa Facts
+		var sz Sizes
+		got := extract(b, &fa, &sz, make(interner))
+		if want := ValidJSON(b); got != want {
+			t.Fatalf("extract says valid=%v, ValidJSON says %v for %q", got, want, b)
+		}
+	})
+}

@@ -1,0 +1,90 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/synth"
+	"ccm/testutil"
+)
+
+// TestExtractMatchesGJSON checks the index's raw walk against an
+// independent reading of the same lines with gjson, on every corpus file
+// and on generated files with every record shape and defect.
+func TestExtractMatchesGJSON(t *testing.T) {
+	var files [][]byte
+	for _, rel := range []string{testutil.Spotter, testutil.SpotterAgent, testutil.Acompact, testutil.Demo, testutil.FlatAgent, testutil.MetaOnly} {
+		b, err := os.ReadFile(testutil.CorpusFile(t, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, b)
+	}
+	for _, opt := range []synth.Options{
+		{Seed: 1, Turns: 25, Thinking: true, Progress: true, Images: true, Compactions: 1, Sidechains: true, Rewinds: 2, Pins: true, Defects: synth.AllDefects},
+		{Seed: 2, Turns: 15, Version: "2.1.330", Thinking: true, Progress: true, Images: true},
+	} {
+		var buf bytes.Buffer
+		if _, err := synth.Generate(&buf, opt); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, buf.Bytes())
+	}
+	checked := 0
+	for _, data := range files {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if !ValidJSON(line) || !gjson.ParseBytes(line).IsObject() {
+				continue
+			}
+			var f Facts
+			var sz Sizes
+			if !extract(line, &f, &sz, make(interner)) {
+				t.Fatalf("extract rejected a valid line: %.200s", line)
+			}
+			g := gjson.ParseBytes(line)
+			if f.TypeName != g.Get("type").String() || f.UUID != g.Get("uuid").String() ||
+				f.Parent != g.Get("parentUuid").String() || f.MsgID != g.Get("message.id").String() ||
+				f.Sidechain != g.Get("isSidechain").Bool() || f.Meta != g.Get("isMeta").Bool() {
+				t.Fatalf("envelope differs: %+v for %.200s", f, line)
+			}
+			if want := len(g.Get("toolUseResult").Raw); sz.ToolUseResult != want {
+				t.Fatalf("toolUseResult size %d, want %d", sz.ToolUseResult, want)
+			}
+			blocks := g.Get("message.content")
+			if blocks.IsArray() {
+				arr := blocks.Array()
+				if len(arr) != len(f.Blocks) {
+					t.Fatalf("%d blocks, want %d: %.200s", len(f.Blocks), len(arr), line)
+				}
+				results := 0
+				for i, b := range arr {
+					bf := f.Blocks[i]
+					id := b.Get("id").String() + b.Get("tool_use_id").String()
+					if bf.TypeName != b.Get("type").String() || bf.ID != id || bf.Name != b.Get("name").String() || bf.IsError != b.Get("is_error").Bool() {
+						t.Fatalf("block %d differs: %+v vs %s", i, bf, b.Raw[:min(len(b.Raw), 200)])
+					}
+					if bf.Type == BlockText && bf.Empty != (b.Get("text").String() == "") {
+						t.Fatalf("empty text %v for %s", bf.Empty, b.Raw)
+					}
+					if b.Get("type").String() == "tool_result" {
+						if sz.ToolResults[results].Bytes != len(b.Get("content").Raw) {
+							t.Fatalf("tool result size %d, want %d", sz.ToolResults[results].Bytes, len(b.Get("content").Raw))
+						}
+						results++
+					}
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 2000 {
+		t.Fatalf("only %d records checked", checked)
+	}
+}
