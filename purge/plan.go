@@ -51,23 +51,24 @@ type Plan struct {
 
 // Stats counts what a purge changes.
 type Stats struct {
-	ThinkingRemoved     int    `json:"thinking_blocks_removed"`
-	DroppedThinking     int    `json:"records_dropped_thinking"`
-	DroppedProgress     int    `json:"records_dropped_progress"`
-	DroppedBookkeeping  int    `json:"records_dropped_bookkeeping"`
-	DroppedArchived     int    `json:"records_archived"`
-	RelinkedDangling    int    `json:"repaired_dangling_parents"`
-	SynthesizedResults  int    `json:"repaired_missing_tool_results"`
-	RemovedOrphanResult int    `json:"repaired_orphan_tool_results"`
-	DroppedEmpty        int    `json:"repaired_empty_records"`
-	RemovedEmptyText    int    `json:"repaired_empty_text_blocks"`
-	Reparented          int    `json:"records_reparented"`
-	Stubs               int    `json:"stubs_written"`
-	StubbedBytes        int64  `json:"bytes_moved_to_store"`
-	Injected            bool   `json:"compaction_injected,omitempty"`
-	InjectSkipped       string `json:"compaction_not_injected,omitempty"`
-	ArchivedLines       int    `json:"lines_archived,omitempty"`
-	ArchiveSkipped      string `json:"archive_skipped,omitempty"`
+	ThinkingRemoved       int    `json:"thinking_blocks_removed"`
+	DroppedThinking       int    `json:"records_dropped_thinking"`
+	DroppedProgress       int    `json:"records_dropped_progress"`
+	DroppedBookkeeping    int    `json:"records_dropped_bookkeeping"`
+	DroppedArchived       int    `json:"records_archived"`
+	RelinkedDangling      int    `json:"repaired_dangling_parents"`
+	SynthesizedResults    int    `json:"repaired_missing_tool_results"`
+	RemovedOrphanResult   int    `json:"repaired_orphan_tool_results"`
+	DroppedEmpty          int    `json:"repaired_empty_records"`
+	RemovedEmptyText      int    `json:"repaired_empty_text_blocks"`
+	RemovedBrokenThinking int    `json:"repaired_unsigned_thinking"`
+	Reparented            int    `json:"records_reparented"`
+	Stubs                 int    `json:"stubs_written"`
+	StubbedBytes          int64  `json:"bytes_moved_to_store"`
+	Injected              bool   `json:"compaction_injected,omitempty"`
+	InjectSkipped         string `json:"compaction_not_injected,omitempty"`
+	ArchivedLines         int    `json:"lines_archived,omitempty"`
+	ArchiveSkipped        string `json:"archive_skipped,omitempty"`
 }
 
 // makePlan decides the purge of a scanned transcript.

@@ -155,7 +155,8 @@ func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResu
 }
 
 // planToolPairs applies the API's adjacency rule to the chain the plan
-// produces, repeating until it holds: an unanswered tool_use gets a
+// produces, repeating until it holds: thinking without a signature (or
+// redacted thinking without data) is removed; an unanswered tool_use gets a
 // synthesised is_error tool_result right after its message; an orphan
 // tool_result block is removed; empty content and empty text are removed;
 // a record left with nothing is dropped and its children relinked. The
@@ -195,6 +196,21 @@ func (p *Plan) planToolPairs() {
 			case "empty-content":
 				p.setDrop(i, dropEmpty)
 				changed = true
+			case "thinking-unsigned", "redacted-thinking-empty":
+				// The API rejects these whatever else happens: removing them
+				// is a repair, even under --keep-thinking or --repair-only.
+				for b, bf := range p.recs()[i].Blocks {
+					broken := bf.Type == transcript.BlockThinking && bf.NoSignature ||
+						bf.Type == transcript.BlockRedactedThinking && bf.Empty
+					if broken && !p.isRemoved(i, b) {
+						p.removeBlock(i, b)
+						p.Stats.RemovedBrokenThinking++
+						changed = true
+					}
+				}
+				if p.allRemoved(i) {
+					p.setDrop(i, dropEmpty)
+				}
 			case "empty-text":
 				for b, bf := range p.recs()[i].Blocks {
 					if bf.Type == transcript.BlockText && bf.Empty && !p.isRemoved(i, b) {

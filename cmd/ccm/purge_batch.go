@@ -94,7 +94,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 					sum.BytesBefore += rep.BytesBefore
 					sum.BytesAfter += rep.BytesAfter
 					sum.Stubs += rep.Stubs
-					sum.Repairs += rep.RelinkedDangling + rep.SynthesizedResults + rep.RemovedOrphanResult + rep.DroppedEmpty + rep.RemovedEmptyText
+					sum.Repairs += repairCount(rep.Stats)
 					if rep.Changed {
 						sum.Purged++
 					} else {

@@ -38,10 +38,9 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		}
 		fmt.Fprintln(w)
 	}
-	repairs := s.RelinkedDangling + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText
-	if repairs > 0 || verbose {
-		fmt.Fprintf(w, "  repairs     %d dangling parents relinked, %d missing tool results added, %d orphan tool results removed, %d empty records and %d empty text blocks removed\n",
-			s.RelinkedDangling, s.SynthesizedResults, s.RemovedOrphanResult, s.DroppedEmpty, s.RemovedEmptyText)
+	if repairs := repairCount(s); repairs > 0 || verbose {
+		fmt.Fprintf(w, "  repairs     %d dangling parents relinked, %d missing tool results added, %d orphan tool results removed, %d empty records, %d empty text blocks and %d unsigned thinking blocks removed\n",
+			s.RelinkedDangling, s.SynthesizedResults, s.RemovedOrphanResult, s.DroppedEmpty, s.RemovedEmptyText, s.RemovedBrokenThinking)
 	}
 	if s.Reparented > 0 && verbose {
 		fmt.Fprintf(w, "  relinked    %d records whose parent was dropped now point at its nearest kept ancestor\n", s.Reparented)
@@ -68,4 +67,9 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
 	}
+}
+
+// repairCount adds up the repairs of a purge.
+func repairCount(s purge.Stats) int {
+	return s.RelinkedDangling + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText + s.RemovedBrokenThinking
 }
