@@ -16,6 +16,9 @@ import (
 type stubber struct {
 	ctx   context.Context
 	store *ccm.Store // nil in a dry run: keys only, nothing stored
+	// batch defers the fsyncs of every blob to one barrier in finish,
+	// which runs before the transcript naming them is replaced.
+	batch *ccm.Batch
 
 	jobs chan putJob
 	wg   sync.WaitGroup
@@ -42,6 +45,7 @@ func newStubber(ctx context.Context, store *ccm.Store) *stubber {
 	if store == nil {
 		return s
 	}
+	s.batch = store.NewBatch()
 	workers := runtime.GOMAXPROCS(0)
 	s.jobs = make(chan putJob, 2*workers)
 	for w := 0; w < workers; w++ {
@@ -54,7 +58,7 @@ func newStubber(ctx context.Context, store *ccm.Store) *stubber {
 func (s *stubber) work() {
 	defer s.wg.Done()
 	for j := range s.jobs {
-		_, err := s.store.Put(s.ctx, j.content, j.src, j.pin, j.reason)
+		_, err := s.batch.Put(s.ctx, j.content, j.src, j.pin, j.reason)
 		s.mu.Lock()
 		s.inFlight -= int64(len(j.content))
 		if err != nil && s.err == nil {
@@ -89,8 +93,9 @@ func (s *stubber) stash(content []byte, src ccm.Source, pin ccm.PinLevel, reason
 	return key, nil
 }
 
-// finish waits until everything queued is stored and returns the first
-// error. The transcript must not be replaced unless it returns nil.
+// finish waits until everything queued is stored, makes it durable, and
+// returns the first error. The transcript must not be replaced unless it
+// returns nil.
 func (s *stubber) finish() error {
 	if s.jobs != nil {
 		close(s.jobs)
@@ -98,6 +103,10 @@ func (s *stubber) finish() error {
 		s.jobs = nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
+	err := s.err
+	s.mu.Unlock()
+	if err == nil && s.batch != nil {
+		err = s.batch.Commit()
+	}
+	return err
 }
