@@ -32,6 +32,9 @@ func onUserPromptSubmit(ctx context.Context, h *Hook) (Response, error) {
 	if sid == "" {
 		return Response{}, nil // nothing to count against
 	}
+	if !userPrompt(h.In) {
+		return Response{}, nil
+	}
 	cfg := h.Config
 	enabled := cfg.Bool("CONTEXT_REFRESH_ENABLED")
 	d := due{rulesN: cfg.Int("CONTEXT_REFRESH_INTERVAL"), mdN: cfg.Int("CONTEXT_REFRESH_CLAUDE_MD_INTERVAL")}
@@ -67,6 +70,17 @@ func onUserPromptSubmit(ctx context.Context, h *Hook) (Response, error) {
 		return Response{}, nil
 	}
 	return Response{Context: buildRefresh(h, d)}, nil
+}
+
+// userPrompt reports whether a UserPromptSubmit carries a prompt the user
+// typed. Claude Code 2.1.3xx also submits the completion notice of a
+// background subagent as a prompt ("<task-notification>..."), and
+// subagents have their own context; neither counts toward the cadence.
+func userPrompt(in *Input) bool {
+	if in.AgentID() != "" {
+		return false
+	}
+	return !strings.HasPrefix(strings.TrimSpace(in.Prompt()), "<task-notification>")
 }
 
 // buildRefresh assembles the refresh payload: rules first, then CLAUDE.md

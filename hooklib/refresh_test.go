@@ -181,3 +181,23 @@ func TestBothDueOnePayload(t *testing.T) {
 		t.Errorf("turn 4 lacks a part: %q", outs[3])
 	}
 }
+
+// Claude Code submits a background subagent's completion notice as a
+// prompt (seen with the real 2.1.330 client); it is not the user's and does
+// not advance the counter, nor do prompts inside subagents.
+func TestNotificationsAreNotPrompts(t *testing.T) {
+	s := newSandbox(t)
+	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"
+	s.write("claude/rules/r.md", "a rule")
+	for _, in := range []string{
+		`{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"<task-notification>\n<task-id>a1</task-id>"}`,
+		`{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"Say hi.","agent_id":"a1","agent_type":"Explore"}`,
+	} {
+		if out := s.run(UserPromptSubmit, in); out != "" {
+			t.Errorf("%s: %q", in, out)
+		}
+	}
+	if st, _ := NewStore(s.home()).Load("s"); st.Prompts != 0 {
+		t.Errorf("counter %d", st.Prompts)
+	}
+}
