@@ -27,6 +27,8 @@ type lexed struct {
 	toks []tok
 }
 
+// String reassembles the line; deleted tokens drop out with the separator
+// that follows them.
 func (lx *lexed) String() string {
 	var b strings.Builder
 	b.WriteString(lx.seps[0])
