@@ -46,9 +46,12 @@ func onUserPromptSubmit(ctx context.Context, h *Hook) (Response, error) {
 	}
 	_, err := h.State.Update(ctx, sid, h.Now, func(st *State) error {
 		if enabled {
+			// Due N prompts after the last refresh of that part: prompt N,
+			// 2N, ... as before, and a `ccm refresh` restarts the count
+			// instead of being followed by a periodic copy soon after.
 			st.Prompts++
-			d.rules = d.rulesN > 0 && st.Prompts%d.rulesN == 0
-			d.md = d.mdN > 0 && st.Prompts%d.mdN == 0
+			d.rules = d.rulesN > 0 && st.Prompts-st.LastRules >= d.rulesN
+			d.md = d.mdN > 0 && st.Prompts-st.LastClaudeMD >= d.mdN
 		}
 		if !st.ForceRefresh.IsZero() {
 			d.forced = h.Now.Sub(st.ForceRefresh) < forceTTL

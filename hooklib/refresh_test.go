@@ -201,3 +201,56 @@ func TestNotificationsAreNotPrompts(t *testing.T) {
 		t.Errorf("counter %d", st.Prompts)
 	}
 }
+
+// TestD49ForcedRefreshRestartsCadence: the last-refresh turns the state
+// records are what the cadence counts from (the earlier tool wrote a
+// last_rules_turn nothing read), so a forced refresh is not followed by a
+// periodic copy a few prompts later.
+func TestD49ForcedRefreshRestartsCadence(t *testing.T) {
+	s := newSandbox(t)
+	s.env["CONTEXT_REFRESH_INTERVAL"] = "5"
+	s.env["CONTEXT_REFRESH_CLAUDE_MD_INTERVAL"] = "0"
+	s.write("claude/rules/r.md", "a rule")
+	var got []int
+	for i := 1; i <= 12; i++ {
+		if i == 3 {
+			MarkRefresh(context.Background(), NewStore(s.home()), []string{"s"}, s.now)
+		}
+		if s.prompt("s") != "" {
+			got = append(got, i)
+		}
+	}
+	if fmt.Sprint(got) != "[3 8]" {
+		t.Errorf("refreshes at %v, want [3 8]", got)
+	}
+}
+
+// TestD50MarksAndPromptsRace: marks and prompts from many writers at once
+// go through the same lock, so neither a mark nor a prompt is lost.
+func TestD50MarksAndPromptsRace(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	now := time.Now()
+	NewStore(dir).Update(ctx, "s", now, func(*State) error { return nil })
+	done := make(chan bool)
+	for w := 0; w < 8; w++ {
+		go func(w int) {
+			st := NewStore(dir) // its own descriptors, as separate processes have
+			for i := 0; i < 20; i++ {
+				if w == 0 {
+					MarkRefresh(ctx, st, nil, now)
+				} else {
+					st.Update(ctx, "s", now, func(s *State) error { s.Prompts++; return nil })
+				}
+			}
+			done <- true
+		}(w)
+	}
+	for w := 0; w < 8; w++ {
+		<-done
+	}
+	st, _ := NewStore(dir).Load("s")
+	if st.Prompts != 7*20 || st.ForceRefresh.IsZero() {
+		t.Errorf("prompts %d, mark %v", st.Prompts, st.ForceRefresh)
+	}
+}

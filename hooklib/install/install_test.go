@@ -63,7 +63,10 @@ func TestMergeRoundTrip(t *testing.T) {
 	}
 }
 
-func TestMergeMatchers(t *testing.T) {
+// TestD39MatchersAndTimeouts: every registration is matched as narrowly as
+// its feature allows and has a timeout (the earlier tools registered 11
+// events with neither: two Python starts per tool call).
+func TestD39MatchersAndTimeouts(t *testing.T) {
 	out, _, _, _ := Merge(nil, exe)
 	if m := gjson.GetBytes(out, "hooks.PreToolUse.0.matcher").String(); m != "Agent|Task" {
 		t.Errorf("PreToolUse matcher %q", m)
