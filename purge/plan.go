@@ -45,6 +45,9 @@ type Plan struct {
 	latest      string // message.id of the latest assistant message
 	inject      *injection
 	archive     *archive
+	// renames gives a new id to blocks (record → block → id): the later
+	// of two tool calls sharing an id, and the result that answers it.
+	renames map[int]map[int]string
 
 	Stats Stats
 }
@@ -62,6 +65,7 @@ type Stats struct {
 	DroppedEmpty          int    `json:"repaired_empty_records"`
 	RemovedEmptyText      int    `json:"repaired_empty_text_blocks"`
 	RemovedBrokenThinking int    `json:"repaired_unsigned_thinking"`
+	RenamedDuplicateIDs   int    `json:"repaired_duplicate_tool_ids"`
 	Reparented            int    `json:"records_reparented"`
 	Stubs                 int    `json:"stubs_written"`
 	StubbedBytes          int64  `json:"bytes_moved_to_store"`
@@ -75,7 +79,7 @@ type Stats struct {
 func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	n := len(s.ix.Recs)
 	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{},
-		remove: map[int][]bool{}, synth: map[int]*synthResult{}}
+		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{}}
 	p.windowStart = p.findWindow()
 	p.latest = p.findLatest()
 	if !opt.RepairOnly && opt.ArchiveCompacted {

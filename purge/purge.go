@@ -77,6 +77,11 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if fi.Size() == 0 {
 		return nil, fmt.Errorf("empty file (0 bytes), nothing to purge")
 	}
+	if !opt.DryRun {
+		if err := checkWritable(path, fi); err != nil {
+			return nil, err
+		}
+	}
 	limit, err := lastLineEnd(src, fi.Size())
 	if err != nil {
 		return nil, err
@@ -204,6 +209,28 @@ func (p *Plan) storeArchive(ctx context.Context, src *os.File, store *ccm.Store,
 	}
 	w.archiveStub = ccm.Stub{Key: key, Source: "ccm purge --archive-compacted", Desc: desc, Bytes: a.offset, Lines: a.lines, Pinned: level}
 	p.Stats.ArchivedLines = a.lines
+	return nil
+}
+
+// ErrReadOnly is returned for a transcript (or directory) whose owner
+// write bit is off: someone protected it, and ccm respects that even when
+// it runs as root, which the kernel would let through.
+var ErrReadOnly = errors.New("read-only")
+
+// checkWritable refuses to rewrite a read-only file or a file in a
+// read-only directory.
+func checkWritable(path string, fi os.FileInfo) error {
+	if fi.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("the file is %w (mode %04o); ccm does not rewrite a protected transcript (chmod u+w to allow it)", ErrReadOnly, fi.Mode().Perm())
+	}
+	dir := filepath.Dir(path)
+	di, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if di.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("its directory %s is %w (mode %04o); ccm replaces files by renaming inside it (chmod u+w to allow it)", dir, ErrReadOnly, di.Mode().Perm())
+	}
 	return nil
 }
 

@@ -127,6 +127,13 @@ func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResu
 			}
 		}
 		f.Parent = p.effectiveParent(i)
+		if rn := p.renames[i]; rn != nil {
+			bs := append([]transcript.BlockFacts(nil), f.Blocks...)
+			for b, id := range rn {
+				bs[b].ID = id
+			}
+			f.Blocks = bs
+		}
 		if rm := p.remove[i]; rm != nil {
 			var bs []transcript.BlockFacts
 			for b, bf := range f.Blocks {
@@ -173,6 +180,9 @@ func (p *Plan) planToolPairs() {
 			if i >= 0 {
 				byLine[p.recs()[i].Line] = i
 			}
+		}
+		if p.renameDuplicates(vix, orig, msgs) {
+			continue // re-check with the new ids
 		}
 		for _, f := range vix.CheckAPI(c, msgs) {
 			i, ok := byLine[f.Line]
@@ -335,4 +345,59 @@ func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transc
 		p.setDrop(i, dropOrphanResult)
 	}
 	return changed
+}
+
+// renameDuplicates gives the later of two tool calls with the same id on
+// the chain a new id, in its tool_use block and in the tool_result of the
+// next message that answers it. The API rejects duplicate ids; renaming
+// keeps both calls and both results (a retried request written twice).
+func (p *Plan) renameDuplicates(vix *transcript.Index, orig []int, msgs []transcript.Message) bool {
+	seen := map[string]bool{}
+	changed := false
+	for k := range msgs {
+		m := &msgs[k]
+		if m.Role != "assistant" {
+			continue
+		}
+		for _, ref := range m.Blocks {
+			if ref.Block < 0 {
+				continue
+			}
+			b := vix.Recs[ref.Rec].Blocks[ref.Block]
+			if b.Type != transcript.BlockToolUse {
+				continue
+			}
+			if !seen[b.ID] {
+				seen[b.ID] = true
+				continue
+			}
+			i := orig[ref.Rec]
+			if i < 0 {
+				continue
+			}
+			newID := b.ID + "_ccm" + newUUID("dup", p.recs()[i].UUID, b.ID)[:8]
+			p.rename(i, ref.Block, newID)
+			if k+1 < len(msgs) {
+				for _, r2 := range msgs[k+1].Blocks {
+					if r2.Block < 0 || orig[r2.Rec] < 0 {
+						continue
+					}
+					if rb := vix.Recs[r2.Rec].Blocks[r2.Block]; rb.Type == transcript.BlockToolResult && rb.ID == b.ID {
+						p.rename(orig[r2.Rec], r2.Block, newID)
+						break
+					}
+				}
+			}
+			p.Stats.RenamedDuplicateIDs++
+			changed = true
+		}
+	}
+	return changed
+}
+
+func (p *Plan) rename(i, b int, id string) {
+	if p.renames[i] == nil {
+		p.renames[i] = map[int]string{}
+	}
+	p.renames[i][b] = id
 }

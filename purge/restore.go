@@ -102,6 +102,9 @@ func openForRewrite(ctx context.Context, path string, opt Options) (*os.File, in
 	if err == nil && !fi.Mode().IsRegular() {
 		err = errors.New("not a regular file")
 	}
+	if err == nil && !opt.DryRun {
+		err = checkWritable(path, fi)
+	}
 	var limit int64
 	if err == nil {
 		limit, err = lastLineEnd(src, fi.Size())

@@ -20,6 +20,7 @@ type rewriter struct {
 	tools   map[string]toolInfo
 	buf     []byte
 	buf2    []byte
+	tmp     []byte
 	edits   []edit
 	// onLine, when set, sees every record line written and whether it is
 	// on the chain the purged file resumes with (for the token estimate).
@@ -162,13 +163,42 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 			w.edits = append(w.edits, valueEdit(res, repl))
 		}
 	}
-	if rm := w.p.remove[rec]; rm != nil {
+	rm := w.p.remove[rec]
+	if rn := w.p.renames[rec]; rn != nil {
+		// Renamed ids are spliced inside blocks that stay; a block that
+		// is also removed needs no rename.
+		k := 0
+		gjson.Get(s, "message.content").ForEach(func(_, blk gjson.Result) bool {
+			if id, ok := rn[k]; ok && (rm == nil || !rm[k]) {
+				field := "id"
+				if blk.Get("type").Str == "tool_result" {
+					field = "tool_use_id"
+				}
+				if v := blk.Get(field); v.Exists() {
+					w.edits = append(w.edits, valueEdit(v, transcript.AppendQuoted(nil, id)))
+				}
+			}
+			k++
+			return true
+		})
+	}
+	if rm != nil {
 		if c := gjson.Get(s, "message.content"); c.IsArray() {
+			// Applied after the renames above, in a second splice: the
+			// array edit would overlap them.
+			if len(w.edits) > 0 {
+				w.buf = applyEdits(w.buf, line, w.edits)
+				line = w.buf
+				w.edits = w.edits[:0]
+				s = bytesView(line)
+				c = gjson.Get(s, "message.content")
+			}
 			w.edits = append(w.edits, valueEdit(c, withoutElements(c, rm)))
 		}
 	}
 	if len(w.edits) > 0 {
-		w.buf = applyEdits(w.buf, line, w.edits)
+		w.tmp = applyEdits(w.tmp, line, w.edits)
+		w.buf, w.tmp = w.tmp, w.buf
 		line = w.buf
 	}
 	if !w.stubbing(rec) {

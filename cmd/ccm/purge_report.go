@@ -39,8 +39,8 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintln(w)
 	}
 	if repairs := repairCount(s); repairs > 0 || verbose {
-		fmt.Fprintf(w, "  repairs     %d dangling parents relinked, %d missing tool results added, %d orphan tool results removed, %d empty records, %d empty text blocks and %d unsigned thinking blocks removed\n",
-			s.RelinkedDangling, s.SynthesizedResults, s.RemovedOrphanResult, s.DroppedEmpty, s.RemovedEmptyText, s.RemovedBrokenThinking)
+		fmt.Fprintf(w, "  repairs     %d dangling parents relinked, %d missing tool results added, %d orphan tool results removed, %d empty records, %d empty text blocks and %d unsigned thinking blocks removed, %d duplicate tool ids renamed\n",
+			s.RelinkedDangling, s.SynthesizedResults, s.RemovedOrphanResult, s.DroppedEmpty, s.RemovedEmptyText, s.RemovedBrokenThinking, s.RenamedDuplicateIDs)
 	}
 	if s.Reparented > 0 && verbose {
 		fmt.Fprintf(w, "  relinked    %d records whose parent was dropped now point at its nearest kept ancestor\n", s.Reparented)
@@ -71,5 +71,5 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 
 // repairCount adds up the repairs of a purge.
 func repairCount(s purge.Stats) int {
-	return s.RelinkedDangling + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText + s.RemovedBrokenThinking
+	return s.RelinkedDangling + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText + s.RemovedBrokenThinking + s.RenamedDuplicateIDs
 }
