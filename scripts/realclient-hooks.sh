@@ -131,4 +131,27 @@ log = os.path.join(out, "config", "ccm", "logs", "hooks.log")
 print("  hooks.log:", (open(log).read().strip().replace("\n", "\n             ") if os.path.exists(log) else "(none)"))
 sys.exit(1 if fails else 0)
 EOF
+# The slash commands ccm install wrote: /pin-last must put its directive in
+# front of the model, and /ccm must expand (its dynamic `ccm cache stats`
+# line must not fail the command when there is no store yet).
+slash() { # NAME: runs a session whose prompt is /NAME with ccm's commands installed
+  local o=$work/slash-$1
+  mkdir -p "$o/config/commands"
+  cp "$work"/stage/commands/*.md "$o/config/commands/"
+  echo '[{"text": "Noted."}]' >"$work/slash-script.json"
+  python3 "$rc/hook_session.py" --settings "$settings" --script "$work/slash-script.json" --out "$o" \
+    --prompt "/$1" --marker "$2" --timeout 120 >"$o.txt" 2>&1 || true
+  python3 - "$o" "$2" "/$1" <<'PY'
+import json, sys
+out, marker, name = sys.argv[1:]
+rep = json.load(open(out + "/report.json"))
+ok = rep["main_requests"] > 0 and ("marker:" + marker) in rep["delivered"] and not rep["hook_errors"]
+print("  %s %s reached the model (%s)" % ("ok  " if ok else "FAIL", name, marker))
+if not ok:
+    print("      result: %r" % ((rep.get("result") or {}).get("result") or "")[:300])
+sys.exit(0 if ok else 1)
+PY
+}
+slash pin-last 'ccm:pin last level=soft'
+slash ccm 'Current cache statistics'
 echo "realclient-hooks: PASS"
