@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"ccm/purge"
 )
@@ -38,9 +39,10 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		}
 		fmt.Fprintln(w)
 	}
-	if repairs := repairCount(s); repairs > 0 || verbose {
-		fmt.Fprintf(w, "  repairs     %d dangling parents relinked, %d missing tool results added, %d orphan tool results removed, %d empty records, %d empty text blocks and %d unsigned thinking blocks removed, %d duplicate tool ids renamed\n",
-			s.RelinkedDangling, s.SynthesizedResults, s.RemovedOrphanResult, s.DroppedEmpty, s.RemovedEmptyText, s.RemovedBrokenThinking, s.RenamedDuplicateIDs)
+	if parts := repairParts(s); len(parts) > 0 {
+		fmt.Fprintf(w, "  repairs     %s\n", strings.Join(parts, ", "))
+	} else if verbose {
+		fmt.Fprintf(w, "  repairs     none needed\n")
 	}
 	if s.Reparented > 0 && verbose {
 		fmt.Fprintf(w, "  relinked    %d records whose parent was dropped now point at its nearest kept ancestor\n", s.Reparented)
@@ -72,4 +74,26 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 // repairCount adds up the repairs of a purge.
 func repairCount(s purge.Stats) int {
 	return s.RelinkedDangling + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText + s.RemovedBrokenThinking + s.RenamedDuplicateIDs
+}
+
+// repairParts lists the repairs a purge made, one phrase each.
+func repairParts(s purge.Stats) []string {
+	var out []string
+	for _, r := range []struct {
+		n    int
+		what string
+	}{
+		{s.RelinkedDangling, "dangling parents relinked"},
+		{s.SynthesizedResults, "missing tool results added"},
+		{s.RemovedOrphanResult, "orphan tool results removed"},
+		{s.RenamedDuplicateIDs, "duplicate tool ids renamed"},
+		{s.DroppedEmpty, "empty records removed"},
+		{s.RemovedEmptyText, "empty text blocks removed"},
+		{s.RemovedBrokenThinking, "unsigned thinking blocks removed"},
+	} {
+		if r.n > 0 {
+			out = append(out, fmt.Sprintf("%d %s", r.n, r.what))
+		}
+	}
+	return out
 }
