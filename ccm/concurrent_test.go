@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -167,4 +169,71 @@ func TestHoldBlocksExclusive(t *testing.T) {
 		t.Fatalf("put while pruning: %v", err)
 	}
 	unlock()
+}
+
+func TestBatch(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	b := s.NewBatch()
+	var wg sync.WaitGroup
+	keys := make([]Key, 20)
+	for i := range keys {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			k, err := b.Put(ctx, []byte(fmt.Sprintf("batched %d %s", i, strings.Repeat("x\n", 600))), Source{}, PinLevel(i%3), "")
+			if err != nil {
+				t.Error(err)
+			}
+			keys[i] = k
+		}(i)
+	}
+	wg.Wait()
+	// Readable at once, before Commit.
+	for i, k := range keys {
+		if got := get(t, s, k); !strings.HasPrefix(got, fmt.Sprintf("batched %d ", i)) {
+			t.Fatalf("%d: %q", i, got[:20])
+		}
+	}
+	if _, err := s.LastKey(); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("last_key written before Commit: %v", err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := s.LastKey(); err != nil || k == "" {
+		t.Fatalf("last_key after Commit: %v", err)
+	}
+	if err := b.Commit(); err != nil { // nothing left: a no-op
+		t.Fatal(err)
+	}
+	assertNoTemps(t, s)
+}
+
+// TestCrashLeftEmptyFiles: an unsynced write interrupted by a crash can
+// leave an empty blob or metadata file. The blob reads as corrupt and the
+// next Put of the content replaces it.
+func TestCrashLeftEmptyFiles(t *testing.T) {
+	s := newStore(t)
+	content := strings.Repeat("crash\n", 500)
+	k := put(t, s, content, PinNone)
+	os.Truncate(blobPath(t, s, k), 0)
+	if _, err := s.Get(context.Background(), k); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("empty blob: %v", err)
+	}
+	put(t, s, content, PinNone)
+	if get(t, s, k) != content {
+		t.Fatal("not healed")
+	}
+	// An empty metadata file is no metadata: listed as such, not as an
+	// error that would stop prune, and rewritten by the next Put.
+	os.WriteFile(filepath.Join(s.Root(), "meta", k.Hex()+".json"), nil, 0o600)
+	l, _ := s.List(context.Background(), nil)
+	if len(l.Entries) != 1 || !l.Entries[0].MetaMissing || l.Entries[0].MetaErr != nil {
+		t.Fatalf("empty metadata listed as %+v", l.Entries)
+	}
+	put(t, s, content, PinSoft)
+	if m, err := s.Stat(k); err != nil || m.Pinned.Level != PinSoft || m.BytesUncompressed != int64(len(content)) {
+		t.Fatalf("rewritten metadata %+v %v", m, err)
+	}
 }

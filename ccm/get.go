@@ -10,8 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-
-	"ccm/fsutil"
 )
 
 // maxMetaSize bounds what is read as a metadata file; real ones are under
@@ -174,7 +172,7 @@ func (s *Store) SetPin(ctx context.Context, key Key, level PinLevel, reason stri
 	} else {
 		m.Pinned = PinInfo{Level: level, Reason: reason, PinnedAt: s.now()}
 	}
-	if err := s.writeMeta(path, m); err != nil {
+	if err := s.writeMeta(path, m, nil); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -217,7 +215,7 @@ func (s *Store) touch(ctx context.Context, key Key, f BlobFile) (*Meta, error) {
 	}
 	m.LastAccessAt = s.now()
 	m.AccessCount++
-	if err := s.writeMeta(path, m); err != nil && !isReadOnly(err) {
+	if err := s.writeMeta(path, m, nil); err != nil && !isReadOnly(err) {
 		return nil, err
 	}
 	return m, nil
@@ -236,19 +234,29 @@ func (s *Store) readMeta(key Key) (*Meta, string, error) {
 			}
 			return nil, path, err
 		}
+		if len(b) == 0 {
+			// What a crash leaves of a batched, not yet committed write: it
+			// holds nothing, so the blob is treated as having no metadata.
+			return nil, path, ErrNotFound
+		}
 		m, err := parseMeta(b, key)
 		return m, path, err
 	}
 	return nil, cands[0], ErrNotFound
 }
 
-// writeMeta replaces a metadata file atomically (0600).
-func (s *Store) writeMeta(path string, m *Meta) error {
-	b, err := encodeMeta(m)
+// writeMeta replaces a metadata file atomically (0600), durably unless it
+// is part of a batch.
+func (s *Store) writeMeta(path string, m *Meta, b *Batch) error {
+	data, err := encodeMeta(m)
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileBytes(path, fsutil.FileMode, b); err != nil {
+	err = b.write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("write metadata: %w", err)
 	}
 	return nil

@@ -255,6 +255,9 @@ func fillEntry(e *Entry, buf *[]byte) error {
 		return nil
 	}
 	b, err := readSmall(e.MetaPath, buf)
+	if err == nil && len(b) == 0 {
+		err = unix.ENOENT // an empty file is a crash artifact: no metadata (see readMeta)
+	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			e.MetaPath, e.MetaMissing = "", true

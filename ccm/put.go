@@ -25,12 +25,16 @@ import (
 // changes. src describes the first store only; a relative SessionPath is
 // made absolute.
 func (s *Store) Put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string) (Key, error) {
+	return s.put(ctx, content, src, pin, pinReason, nil)
+}
+
+func (s *Store) put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string, b *Batch) (Key, error) {
 	if err := s.checkPut(pin); err != nil {
 		return "", err
 	}
 	key := KeyOf(content)
-	p := pending{key: key, size: int64(len(content)), lines: int64(bytes.Count(content, []byte{'\n'}))}
-	p.write = func(dst *BlobFile) error { return s.writeBlobBytes(key, content, dst) }
+	p := pending{key: key, size: int64(len(content)), lines: int64(bytes.Count(content, []byte{'\n'})), batch: b}
+	p.write = func(dst *BlobFile) error { return s.writeBlobBytes(key, content, dst, b) }
 	if err := s.commit(ctx, &p, src, pin, pinReason); err != nil {
 		return "", err
 	}
@@ -73,7 +77,7 @@ func (s *Store) PutReader(ctx context.Context, r io.Reader, src Source, pin PinL
 		if _, err := spool.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		err := s.writeCompressed(key, spool, n, dst)
+		err := s.writeCompressed(key, spool, n, dst, nil)
 		if errors.Is(err, errNoShrink) {
 			return s.renameSpool(spool, key, dst)
 		}
@@ -102,6 +106,7 @@ type pending struct {
 	size  int64
 	lines int64
 	write func(dst *BlobFile) error
+	batch *Batch // nil: every write is durable before Put returns
 }
 
 // commit runs under the shared lock: reuse or write the blob, then record
@@ -151,7 +156,18 @@ func (s *Store) commit(ctx context.Context, p *pending, src Source, pin PinLevel
 			return err
 		}
 	}
-	if err := fsutil.WriteFileBytes(s.path(lastKeyFile), fsutil.FileMode, []byte(string(p.key)+"\n")); err != nil {
+	if p.batch != nil {
+		p.batch.setLast(p.key) // written once, at Commit
+		return nil
+	}
+	return s.writeLastKey(p.key)
+}
+
+// writeLastKey records the most recent store. last_key only serves "ccm
+// cache last" and "pin --last": a crash may lose its latest update, never
+// tear it, so it skips the two fsyncs.
+func (s *Store) writeLastKey(k Key) error {
+	if err := fsutil.WriteFileVolatile(s.path(lastKeyFile), fsutil.FileMode, []byte(string(k)+"\n")); err != nil {
 		return fmt.Errorf("write last_key: %w", err)
 	}
 	return nil
@@ -159,29 +175,34 @@ func (s *Store) commit(ctx context.Context, p *pending, src Source, pin PinLevel
 
 // writeBlobBytes writes content as key's blob in the configured form:
 // raw under 1 KiB or when compression does not shrink it.
-func (s *Store) writeBlobBytes(key Key, content []byte, dst *BlobFile) error {
+func (s *Store) writeBlobBytes(key Key, content []byte, dst *BlobFile, b *Batch) error {
 	n := int64(len(content))
 	if n < minCompressSize || s.comp == None {
-		return s.writeFile(key, None, content, dst)
+		return s.writeFile(key, None, content, dst, b)
 	}
 	if s.comp == Zstd && n <= inMemoryLimit {
 		enc := encodeAll(content)
+		defer releaseEncoded(enc)
 		if int64(len(enc)) >= n {
-			return s.writeFile(key, None, content, dst)
+			return s.writeFile(key, None, content, dst, b)
 		}
-		return s.writeFile(key, Zstd, enc, dst)
+		return s.writeFile(key, Zstd, enc, dst, b)
 	}
-	err := s.writeCompressed(key, bytes.NewReader(content), n, dst)
+	err := s.writeCompressed(key, bytes.NewReader(content), n, dst, b)
 	if errors.Is(err, errNoShrink) {
-		return s.writeFile(key, None, content, dst)
+		return s.writeFile(key, None, content, dst, b)
 	}
 	return err
 }
 
 // writeFile writes data atomically as key's blob in form c.
-func (s *Store) writeFile(key Key, c Compression, data []byte, dst *BlobFile) error {
+func (s *Store) writeFile(key Key, c Compression, data []byte, dst *BlobFile, b *Batch) error {
 	path := s.path(blobsDir, key.Hex()+c.Ext())
-	if err := fsutil.WriteFileBytes(path, fsutil.FileMode, data); err != nil {
+	err := b.write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	*dst = BlobFile{Path: path, Compression: c, Size: int64(len(data))}
@@ -190,11 +211,11 @@ func (s *Store) writeFile(key Key, c Compression, data []byte, dst *BlobFile) er
 
 // writeCompressed streams src (size bytes) through the configured
 // compressor into key's blob. errNoShrink means nothing was written.
-func (s *Store) writeCompressed(key Key, src io.Reader, size int64, dst *BlobFile) error {
+func (s *Store) writeCompressed(key Key, src io.Reader, size int64, dst *BlobFile, b *Batch) error {
 	c := s.comp
 	path := s.path(blobsDir, key.Hex()+c.Ext())
 	var n int64
-	err := fsutil.WriteFile(path, fsutil.FileMode, func(w io.Writer) error {
+	err := b.write(path, func(w io.Writer) error {
 		var err error
 		n, err = compressTo(w, src, size, c)
 		return err
@@ -260,7 +281,7 @@ func (s *Store) recordPut(ctx context.Context, p *pending, bf BlobFile, src Sour
 	// Facts about the blob on disk, which a rewritten blob may change.
 	m.BytesUncompressed, m.Lines = p.size, p.lines
 	m.Compression, m.BytesCompressed = string(bf.Compression), bf.Size
-	if err := s.writeMeta(path, m); err != nil {
+	if err := s.writeMeta(path, m, p.batch); err != nil {
 		return false, err
 	}
 	return created, nil

@@ -145,8 +145,10 @@ func (s *Store) blobCandidates(key Key) []BlobFile {
 	for _, c := range compressions {
 		out = append(out, BlobFile{Path: s.path(blobsDir, h+c.Ext()), Compression: c})
 	}
-	for _, c := range compressions {
-		out = append(out, BlobFile{Path: s.path(blobsDir, h[:2], h+c.Ext()), Compression: c})
+	if s.hasFanout(blobsDir, h) {
+		for _, c := range compressions {
+			out = append(out, BlobFile{Path: s.path(blobsDir, h[:2], h+c.Ext()), Compression: c})
+		}
 	}
 	return out
 }
@@ -154,7 +156,18 @@ func (s *Store) blobCandidates(key Key) []BlobFile {
 // metaCandidates lists where key's metadata may be, flat first.
 func (s *Store) metaCandidates(key Key) []string {
 	h := key.Hex()
-	return []string{s.path(metaDir, h+".json"), s.path(metaDir, h[:2], h+".json")}
+	out := []string{s.path(metaDir, h+".json")}
+	if s.hasFanout(metaDir, h) {
+		out = append(out, s.path(metaDir, h[:2], h+".json"))
+	}
+	return out
+}
+
+// hasFanout reports whether the fan-out folder for hex exists: one stat
+// instead of probing three file names in a folder ccm never creates.
+func (s *Store) hasFanout(sub, hex string) bool {
+	fi, err := os.Lstat(s.path(sub, hex[:2]))
+	return err == nil && fi.IsDir()
 }
 
 // BlobFile is one stored file of a blob.

@@ -65,6 +65,18 @@ func SyncDir(dir string) error {
 // perm, closed, renamed over path, and the directory is fsynced. On any
 // error before the rename the temp file is removed and path is untouched.
 func WriteFile(path string, perm os.FileMode, write func(w io.Writer) error) (err error) {
+	return writeFile(path, perm, write, true)
+}
+
+// WriteFileUnsynced is WriteFile without the two fsyncs: readers never see
+// a torn file, but after a crash the new file may be missing or empty. It
+// is for writers that make a batch durable at once afterwards (SyncFiles),
+// where one barrier replaces an fsync pair per file.
+func WriteFileUnsynced(path string, perm os.FileMode, write func(w io.Writer) error) error {
+	return writeFile(path, perm, write, false)
+}
+
+func writeFile(path string, perm os.FileMode, write func(w io.Writer) error, durable bool) (err error) {
 	f, err := CreateTemp(path)
 	if err != nil {
 		return err
@@ -83,8 +95,10 @@ func WriteFile(path string, perm os.FileMode, write func(w io.Writer) error) (er
 	if err := f.Chmod(perm); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -93,6 +107,9 @@ func WriteFile(path string, perm os.FileMode, write func(w io.Writer) error) (er
 		return err
 	}
 	renamed = true
+	if !durable {
+		return nil
+	}
 	return SyncDir(filepath.Dir(path))
 }
 

@@ -1,0 +1,86 @@
+package ccm
+
+import (
+	"context"
+	"io"
+	"sort"
+	"sync"
+
+	"ccm/fsutil"
+)
+
+// Batch stores many blobs with one durability barrier instead of four
+// fsyncs per blob. Each Put through a batch is as atomic, deduplicated and
+// verified as Store.Put (readers never see a torn file), but it is durable
+// only once Commit returns nil: a crash before that may lose it, or leave
+// an empty file that reads as corrupt and is replaced by the next Put of
+// the same content. A purge puts every blob of a transcript through one
+// batch, commits, and only then replaces the transcript that references
+// them. Measured on this project's 2-core VM, a durable Put of a 90 KB
+// tool output costs about 3.5 ms, nearly all of it fsync; a batch
+// stores the same outputs at compression speed.
+//
+// A Batch is safe for concurrent use. It holds no lock between calls; use
+// Store.Hold to keep prune away until the transcript is in place.
+type Batch struct {
+	s     *Store
+	mu    sync.Mutex
+	files map[string]struct{}
+	last  Key // the latest Put, for last_key at Commit
+}
+
+// NewBatch starts a batch of Puts.
+func (s *Store) NewBatch() *Batch {
+	return &Batch{s: s, files: make(map[string]struct{})}
+}
+
+// Put stores content like Store.Put, deferring durability to Commit.
+func (b *Batch) Put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string) (Key, error) {
+	return b.s.put(ctx, content, src, pin, pinReason, b)
+}
+
+// Commit makes every Put of the batch durable: it fsyncs the files the
+// batch wrote, several at once, then the store's directories. The batch
+// can be used again afterwards.
+func (b *Batch) Commit() error {
+	b.mu.Lock()
+	files := make([]string, 0, len(b.files))
+	for f := range b.files {
+		files = append(files, f)
+	}
+	last := b.last
+	b.files, b.last = make(map[string]struct{}), ""
+	b.mu.Unlock()
+	if len(files) > 0 {
+		sort.Strings(files)
+		if err := fsutil.SyncFiles(files, []string{b.s.path(blobsDir), b.s.path(metaDir)}); err != nil {
+			return err
+		}
+	}
+	if last != "" {
+		// Within a batch, last_key is written once: the batch's latest Put.
+		return b.s.writeLastKey(last)
+	}
+	return nil
+}
+
+func (b *Batch) setLast(k Key) {
+	b.mu.Lock()
+	b.last = k
+	b.mu.Unlock()
+}
+
+// write replaces path atomically: durably when b is nil, else without
+// fsync, remembering the file for Commit.
+func (b *Batch) write(path string, fn func(w io.Writer) error) error {
+	if b == nil {
+		return fsutil.WriteFile(path, fsutil.FileMode, fn)
+	}
+	if err := fsutil.WriteFileUnsynced(path, fsutil.FileMode, fn); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.files[path] = struct{}{}
+	b.mu.Unlock()
+	return nil
+}
