@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/jsonstr"
 	"ccm/synth"
 	"ccm/transcript"
 )
@@ -460,6 +461,7 @@ func blockEdit(orig, blk gjson.Result) bool {
 			}
 			switch {
 			case isStubValue(nv):
+			case (k.Str == "id" || k.Str == "tool_use_id") && renamedID(ov.Str, nv.Str):
 			case ov.IsArray() && nv.IsArray() && len(ov.Array()) == len(nv.Array()):
 				oa, na := ov.Array(), nv.Array()
 				for x := range oa {
@@ -487,6 +489,21 @@ func blockEdit(orig, blk gjson.Result) bool {
 		return ok
 	}
 	return false
+}
+
+// renamedID reports a duplicate tool id renamed by the repair: the old id
+// with "_ccm" and hex digits appended.
+func renamedID(old, id string) bool {
+	rest, ok := strings.CutPrefix(id, old+"_ccm")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // invariants checks everything every purge output must satisfy, and
@@ -603,7 +620,7 @@ func nullable(s string) any {
 
 // js encodes a string as JSON with non-ASCII kept raw.
 func js(s string) string {
-	return string(transcript.AppendQuoted(nil, s))
+	return string(jsonstr.Append(nil, s))
 }
 
 // sig is a plausible base64 thinking signature.
