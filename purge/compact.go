@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/jsonstr"
 	"ccm/transcript"
 )
 
@@ -76,9 +77,9 @@ func envelope(b []byte, rec transcript.Record) []byte {
 	for _, k := range []string{"cwd", "sessionId", "version", "gitBranch", "slug"} {
 		if v := rec.Get(k); v.Type == gjson.String {
 			b = append(b, ',')
-			b = transcript.AppendQuoted(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
-			b = transcript.AppendQuoted(b, v.Str)
+			b = jsonstr.Append(b, v.Str)
 		}
 	}
 	return b
@@ -93,26 +94,26 @@ func (inj *injection) lines(next []byte) [][]byte {
 	if inj.logicalParent == "" {
 		b = append(b, "null"...)
 	} else {
-		b = transcript.AppendQuoted(b, inj.logicalParent)
+		b = jsonstr.Append(b, inj.logicalParent)
 	}
 	b = append(b, `,"isSidechain":false,"userType":"external"`...)
 	b = envelope(b, rec)
 	b = append(b, `,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":`...)
-	b = transcript.AppendQuoted(b, ts)
+	b = jsonstr.Append(b, ts)
 	b = append(b, `,"uuid":`...)
-	b = transcript.AppendQuoted(b, inj.boundaryUUID)
+	b = jsonstr.Append(b, inj.boundaryUUID)
 	b = append(b, fmt.Sprintf(`,"level":"info","compactMetadata":{"trigger":"manual","preTokens":%d}}`, inj.preTokens)...)
 
 	s := []byte(`{"parentUuid":`)
-	s = transcript.AppendQuoted(s, inj.boundaryUUID)
+	s = jsonstr.Append(s, inj.boundaryUUID)
 	s = append(s, `,"isSidechain":false,"userType":"external"`...)
 	s = envelope(s, rec)
 	s = append(s, `,"type":"user","message":{"role":"user","content":`...)
-	s = transcript.AppendQuoted(s, inj.text)
+	s = jsonstr.Append(s, inj.text)
 	s = append(s, `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":`...)
-	s = transcript.AppendQuoted(s, inj.summaryUUID)
+	s = jsonstr.Append(s, inj.summaryUUID)
 	s = append(s, `,"timestamp":`...)
-	s = transcript.AppendQuoted(s, ts)
+	s = jsonstr.Append(s, ts)
 	s = append(s, '}')
 	return [][]byte{b, s}
 }
@@ -180,11 +181,11 @@ func (p *Plan) planArchive() {
 // archiveLine renders the record that stands for the archived region.
 func (a *archive) line(st ccm.Stub, next []byte) []byte {
 	b := []byte(`{"type":"` + archiveType + `","archive":`)
-	b = transcript.AppendQuoted(b, st.String())
+	b = jsonstr.Append(b, st.String())
 	b = append(b, fmt.Sprintf(`,"kept":%d`, len(a.copies))...)
 	if ts := transcript.NewRecord(next).Get("timestamp"); ts.Type == gjson.String {
 		b = append(b, `,"timestamp":`...)
-		b = transcript.AppendQuoted(b, ts.Str)
+		b = jsonstr.Append(b, ts.Str)
 	}
 	return append(b, '}')
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/jsonstr"
 	"ccm/transcript"
 )
 
@@ -158,7 +159,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 		if res.Exists() {
 			repl := []byte("null")
 			if np != nil {
-				repl = transcript.AppendQuoted(nil, *np)
+				repl = jsonstr.Append(nil, *np)
 			}
 			w.edits = append(w.edits, valueEdit(res, repl))
 		}
@@ -175,7 +176,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 					field = "tool_use_id"
 				}
 				if v := blk.Get(field); v.Exists() {
-					w.edits = append(w.edits, valueEdit(v, transcript.AppendQuoted(nil, id)))
+					w.edits = append(w.edits, valueEdit(v, jsonstr.Append(nil, id)))
 				}
 			}
 			k++

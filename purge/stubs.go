@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/jsonstr"
 	"ccm/transcript"
 )
 
@@ -70,7 +71,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 			return
 		}
 		st.Key = key
-		text := transcript.AppendQuoted(nil, st.String())
+		text := jsonstr.Append(nil, st.String())
 		if asBlock {
 			text = append(append([]byte(`{"type":"text","text":`), text...), '}')
 		}
@@ -148,7 +149,7 @@ const lostResultText = "[Tool result lost: this call's result was never recorded
 func synthLine(after []byte, s *synthResult) []byte {
 	r := transcript.NewRecord(after)
 	b := []byte(`{"parentUuid":`)
-	b = transcript.AppendQuoted(b, s.Parent)
+	b = jsonstr.Append(b, s.Parent)
 	b = append(b, `,"isSidechain":`...)
 	if r.IsSidechain() {
 		b = append(b, "true"...)
@@ -159,9 +160,9 @@ func synthLine(after []byte, s *synthResult) []byte {
 	for _, k := range []string{"cwd", "sessionId", "version", "gitBranch", "agentId", "slug"} {
 		if v := r.Get(k); v.Type == gjson.String {
 			b = append(b, ',')
-			b = transcript.AppendQuoted(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
-			b = transcript.AppendQuoted(b, v.Str)
+			b = jsonstr.Append(b, v.Str)
 		}
 	}
 	b = append(b, `,"type":"user","message":{"role":"user","content":[`...)
@@ -170,16 +171,16 @@ func synthLine(after []byte, s *synthResult) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"tool_result","tool_use_id":`...)
-		b = transcript.AppendQuoted(b, id)
+		b = jsonstr.Append(b, id)
 		b = append(b, `,"content":`...)
-		b = transcript.AppendQuoted(b, lostResultText)
+		b = jsonstr.Append(b, lostResultText)
 		b = append(b, `,"is_error":true}`...)
 	}
 	b = append(b, `]},"uuid":`...)
-	b = transcript.AppendQuoted(b, s.UUID)
+	b = jsonstr.Append(b, s.UUID)
 	if ts := r.Get("timestamp"); ts.Type == gjson.String {
 		b = append(b, `,"timestamp":`...)
-		b = transcript.AppendQuoted(b, ts.Str)
+		b = jsonstr.Append(b, ts.Str)
 	}
 	b = append(b, `,"toolUseResult":"Error: tool result lost"}`...)
 	return b

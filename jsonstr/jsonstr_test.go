@@ -1,0 +1,48 @@
+package jsonstr
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAppend(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", `"plain"`},
+		{"é🚀 日本語", `"é🚀 日本語"`}, // non-ASCII stays raw, as JSON.stringify writes it
+		{"a\"b\\c", `"a\"b\\c"`},
+		{"line\nnext\ttab\r\b\f", `"line\nnext\ttab\r\b\f"`},
+		{"\x01\x1f", `"\u0001\u001f"`},
+		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
+		{"\u2028", "\"\u2028\""},
+	}
+	for _, tt := range tests {
+		if got := string(Append(nil, tt.in)); got != tt.want {
+			t.Errorf("Append(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+		if got := string(Append([]byte("x"), []byte(tt.in))); got != "x"+tt.want {
+			t.Errorf("Append on bytes (%q) = %s", tt.in, got)
+		}
+	}
+}
+
+// FuzzAppend: the output is valid JSON and decodes to the input (with
+// invalid UTF-8 replaced, as encoding/json also does).
+func FuzzAppend(f *testing.F) {
+	f.Add("hello \"world\"\n")
+	f.Add("\xff\xfe é")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Append(nil, s)
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON %q for %q", out, s)
+		}
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.ToValidUTF8(s, "\uFFFD"); utf8.ValidString(s) && back != want {
+			t.Fatalf("round trip %q -> %q", s, back)
+		}
+	})
+}
