@@ -8,14 +8,17 @@
 #   scripts/bench-hooks.sh            # 300 runs per scenario
 #   RUNS=1000 scripts/bench-hooks.sh
 #
-# Everything happens in a temp dir; ~/.claude is never touched.
+# ccm is built both ways: CGO_ENABLED=0 (a static binary: no dynamic
+# loader, no libc start-up; the recommended build for hooks) and the default
+# build (dynamically linked, because dependencies pull in net). Everything
+# happens in a temp dir; ~/.claude is never touched.
 set -euo pipefail
 runs="${RUNS:-300}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-go build -o "$tmp/ccm" "$root/cmd/ccm"
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/ccm" ./cmd/ccm && go build -o "$tmp/ccm-cgo" ./cmd/ccm)
 
 # The driver and the floor binary are standalone programs (standard library
 # only) so the measurement does not depend on a shell's fork cost.
@@ -60,7 +63,7 @@ func main() {
 	if envs != "-" {
 		env = append(env, strings.Split(envs, ",")...)
 	}
-	var ts []time.Duration
+	var ts, cpu []time.Duration
 	for i := 0; i < runs+10; i++ {
 		cmd := exec.Command(os.Args[5], os.Args[6:]...)
 		cmd.Env = env
@@ -74,11 +77,14 @@ func main() {
 		}
 		if i >= 10 { // the first runs warm the page cache
 			ts = append(ts, time.Since(t))
+			cpu = append(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 		}
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	sort.Slice(cpu, func(i, j int) bool { return cpu[i] < cpu[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	fmt.Printf("%-44s median %6.2f ms   p95 %6.2f ms   min %6.2f ms\n", name, ms(ts[len(ts)/2]), ms(ts[len(ts)*95/100]), ms(ts[0]))
+	fmt.Printf("%-46s wall median %6.2f ms  p95 %6.2f ms  min %6.2f ms | CPU median %5.2f ms\n",
+		name, ms(ts[len(ts)/2]), ms(ts[len(ts)*95/100]), ms(ts[0]), ms(cpu[len(cpu)/2]))
 }
 EOF
 (cd "$tmp/floor" && go mod init floor >/dev/null 2>&1 && go build -o "$tmp/floorbin" .)
@@ -98,7 +104,8 @@ echo "{$common,\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"Please refa
 echo "{$common,\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}" > "$tmp/start.json"
 
 echo "ccm hook latency, $runs runs per scenario ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
-"$tmp/drive" "$runs" "floor: minimal Go binary (read stdin, print)" "$tmp/pre.json" - "$tmp/floorbin"
+"$tmp/drive" "$runs" "floor: minimal Go binary" "$tmp/pre.json" - "$tmp/floorbin"
+"$tmp/drive" "$runs" "CCM_HOOKS_DISABLED=1 (no-op), default build" "$tmp/pre.json" CCM_HOOKS_DISABLED=1 "$tmp/ccm-cgo" hook PreToolUse
 "$tmp/drive" "$runs" "CCM_HOOKS_DISABLED=1 (no-op)" "$tmp/pre.json" CCM_HOOKS_DISABLED=1 "$tmp/ccm" hook PreToolUse
 "$tmp/drive" "$runs" "PreToolUse Bash (nothing to do)" "$tmp/pre.json" - "$tmp/ccm" hook PreToolUse
 "$tmp/drive" "$runs" "UserPromptSubmit, refresh not due" "$tmp/prompt.json" CONTEXT_REFRESH_INTERVAL=1000000,CONTEXT_REFRESH_CLAUDE_MD_INTERVAL=0 "$tmp/ccm" hook UserPromptSubmit
