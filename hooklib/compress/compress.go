@@ -95,7 +95,7 @@ func (c *Compressor) apply(l Level, text string) string {
 	lines := splitLines(text)
 	switch l {
 	case Light:
-		lines = light(lines)
+		lines = light(lines, c.counter)
 	case Standard:
 		for i := range lines {
 			if lines[i].kind == prose && lines[i].text != "" {

@@ -71,6 +71,12 @@ func TestLight(t *testing.T) {
 			t.Errorf("light(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+	// A wide table whose flattened rows would repeat long headers stays a
+	// table: flattening it would cost tokens.
+	wide := "| Configuration parameter name | Documented default value | Meaning |\n|---|---|---|\n| a | 1 | x |\n| b | 2 | y |\n| c | 3 | z |\n"
+	if got := forced(Light, wide); got != wide {
+		t.Errorf("wide table flattened at a token cost: %q", got)
+	}
 }
 
 func TestStandard(t *testing.T) {

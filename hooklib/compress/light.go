@@ -8,9 +8,11 @@ import (
 
 // light is level 1: markdown formatting that carries no meaning goes.
 // Mermaid diagrams become "[diagram removed]", tables become one
-// "Header: cell | Header: cell" line per row, headers become "[text]",
+// "Header: cell | Header: cell" line per row (only where that costs no
+// more tokens than the table: repeating the headers on every row of a wide
+// table can cost more than the pipes it saves), headers become "[text]",
 // thematic breaks go, and emphasis markers go (globs such as *.log stay).
-func light(lines []line) []line {
+func light(lines []line, c Counter) []line {
 	out := make([]line, 0, len(lines))
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
@@ -28,7 +30,12 @@ func light(lines []line) []line {
 			continue
 		}
 		if n := tableLen(lines, i); n > 0 {
-			out = append(out, flattenTable(lines[i:i+n])...)
+			flat := flattenTable(lines[i : i+n])
+			if c.Count(joinLines(flat, false)) <= c.Count(joinLines(lines[i:i+n], false)) {
+				out = append(out, flat...)
+			} else {
+				out = append(out, lines[i:i+n]...)
+			}
 			i += n - 1
 			continue
 		}
