@@ -79,6 +79,14 @@ func Install(o Options) (Result, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		created = append(created, "file")
 	}
+	// Folders that do not exist yet are created by this install; uninstall
+	// removes them again if they end up empty.
+	var dirs []string
+	for _, d := range []string{filepath.Dir(path), CommandsDir(o)} {
+		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+			dirs = append(dirs, d)
+		}
+	}
 	cmds, written, err := installCommands(o)
 	if err != nil {
 		return r, err
@@ -95,10 +103,11 @@ func Install(o Options) (Result, error) {
 			return r, err
 		}
 	}
-	if len(created) > 0 || len(written) > 0 {
+	if len(created) > 0 || len(written) > 0 || len(dirs) > 0 {
 		err = updateRecord(o.Home, func(rec *record) {
 			e := rec.Files[path]
 			e.Created = union(e.Created, created)
+			e.Dirs = union(e.Dirs, dirs)
 			if e.Commands == nil {
 				e.Commands = map[string]string{}
 			}
@@ -156,6 +165,12 @@ func Uninstall(o Options) (Result, error) {
 			r.Changes = append(r.Changes, "remove "+path+" (created by ccm install)")
 		} else if err := writeSettings(path, r.Content, mode); err != nil {
 			return r, err
+		}
+	}
+	// Deepest first: the commands folder may sit inside the settings folder.
+	for i := len(entry.Dirs) - 1; i >= 0; i-- {
+		if os.Remove(entry.Dirs[i]) == nil { // only succeeds on an empty folder
+			r.Changes = append(r.Changes, "remove "+entry.Dirs[i]+" (created by ccm install, now empty)")
 		}
 	}
 	if known {

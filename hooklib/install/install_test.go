@@ -189,6 +189,13 @@ func TestInstallUninstallFiles(t *testing.T) {
 			if _, err := os.Stat(cmdFile); err == nil {
 				t.Errorf("%s/%s: command file left", scope, name)
 			}
+			// Folders install created go too; the user's stay.
+			if _, err := os.Stat(CommandsDir(o)); err == nil {
+				t.Errorf("%s/%s: commands folder left", scope, name)
+			}
+			if _, err := os.Stat(filepath.Dir(path)); (err == nil) != (name != "missing" || scope == ScopeUser) {
+				t.Errorf("%s/%s: settings folder: %v", scope, name, err)
+			}
 		}
 	}
 }

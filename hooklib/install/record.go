@@ -19,6 +19,7 @@ type record struct {
 type recordEntry struct {
 	Created  []string          `json:"created,omitempty"`
 	Commands map[string]string `json:"commands,omitempty"`
+	Dirs     []string          `json:"dirs,omitempty"`
 }
 
 func recordPath(home string) string { return filepath.Join(home, "install.json") }
