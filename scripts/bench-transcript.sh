@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Benchmarks ccm analyze, check and purge on a synthetic transcript, side
-# by side with the ceilings measured in the same run: cat FILE >/dev/null
-# for the read-only commands, cp FILE + fsync for purge.
+# Benchmarks ccm check, analyze and purge on a synthetic transcript, side by
+# side with the ceilings measured in the same run: cat FILE >/dev/null for
+# the read-only commands, cp FILE x + fsync x for purge.
 #
 #   scripts/bench-transcript.sh [SIZE] [RUNS]     # default 200MB, best of 3
 #
-# The input is the generator's benchmark mix (seed 42), the shape of the
-# Python tool's reference file. Prints wall time, MB/s and peak RSS.
+# The input is the generator's benchmark mix (-bench, seed 42), shaped like
+# the Python tool's 210 MB reference file. Wall time is the best of RUNS,
+# with that run's peak RSS (scripts/timeit.py: os.wait4, exact per child).
 set -euo pipefail
 size=${1:-200MB}
 runs=${2:-3}
@@ -16,47 +17,36 @@ trap 'rm -rf "$work"' EXIT
 (cd "$repo" && go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/gen" ./scripts/gen)
 "$work/gen" -o "$work/in.jsonl" -bench -size "$size" 2>/dev/null
 bytes=$(stat -c %s "$work/in.jsonl")
-mb=$(python3 -c "print($bytes/1e6)")
 export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/home
 cat "$work/in.jsonl" >/dev/null # warm the page cache
+timeit="python3 $repo/scripts/timeit.py $runs"
 
-# best CMD...: best-of-$runs wall time (s) and the peak RSS (KB) of that run.
-best() {
-  local bt="" brss=""
-  for _ in $(seq "$runs"); do
-    [ -n "${BENCH_PREP:-}" ] && eval "$BENCH_PREP"
-    /usr/bin/time -f "%e %M" -o "$work/t" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; cat "$work/t" >&2; exit 1; }
-    read -r t rss <"$work/t"
-    if [ -z "$bt" ] || python3 -c "import sys; sys.exit(0 if $t < $bt else 1)"; then bt=$t brss=$rss; fi
-  done
-  echo "$bt $brss"
+row() { # name, then "seconds rss_kb"
+  read -r t rss
+  python3 -c "print('%-36s %7.3f s %7.0f MB/s %8.1f MB' % ('$1', $t, $bytes/1e6/$t, $rss/1024))"
+  echo "$t" >"$work/last"
 }
-row() { # name seconds rss
-  python3 -c "
-t=max($2,0.001); print('%-34s %7.2f s %9.0f MB/s %8.1f MB' % ('$1', t, $mb/t, $3/1024))"
-}
-echo "input: $(python3 -c "print('%.1f MB' % $mb)"), $(wc -l <"$work/in.jsonl") lines, $(nproc) cores"
-echo
-printf '%-34s %9s %14s %11s\n' command wall throughput "peak RSS"
-read -r t r < <(best cat "$work/in.jsonl"); row "cat FILE >/dev/null (ceiling)" "$t" "$r"
-read -r t r < <(best "$work/ccm" check "$work/in.jsonl"); row "ccm check" "$t" "$r"
-read -r t r < <(best "$work/ccm" analyze --no-tokens "$work/in.jsonl"); row "ccm analyze --no-tokens" "$t" "$r"
-read -r t r < <(best "$work/ccm" analyze "$work/in.jsonl"); row "ccm analyze (with cl100k estimate)" "$t" "$r"
+printf 'input: %.1f MB, %d lines, %d cores, %s\n\n' "$(python3 -c "print($bytes/1e6)")" "$(wc -l <"$work/in.jsonl")" "$(nproc)" "$(uptime | sed 's/.*load/load/')"
+printf '%-36s %9s %12s %11s\n' command wall throughput "peak RSS"
+$timeit -- cat "$work/in.jsonl" | row "cat FILE >/dev/null (ceiling)"
+# The benchmark mix has planted defects: check exits 1, as it should.
+$timeit --ok 0,1 -- "$work/ccm" check "$work/in.jsonl" | row "ccm check"
+$timeit -- "$work/ccm" analyze --no-tokens "$work/in.jsonl" | row "ccm analyze --no-tokens"
+$timeit -- "$work/ccm" analyze "$work/in.jsonl" | row "ccm analyze (with cl100k estimate)"
 echo
 cat >"$work/cpsync.py" <<'PY'
 import os, shutil, sys
 shutil.copyfile(sys.argv[1], sys.argv[2])
 fd = os.open(sys.argv[2], os.O_RDONLY); os.fsync(fd); os.close(fd)
 PY
-BENCH_PREP="rm -f $work/copy" read -r t r < <(BENCH_PREP="rm -f $work/copy" best python3 "$work/cpsync.py" "$work/in.jsonl" "$work/copy"); row "cp FILE x + fsync x (ceiling)" "$t" "$r"
-ceil=$t
+$timeit --prep "rm -f $work/copy; sync" -- python3 "$work/cpsync.py" "$work/in.jsonl" "$work/copy" | row "cp FILE x + fsync x (ceiling)"
+ceil=$(cat "$work/last")
 prep="cp $work/in.jsonl $work/p.jsonl; rm -rf $work/cache $work/p.jsonl.backup.*; sync"
-read -r t r < <(BENCH_PREP="$prep" best "$work/ccm" purge --no-tokens "$work/p.jsonl"); row "ccm purge (default, fsync'd)" "$t" "$r"
-purge=$t
-read -r t r < <(BENCH_PREP="$prep" best "$work/ccm" purge --no-tokens --dry-run "$work/p.jsonl"); row "ccm purge --dry-run" "$t" "$r"
-read -r t r < <(BENCH_PREP="cp $work/in.jsonl $work/p.jsonl; rm -rf $work/p.jsonl.backup.*; sync" best "$work/ccm" purge --no-tokens --no-ccm "$work/p.jsonl"); row "ccm purge --no-ccm" "$t" "$r"
+$timeit --prep "$prep" -- "$work/ccm" purge --no-tokens "$work/p.jsonl" | row "ccm purge (default, fsynced)"
+purge=$(cat "$work/last")
+$timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --no-ccm "$work/p.jsonl" | row "ccm purge --no-ccm"
+$timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --dry-run "$work/p.jsonl" | row "ccm purge --dry-run"
 echo
-"$work/ccm" purge --no-tokens --backup none "$work/p.jsonl" 2>/dev/null | sed -n 2p || true
-cp "$work/in.jsonl" "$work/p.jsonl"; rm -rf "$work/cache"
-"$work/ccm" purge --no-tokens --backup none "$work/p.jsonl" | sed -n '2,6p'
-python3 -c "print('purge / (cp + fsync): %.2fx; Python reference (5.4 s for 210 MB, no fsync) / purge: %.1fx' % ($purge/$ceil, 5.4*($mb/210.15)/$purge))"
+eval "$prep"
+"$work/ccm" purge --no-tokens --backup none "$work/p.jsonl" | sed -n '2,5p'
+python3 -c "print('\npurge / (cp + fsync): %.1fx;  Python tool (5.4 s for 210 MB, no fsync, scaled to this size) / purge: %.1fx' % ($purge/$ceil, 5.4*($bytes/210152575)/$purge))"

@@ -18,35 +18,41 @@ type Estimate struct {
 	Tokens int64 `json:"tokens"`
 	// Bytes is how much text the estimate covers.
 	Bytes int64 `json:"bytes"`
-	// Sampled is true when the text was larger than the budget and long
-	// pieces were counted from a prefix and scaled.
+	// Sampled is true when the text was larger than the budget: a sample
+	// of it was counted and the count scaled to all of it.
 	Sampled bool `json:"sampled"`
 	Images  int  `json:"images"`
 }
 
-// EstimateBudget is how many bytes are tokenized exactly at most. cl100k
-// runs at about 4 MB/s here, so this bounds the estimate to a fraction of
-// a second; a context that Claude Code can still send is smaller anyway.
-const EstimateBudget = 1 << 20
+// EstimateBudget is about how many bytes are tokenized at most. cl100k
+// runs at about 4 MB/s here, so this bounds the estimate to well under
+// 100 ms after the tokenizer's start; beyond it a sample is counted and
+// scaled. A context Claude Code can still send (up to about 1M tokens) is
+// counted from a sample of a quarter of its text or more.
+const EstimateBudget = 512 << 10
 
 // Counter accumulates a token estimate record by record, tokenizing each
-// text as it comes so that memory stays bounded by the longest line.
-// When the records hold more than EstimateBudget bytes, each text is
-// counted from a prefix of an equal share of the budget and scaled to its
-// full length.
+// text as it comes so that memory stays bounded by the longest line. It
+// counts exactly until EstimateBudget bytes of text are counted; after
+// that it tokenizes every k-th text only (at most 16 KB of each) and scales
+// the rest by the tokens-per-byte ratio of that sample, so that a huge
+// chain costs about twice the budget, never the whole text.
 type Counter struct {
-	est   Estimate
-	limit int // longest text tokenized whole; -1 for no limit
-	err   error
+	est       Estimate
+	lineBytes int64 // bytes of all the records to come, to pick the stride
+	stride    int   // 0 while counting exactly
+	n         int   // texts seen while sampling
+	// the sample and the bytes it stands for
+	restBytes, sampleBytes, sampleTokens int64
+	err                                  error
 }
 
-// NewCounter prepares a counter for nrec records of lineBytes bytes in all.
+// maxSampledText caps how much of one text a sampled estimate tokenizes.
+const maxSampledText = 16 << 10
+
+// NewCounter prepares a counter for records of lineBytes bytes in all.
 func NewCounter(lineBytes int64, nrec int) *Counter {
-	c := &Counter{limit: -1}
-	if lineBytes > EstimateBudget {
-		c.limit = max(1024, EstimateBudget/(nrec+1))
-	}
-	return c
+	return &Counter{lineBytes: lineBytes}
 }
 
 // Add counts the texts a record sends to the model.
@@ -57,31 +63,67 @@ func (c *Counter) Add(rec Record) {
 	forEachText(rec, c.count, &c.est.Images)
 }
 
-func (c *Counter) count(s string) {
-	if s == "" || c.err != nil {
+// count takes one raw text: a JSON string (counted as its decoded text) or
+// a tool input object (counted as written). While sampling, skipped texts
+// are only measured (raw length less the quotes), never decoded.
+func (c *Counter) count(raw []byte) {
+	if len(raw) == 0 || c.err != nil || rawEmptyString(raw) {
 		return
 	}
-	c.est.Bytes += int64(len(s))
-	text := s
-	if c.limit > 0 && len(text) > c.limit {
-		text = text[:c.limit]
+	if c.stride == 0 && c.est.Bytes > EstimateBudget {
+		c.stride = int(max(2, (c.lineBytes+EstimateBudget-1)/EstimateBudget))
 	}
-	n, err := tokens.Count(text)
+	if c.stride > 0 {
+		size := int64(len(raw))
+		if raw[0] == '"' {
+			size -= 2
+		}
+		c.restBytes += size
+		c.n++
+		if c.n%c.stride != 1 {
+			return
+		}
+		if len(raw) > maxSampledText {
+			raw = raw[:maxSampledText]
+		}
+	}
+	s := decodeText(raw)
+	if c.stride == 0 {
+		c.est.Bytes += int64(len(s))
+	}
+	n, err := tokens.Count(s)
 	if err != nil {
 		c.err = fmt.Errorf("tokenizer: %w", err)
 		return
 	}
-	if len(text) < len(s) {
-		c.est.Sampled = true
-		c.est.Tokens += int64(float64(n) * float64(len(s)) / float64(len(text)))
+	if c.stride > 0 {
+		c.sampleBytes += int64(len(s))
+		c.sampleTokens += int64(n)
 		return
 	}
 	c.est.Tokens += int64(n)
 }
 
+// decodeText decodes a raw JSON string, closing one that a sample cut
+// short; anything else is counted as written.
+func decodeText(raw []byte) string {
+	if raw[0] != '"' {
+		return string(raw)
+	}
+	if len(raw) == 1 || raw[len(raw)-1] != '"' || raw[len(raw)-2] == '\\' {
+		raw = append(raw[:len(raw):len(raw)], '"')
+	}
+	return gjson.ParseBytes(raw).String()
+}
+
 // Estimate returns the total, images included.
 func (c *Counter) Estimate() Estimate {
 	e := c.est
+	if c.stride > 0 && c.sampleBytes > 0 {
+		e.Sampled = true
+		e.Bytes += c.restBytes
+		e.Tokens += int64(float64(c.restBytes) * float64(c.sampleTokens) / float64(c.sampleBytes))
+	}
 	e.Tokens += int64(e.Images) * ImageTokens
 	return e
 }
@@ -122,41 +164,95 @@ func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Esti
 	return ctr.Estimate(), nil
 }
 
-// forEachText calls fn with every text a record sends to the model and
-// counts its images.
-func forEachText(rec Record, fn func(string), images *int) {
-	content := rec.Content()
-	if content.Type == gjson.String {
-		fn(content.Str)
-		return
-	}
-	content.ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
-		case "text":
-			fn(b.Get("text").Str)
-		case "thinking":
-			fn(b.Get("thinking").Str)
-		case "tool_use":
-			fn(b.Get("name").Str)
-			fn(b.Get("input").Raw)
-		case "image":
-			*images++
-		case "tool_result":
-			inner := b.Get("content")
-			if inner.Type == gjson.String {
-				fn(inner.Str)
-				break
+// forEachText calls fn with every text a record sends to the model, as a
+// raw JSON value (a string still escaped, or a tool input object), and
+// counts its images. It walks the raw bytes, so a text the counter does
+// not sample is never decoded.
+func forEachText(rec Record, fn func(raw []byte), images *int) {
+	b := rec.raw
+	eachMember(b, func(k, msg []byte) bool {
+		if string(k) != "message" {
+			return true
+		}
+		eachMember(msg, func(k2, content []byte) bool {
+			if string(k2) != "content" {
+				return true
 			}
-			inner.ForEach(func(_, ib gjson.Result) bool {
-				switch ib.Get("type").Str {
+			if len(content) > 0 && content[0] == '"' {
+				fn(content)
+				return false
+			}
+			eachElement(content, func(blk []byte) {
+				var typ string
+				var text, thinking, name, input, inner []byte
+				eachMember(blk, func(k3, v []byte) bool {
+					switch string(k3) {
+					case "type":
+						typ = str(v)
+					case "text":
+						text = v
+					case "thinking":
+						thinking = v
+					case "name":
+						name = v
+					case "input":
+						input = v
+					case "content":
+						inner = v
+					}
+					return true
+				})
+				switch typ {
 				case "text":
-					fn(ib.Get("text").Str)
+					fn(text)
+				case "thinking":
+					fn(thinking)
+				case "tool_use":
+					fn(name)
+					fn(input)
 				case "image":
 					*images++
+				case "tool_result":
+					if len(inner) > 0 && inner[0] == '"' {
+						fn(inner)
+						return
+					}
+					eachElement(inner, func(ib []byte) {
+						var ityp string
+						var itext []byte
+						eachMember(ib, func(k4, v []byte) bool {
+							switch string(k4) {
+							case "type":
+								ityp = str(v)
+							case "text":
+								itext = v
+							}
+							return true
+						})
+						switch ityp {
+						case "text":
+							fn(itext)
+						case "image":
+							*images++
+						}
+					})
 				}
-				return true
 			})
-		}
-		return true
+			return false
+		})
+		return false
+	})
+}
+
+// eachElement calls fn for every element of a raw JSON array.
+func eachElement(arr []byte, fn func(elem []byte)) {
+	if len(arr) == 0 || arr[0] != '[' {
+		return
+	}
+	w := &walker{b: arr}
+	w.array(0, func(vs int) int {
+		ve := w.value(vs)
+		fn(arr[vs:ve])
+		return ve
 	})
 }

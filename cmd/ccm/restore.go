@@ -81,7 +81,13 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 		return purgeError(o.File, err)
 	}
 	if o.JSON {
-		return writeJSON(o.Stdout, rep)
+		if err := writeJSON(o.Stdout, rep); err != nil {
+			return err
+		}
+		if len(rep.Missing) > 0 {
+			return silentError{code: exitFindings}
+		}
+		return nil
 	}
 	verb := "restored"
 	if rep.DryRun {
