@@ -294,3 +294,25 @@ func TestForcedRefresh(t *testing.T) {
 		t.Errorf("disabled refresh ignored ccm refresh: %q", got)
 	}
 }
+
+// TestD48NoDuplicateInjection: what is already in the payload, or already
+// in the replayed transcript, is not injected again: a rule whose content
+// equals CLAUDE.md goes in once per payload, and SessionStart on resume adds
+// no second copy of the effort text.
+func TestD48NoDuplicateInjection(t *testing.T) {
+	s := newSandbox(t)
+	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"
+	s.env["CONTEXT_REFRESH_CLAUDE_MD_INTERVAL"] = "1"
+	s.env["CONTEXT_REFRESH_COMPRESSION"] = "off"
+	s.write("claude/rules/copy.md", "Answer in English.\n")
+	s.write("project/.claude/rules/copy.md", "Answer in English.\n")
+	s.write("claude/CLAUDE.md", "Keep answers short.\n")
+	s.write("project/.claude/CLAUDE.md", "Keep answers short.\n")
+	ctx := s.prompt("s")
+	if strings.Count(ctx, "Answer in English.") != 1 || strings.Count(ctx, "Keep answers short.") != 1 {
+		t.Errorf("%q", ctx)
+	}
+	if out := s.run(SessionStart, `{"session_id":"s","hook_event_name":"SessionStart","source":"resume"}`); out != "" {
+		t.Errorf("resume re-injected %q", out)
+	}
+}
