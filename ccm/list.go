@@ -193,6 +193,14 @@ func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(
 	if workers > 8 {
 		workers = 8
 	}
+	// Metadata is opened relative to its folder: a shorter path walk per
+	// file, which at 100,000 files is measurable.
+	metaDirPath := s.path(metaDir)
+	dirfd := -1
+	if fd, err := unix.Open(metaDirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		dirfd = fd
+		defer unix.Close(fd)
+	}
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -212,7 +220,7 @@ func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(
 						return
 					}
 				}
-				if err := fillEntry(&entries[i], &buf); err != nil {
+				if err := fillEntry(&entries[i], &buf, metaDirPath, dirfd); err != nil {
 					errs[w] = err
 					return
 				}
@@ -229,8 +237,43 @@ func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(
 	return errors.Join(errs...)
 }
 
-// fillEntry stats one entry's files and decodes its metadata.
-func fillEntry(e *Entry, buf *[]byte) error {
+// fillEntry decodes one entry's metadata and sizes its files.
+func fillEntry(e *Entry, buf *[]byte, metaDirPath string, dirfd int) error {
+	if e.MetaPath != "" {
+		b, err := readSmall(e.MetaPath, buf, metaDirPath, dirfd)
+		switch {
+		case err == nil && len(b) == 0:
+			// An empty file is a crash artifact: no metadata (see readMeta).
+			e.MetaPath = ""
+		case err == nil:
+			e.Meta, e.MetaErr = parseMeta(b, e.Key)
+		case errors.Is(err, unix.ENOENT):
+			e.MetaPath = "" // removed since the directory was read
+		default:
+			e.MetaErr = err
+		}
+	}
+	// A blob's size is in its metadata when ccm wrote it; blobs never change
+	// after the rename that creates them, so the stat is skipped then. At
+	// 100,000 blobs that is a tenth of a second of system calls.
+	if m := e.Meta; m != nil && len(e.Files) == 1 && m.BytesCompressed > 0 && Compression(m.Compression) == e.Files[0].Compression {
+		e.Files[0].Size = m.BytesCompressed
+	} else if err := statFiles(e); err != nil {
+		return err
+	}
+	if e.MetaPath == "" && e.MetaErr == nil {
+		e.MetaMissing = true
+		e.Meta = nil
+		if len(e.Files) > 0 {
+			e.Meta, e.MetaErr = metaFromFile(e.Key, e.Files[0])
+		}
+	}
+	return nil
+}
+
+// statFiles sizes an entry's files, dropping any that vanished or are not
+// regular files.
+func statFiles(e *Entry) error {
 	files := e.Files[:0]
 	for _, f := range e.Files {
 		var st unix.Stat_t
@@ -247,36 +290,21 @@ func fillEntry(e *Entry, buf *[]byte) error {
 		files = append(files, f)
 	}
 	e.Files = files
-	if e.MetaPath == "" {
-		e.MetaMissing = true
-		if len(e.Files) > 0 {
-			e.Meta, e.MetaErr = metaFromFile(e.Key, e.Files[0])
-		}
-		return nil
-	}
-	b, err := readSmall(e.MetaPath, buf)
-	if err == nil && len(b) == 0 {
-		err = unix.ENOENT // an empty file is a crash artifact: no metadata (see readMeta)
-	}
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			e.MetaPath, e.MetaMissing = "", true
-			if len(e.Files) > 0 {
-				e.Meta, e.MetaErr = metaFromFile(e.Key, e.Files[0])
-			}
-			return nil
-		}
-		e.MetaErr = err
-		return nil
-	}
-	e.Meta, e.MetaErr = parseMeta(b, e.Key)
 	return nil
 }
 
 // readSmall reads a small regular file into *buf (grown as needed) with
-// the fewest system calls: open (no symlinks), read until EOF, close.
-func readSmall(path string, buf *[]byte) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+// the fewest system calls: open (no symlinks; relative to dirfd when the
+// file is in dirPath), read until EOF, close.
+func readSmall(path string, buf *[]byte, dirPath string, dirfd int) ([]byte, error) {
+	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
+	var fd int
+	var err error
+	if dir, name := filepath.Split(path); dirfd >= 0 && filepath.Clean(dir) == dirPath {
+		fd, err = unix.Openat(dirfd, name, flags, 0)
+	} else {
+		fd, err = unix.Open(path, flags, 0)
+	}
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("%s is a symlink, not a store file", path)
@@ -304,10 +332,13 @@ func readSmall(path string, buf *[]byte) ([]byte, error) {
 			}
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
-		if k == 0 {
+		n += k
+		// A short read of a regular file is its end: metadata files are
+		// replaced by rename, never written in place. Stopping here saves
+		// the read that would return 0.
+		if k == 0 || n < len(b) {
 			return b[:n], nil
 		}
-		n += k
 	}
 }
 
