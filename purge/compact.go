@@ -153,6 +153,18 @@ func (p *Plan) planArchive() {
 		p.Stats.ArchiveSkipped = "no compact boundary with history before it"
 		return
 	}
+	// A purged file holds the archive record and the metadata copies kept
+	// after it: archiving them again would nest archives and change the
+	// file on every purge.
+	archived := true
+	for i := 0; i < b && archived; i++ {
+		t := p.recs()[i].TypeName
+		archived = t == archiveType || metadataTypes[t]
+	}
+	if archived {
+		p.Stats.ArchiveSkipped = "already archived"
+		return
+	}
 	ix := p.scan.ix
 	for i := b; i < len(p.recs()); i++ {
 		if j, ok := ix.Lookup(p.recs()[i].Parent); ok && j < b {
