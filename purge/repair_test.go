@@ -2,6 +2,7 @@ package purge
 
 import (
 	"bytes"
+	"os"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -449,5 +450,42 @@ func TestRepairUnsignedThinking(t *testing.T) {
 			}
 			e.invariants(in, rep.Path, o, false)
 		})
+	}
+}
+
+// TestLiveTipKept: in a live purge the records Claude Code may still name
+// as parents (the running turn's progress records, the in-flight call)
+// stay, so what it appends after the purge attaches to the chain.
+func TestLiveTipKept(t *testing.T) {
+	in := jsonl(
+		userPrompt("u1", "", "one"),
+		assistantThinking("a0", "u1", "m0", "old", sig),
+		assistantText("a1", "a0", "m0", "ok"),
+		progress("p0", "a1"),
+		userPrompt("u2", "p0", "/purge"),
+		assistantToolUse("a2", "u2", "m2", "t1", "Bash", `{"command":"ccm purge --current"}`),
+		progress("p1", "a2"),
+	)
+	e := newEnv(t)
+	p := e.write("s.jsonl", in)
+	o := e.opts()
+	o.Live = true
+	rep, _ := e.purge(p, o)
+	if rep.DroppedProgress != 1 || rep.ThinkingRemoved != 1 {
+		t.Errorf("live purge: %+v", rep.Stats)
+	}
+	// Claude Code carries on from the record it wrote last.
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(toolResult("r1", "p1", "t1", `"purged"`) + "\n" + assistantText("a3", "r1", "m3", "done") + "\n" + userPrompt("u3", "a3", "thanks") + "\n")
+	f.Close()
+	out := readFile(t, p)
+	mustCheck(t, out, false)
+	for _, u := range []string{"u1", "u2", "u3"} {
+		if !chainPrompts(t, out)[u] {
+			t.Errorf("prompt %s is not on the chain after Claude Code's appends", u)
+		}
 	}
 }
