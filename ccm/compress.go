@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -147,11 +148,15 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// compressTo streams src (size bytes) into w in form c. It returns the
-// number of bytes written, or errNoShrink when the result would not be
-// smaller than size.
+// compressTo streams src (size bytes, or -1 when unknown) into w in form
+// c. It returns the number of bytes written, or errNoShrink when a known
+// size is reached before the end.
 func compressTo(w io.Writer, src io.Reader, size int64, c Compression) (int64, error) {
-	cw := &capWriter{w: w, limit: size}
+	limit := size
+	if size < 0 {
+		limit = math.MaxInt64
+	}
+	cw := &capWriter{w: w, limit: limit}
 	bw := bufWriters.Get().(*bufio.Writer)
 	bw.Reset(cw)
 	defer func() { bw.Reset(nil); bufWriters.Put(bw) }()
@@ -159,7 +164,11 @@ func compressTo(w io.Writer, src io.Reader, size int64, c Compression) (int64, e
 	switch c {
 	case Zstd:
 		e := zstdWriters.Get().(*zstd.Encoder)
-		e.ResetContentSize(bw, size)
+		if size >= 0 {
+			e.ResetContentSize(bw, size)
+		} else {
+			e.Reset(bw)
+		}
 		defer func() { e.Reset(nil); zstdWriters.Put(e) }()
 		enc = e
 	case Gzip:

@@ -42,51 +42,94 @@ func (s *Store) put(ctx context.Context, content []byte, src Source, pin PinLeve
 }
 
 // PutReader stores everything r yields, like Put, without holding it in
-// memory: the content is spooled to a temp file in the store while it is
-// hashed, then compressed from there. It returns the key and the size.
+// memory. Content up to 4 MiB is read whole and stored as by Put. Larger
+// content is hashed and compressed in one pass into a temp file in the
+// store (raw content is never written out unless compression does not
+// shrink it, and then it is decompressed from the temp file). It returns
+// the key and the size.
 func (s *Store) PutReader(ctx context.Context, r io.Reader, src Source, pin PinLevel, pinReason string) (Key, int64, error) {
 	if err := s.checkPut(pin); err != nil {
 		return "", 0, err
 	}
-	if err := s.ensureLayout(); err != nil {
-		return "", 0, err
+	r = &ctxReader{ctx: ctx, r: r}
+	head := make([]byte, inMemoryLimit+1)
+	n, err := io.ReadFull(r, head)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		k, err := s.Put(ctx, head[:n], src, pin, pinReason)
+		return k, int64(n), err
 	}
-	spool, err := fsutil.CreateTemp(s.path(blobsDir, "spool"))
-	if err != nil {
-		return "", 0, fmt.Errorf("store: %w", err)
-	}
-	spoolName := spool.Name()
-	defer func() {
-		if spool != nil {
-			spool.Close()
-		}
-		os.Remove(spoolName) // no-op once renamed into place
-	}()
-	h := sha256.New()
-	lc := &lineCounter{}
-	n, err := io.Copy(io.MultiWriter(spool, h, lc), &ctxReader{ctx: ctx, r: r})
 	if err != nil {
 		return "", 0, fmt.Errorf("read content: %w", err)
 	}
+	if err := s.ensureLayout(); err != nil {
+		return "", 0, err
+	}
+	tmp, err := fsutil.CreateTemp(s.path(blobsDir, "stream"))
+	if err != nil {
+		return "", 0, fmt.Errorf("store: %w", err)
+	}
+	defer func() {
+		tmp.Close()
+		os.Remove(tmp.Name()) // no-op once renamed into place
+	}()
+	h := sha256.New()
+	lc := &lineCounter{}
+	in := io.TeeReader(io.MultiReader(bytes.NewReader(head), r), io.MultiWriter(h, lc))
+	comp := s.comp
+	var size, stored int64
+	if comp == None {
+		size, err = io.Copy(tmp, in)
+		stored = size
+	} else {
+		cr := &countReader{r: in}
+		stored, err = compressTo(tmp, cr, -1, comp)
+		size = cr.n
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("store: %w", err)
+	}
 	key := Key(prefixSHA256 + fmt.Sprintf("%x", h.Sum(nil)))
-	p := pending{key: key, size: n, lines: lc.n}
+	p := pending{key: key, size: size, lines: lc.n}
 	p.write = func(dst *BlobFile) error {
-		if n < minCompressSize || s.comp == None {
-			return s.renameSpool(spool, key, dst)
+		if comp != None && stored >= size {
+			// Did not shrink (already compressed data): store it raw, decoded
+			// from the temp file.
+			if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			rd, release, err := blobReader(tmp, comp)
+			if err != nil {
+				return err
+			}
+			defer release()
+			path := s.path(blobsDir, key.Hex()+None.Ext())
+			if err := fsutil.WriteFile(path, fsutil.FileMode, func(w io.Writer) error {
+				_, err := io.Copy(w, rd)
+				return err
+			}); err != nil {
+				return err
+			}
+			*dst = BlobFile{Path: path, Compression: None, Size: size}
+			return nil
 		}
-		if _, err := spool.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		err := s.writeCompressed(key, spool, n, dst, nil)
-		if errors.Is(err, errNoShrink) {
-			return s.renameSpool(spool, key, dst)
-		}
-		return err
+		return s.renameTemp(tmp, key, comp, stored, dst)
 	}
 	if err := s.commit(ctx, &p, src, pin, pinReason); err != nil {
 		return "", 0, err
 	}
-	return key, n, nil
+	return key, size, nil
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (s *Store) checkPut(pin PinLevel) error {
@@ -227,23 +270,20 @@ func (s *Store) writeCompressed(key Key, src io.Reader, size int64, dst *BlobFil
 	return nil
 }
 
-// renameSpool makes the spooled raw content key's .txt blob.
-func (s *Store) renameSpool(spool *os.File, key Key, dst *BlobFile) error {
-	path := s.path(blobsDir, key.Hex()+None.Ext())
-	fi, err := spool.Stat()
-	if err != nil {
+// renameTemp makes a fully written temp file key's blob in form c:
+// fsync, rename, fsync of the directory.
+func (s *Store) renameTemp(tmp *os.File, key Key, c Compression, size int64, dst *BlobFile) error {
+	path := s.path(blobsDir, key.Hex()+c.Ext())
+	if err := tmp.Sync(); err != nil {
 		return err
 	}
-	if err := spool.Sync(); err != nil {
-		return err
-	}
-	if err := os.Rename(spool.Name(), path); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
 	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	*dst = BlobFile{Path: path, Compression: None, Size: fi.Size()}
+	*dst = BlobFile{Path: path, Compression: c, Size: size}
 	return nil
 }
 

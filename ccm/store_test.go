@@ -75,21 +75,36 @@ func TestPutReaderForms(t *testing.T) {
 	s := newStore(t)
 	random := make([]byte, 64<<10)
 	rand.Read(random)
+	bigRandom := make([]byte, 5<<20) // past the in-memory limit: the streaming path
+	rand.Read(bigRandom)
 	cases := []struct {
 		name    string
 		content []byte
+		comp    Compression
 		want    Compression
 	}{
-		{"small", []byte("tiny"), None},
-		{"text", bytes.Repeat([]byte("compressible line\n"), 5000), Zstd},
-		{"random", random, None},
+		{"small", []byte("tiny"), Zstd, None},
+		{"text", bytes.Repeat([]byte("compressible line\n"), 5000), Zstd, Zstd},
+		{"random", random, Zstd, None},
+		{"big text", logText(6 << 20), Zstd, Zstd},
+		{"big text gzip", logText(5<<20 + 17), Gzip, Gzip},
+		{"big text none", logText(5<<20 + 3), None, None},
+		{"big random", bigRandom, Zstd, None},
+		{"big random gzip", bigRandom[1:], Gzip, None},
 	}
 	for _, c := range cases {
-		k, _, err := s.PutReader(context.Background(), bytes.NewReader(c.content), Source{}, PinNone, "")
+		s.SetCompression(c.comp)
+		k, n, err := s.PutReader(context.Background(), bytes.NewReader(c.content), Source{}, PinNone, "")
+		if err != nil || n != int64(len(c.content)) || k != KeyOf(c.content) {
+			t.Fatalf("%s: %s %d %v", c.name, k, n, err)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		m, err := s.Stat(k)
+		if fi, _ := os.Stat(blobPath(t, s, k)); err == nil && fi.Size() != m.BytesCompressed {
+			t.Fatalf("%s: bytes_compressed %d, file %d", c.name, m.BytesCompressed, fi.Size())
+		}
 		if err != nil || Compression(m.Compression) != c.want {
 			t.Fatalf("%s: compression %v, want %s (%v)", c.name, m, c.want, err)
 		}
