@@ -43,8 +43,11 @@ type Plan struct {
 
 	windowStart int    // records at or after this index are in the recent window
 	latest      string // message.id of the latest assistant message
-	inject      *injection
-	archive     *archive
+	// latestRecs are the records of the latest assistant message on the
+	// chain, which identify it even when its records carry no message.id.
+	latestRecs map[int]bool
+	inject     *injection
+	archive    *archive
 	// renames gives a new id to blocks (record → block → id): the later
 	// of two tool calls sharing an id, and the result that answers it.
 	renames map[int]map[int]string
@@ -82,6 +85,7 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{}}
 	p.windowStart = p.findWindow()
 	p.latest = p.findLatest()
+	p.latestRecs = p.findLatestRecs()
 	if !opt.RepairOnly && opt.ArchiveCompacted {
 		if opt.NoStore {
 			p.Stats.ArchiveSkipped = "--no-ccm keeps everything in place"
@@ -153,13 +157,32 @@ func (p *Plan) findLatest() string {
 	return ""
 }
 
+// findLatestRecs returns the records of the latest assistant message of
+// the active chain as the API sees it (consecutive assistant records
+// merged).
+func (p *Plan) findLatestRecs() map[int]bool {
+	ix := p.scan.ix
+	c := ix.ActiveChain()
+	msgs := ix.Messages(c)
+	out := map[int]bool{}
+	for k := len(msgs) - 1; k >= 0; k-- {
+		if msgs[k].Role == "assistant" {
+			for _, r := range msgs[k].Recs {
+				out[r] = true
+			}
+			break
+		}
+	}
+	return out
+}
+
 // planThinking removes thinking and redacted_thinking blocks from every
 // assistant message except the latest; a record left without blocks is
 // dropped (its children are relinked to its parent).
 func (p *Plan) planThinking() {
 	for i := range p.recs() {
 		f := &p.recs()[i]
-		if f.Type != transcript.TypeAssistant || f.MsgID == p.latest && p.latest != "" || p.drop[i] != keep {
+		if f.Type != transcript.TypeAssistant || f.MsgID == p.latest && p.latest != "" || p.latestRecs[i] || p.drop[i] != keep {
 			continue
 		}
 		for b, bf := range f.Blocks {
