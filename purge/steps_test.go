@@ -501,3 +501,24 @@ func TestProgressRelink(t *testing.T) {
 	}
 	e.invariants(in, rep.Path, e.opts(), false)
 }
+
+// TestThinkingLatestWithoutMessageID: the latest message is found by its
+// place on the chain, not only by message.id, which some writers omit.
+func TestThinkingLatestWithoutMessageID(t *testing.T) {
+	in := jsonl(
+		userPrompt("u1", "", "one"),
+		rec("parentUuid", "u1", "isSidechain", false, "type", "assistant", "message", raw(`{"role":"assistant","content":[{"type":"thinking","thinking":"old","signature":"`+sig+`"},{"type":"text","text":"a"}]}`), "uuid", "a1"),
+		userPrompt("u2", "a1", "two"),
+		rec("parentUuid", "u2", "isSidechain", false, "type", "assistant", "message", raw(`{"role":"assistant","content":[{"type":"thinking","thinking":"latest","signature":"`+sig+`"}]}`), "uuid", "a2"),
+		rec("parentUuid", "a2", "isSidechain", false, "type", "assistant", "message", raw(`{"role":"assistant","content":[{"type":"text","text":"b"}]}`), "uuid", "a3"),
+	)
+	e := newEnv(t)
+	rep, out := e.purgeBytes(in, e.opts())
+	if rep.ThinkingRemoved != 1 {
+		t.Errorf("removed %d thinking blocks, want the old one only", rep.ThinkingRemoved)
+	}
+	if !bytes.Equal(lineOf(out, "a2"), lineOf(in, "a2")) {
+		t.Error("the latest message's thinking was removed")
+	}
+	e.invariants(in, rep.Path, e.opts(), false)
+}
