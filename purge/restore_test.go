@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"ccm/ccm"
 	"ccm/synth"
 	"ccm/testutil"
@@ -160,5 +162,52 @@ func TestRestoreMissingBlob(t *testing.T) {
 	}
 	if len(rr.Missing) != 1 {
 		t.Errorf("corrupt blob: missing = %+v", rr.Missing)
+	}
+}
+
+// TestRestoreForeignStubs: stubs ccm did not write (the Python tool's, a
+// hook's) hold the output as plain text, not as a raw JSON value. Restore
+// must never splice such a blob in as JSON (an output that happens to be
+// JSON would turn a tool_result's content into an object, which the API
+// rejects), and a stub it leaves in place must be reported, not counted
+// as done.
+func TestRestoreForeignStubs(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	put := func(text string, source string) string {
+		key, err := e.store.Put(ctx, []byte(text), ccm.Source{ToolName: "Bash"}, ccm.PinNone, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ccm.Stub{Key: key, Source: source, Bytes: int64(len(text)), Pinned: ccm.PinNone}.String()
+	}
+	jsonOut := put(`{"status":"ok","items":[1,2,3]}`, "Bash curl http://api")
+	textOut := put("total 0\ndrwx------ 2 u u 40 .\n", "Bash ls -la")
+	in := jsonl(
+		userPrompt("u1", "", "one"),
+		assistantToolUse("a1", "u1", "m1", "t1", "Bash", `{"command":"curl http://api"}`),
+		toolResult("r1", "a1", "t1", js(jsonOut)),
+		assistantToolUse("a2", "r1", "m2", "t2", "Bash", `{"command":"ls -la"}`),
+		toolResult("r2", "a2", "t2", js(textOut)),
+		assistantText("a3", "r2", "m3", "ok"),
+	)
+	p := e.write("s.jsonl", in)
+	rr, err := Restore(ctx, p, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := readFile(t, p)
+	for _, u := range []string{"r1", "r2"} {
+		c := gjson.GetBytes(lineOf(out, u), "message.content.0.content")
+		if c.Type != gjson.String && !c.IsArray() {
+			t.Errorf("%s: tool_result content became %s", u, c.Raw)
+		}
+	}
+	left := 0
+	for _, l := range splitLines(out) {
+		left += len(stubsIn(l))
+	}
+	if left != len(rr.Missing) {
+		t.Errorf("%d stubs left in the file, %d reported (restored %d)", left, len(rr.Missing), rr.Restored)
 	}
 }
