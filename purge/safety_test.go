@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -489,5 +490,76 @@ func TestModeKept(t *testing.T) {
 	}
 	if gjson.ValidBytes(readFile(t, p)) {
 		t.Error("a whole transcript should not parse as one JSON value")
+	}
+}
+
+// TestDiskFull: a write that fails midway (the file size limit stands in
+// for a full disk: writes fail with EFBIG) leaves the transcript as it
+// was, no temp file, and a one-line error.
+func TestDiskFull(t *testing.T) {
+	base := t.TempDir()
+	gsrc := filepath.Join(base, "gen.jsonl")
+	genFile(t, gsrc, synth.Options{Seed: 151, TargetBytes: 3 << 20, Thinking: true, Progress: true, Images: true})
+	// One incompressible 600 KB output in a small session: its blob is
+	// the only file over the limit.
+	hsrc := filepath.Join(base, "hand.jsonl")
+	noise := make([]byte, 450<<10)
+	for i := range noise {
+		noise[i] = byte(rand.Uint32())
+	}
+	os.WriteFile(hsrc, jsonl(
+		userPrompt("u1", "", "one"),
+		assistantToolUse("a1", "u1", "m1", "t1", "Bash", `{"command":"cat blob"}`),
+		toolResult("r1", "a1", "t1", js(base64.StdEncoding.EncodeToString(noise))),
+		assistantText("a2", "r1", "m2", "ok"),
+		userPrompt("u2", "a2", "two"),
+		assistantText("a3", "u2", "m3", "ok"),
+		userPrompt("u3", "a3", "three"),
+		assistantText("a4", "u3", "m4", "ok"),
+	), 0o600)
+	for _, c := range []struct {
+		name, src, want string
+		args           []string
+	}{
+		// A blob hits the limit.
+		{"store", hsrc, "store", nil},
+		// No store: the new transcript hits it.
+		{"transcript", gsrc, "s.jsonl", []string{"--no-ccm"}},
+	} {
+		src := c.src
+		orig := readFile(t, src)
+		t.Run(c.name, func(t *testing.T) {
+			home := filepath.Join(base, "home-"+strconv.Itoa(len(c.args)))
+			cl := newCLI(t, home)
+			dir := filepath.Join(home, ".claude", "projects", "-p")
+			os.MkdirAll(dir, 0o700)
+			p := filepath.Join(dir, "s.jsonl")
+			testutil.CopyFile(t, src, p)
+			// 200 KiB: ulimit -f counts 1024-byte blocks in bash, 512 in
+			// dash; either is far below what the purge writes.
+			args := append([]string{"-c", `ulimit -f 400 && exec "$0" "$@"`, cl.bin, "purge", "--no-tokens"}, c.args...)
+			cmd := exec.Command("sh", append(args, p)...)
+			cmd.Env = cl.env
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if err == nil {
+				t.Fatal("purge succeeded under a 200 KB file size limit")
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+				t.Errorf("exit: %v, want 2", err)
+			}
+			msg := strings.TrimSpace(stderr.String())
+			if strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "ccm: ") || !strings.Contains(msg, "file too large") || !strings.Contains(msg, c.want) {
+				t.Errorf("stderr: %q", msg)
+			}
+			if !bytes.Equal(readFile(t, p), orig) {
+				t.Error("the transcript changed")
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("%d files in the transcript dir, want only the transcript", len(entries))
+			}
+		})
 	}
 }
