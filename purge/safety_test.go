@@ -519,7 +519,7 @@ func TestDiskFull(t *testing.T) {
 	), 0o600)
 	for _, c := range []struct {
 		name, src, want string
-		args           []string
+		args            []string
 	}{
 		// A blob hits the limit.
 		{"store", hsrc, "store", nil},
