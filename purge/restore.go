@@ -222,6 +222,13 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 			if !ok {
 				return
 			}
+			if meta, err := store.Stat(st.Key); err == nil && meta.Source.Type != rawValueType {
+				// Not cut out by a purge (a hook's or the Python tool's stub
+				// holds plain text): splicing it would not give back JSON.
+				rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key,
+					Reason: "not a value ccm purge stored (a hook's or the Python tool's stub): left as is; ccm cache get shows it"})
+				return
+			}
 			content, err := store.Get(ctx, st.Key)
 			if err != nil {
 				if errors.Is(err, context.Canceled) {
@@ -239,7 +246,7 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 				target = parent
 			}
 			if !transcript.ValidJSON(content) {
-				// Not a purge stub (a hook's stub holds plain text): it stays.
+				rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key, Reason: "stored content is not a JSON value: left as is"})
 				return
 			}
 			edits = append(edits, valueEdit(target, content))

@@ -19,6 +19,10 @@ func bytesView(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// rawValueType is the store's source type of content a purge cut out of a
+// line: the raw JSON value, still encoded.
+const rawValueType = "json"
+
 // pinFor returns the pin of a record's stubs: a ccm:pin directive's, or
 // the default level.
 func (p *Plan) pinFor(rec int) (ccm.PinLevel, string) {
@@ -50,7 +54,9 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 			return
 		}
 		raw := line[v.Index : v.Index+len(v.Raw)]
-		src := ccm.Source{ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
+		// Type "json" marks a raw JSON value cut out by purge: ccm restore
+		// splices only such blobs back (a hook's stub holds plain text).
+		src := ccm.Source{Type: rawValueType, ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
 		if desc == "" {
 			// The Bash description (or Task's) is the stub's desc line, as
 			// in the Python tool's v2 stubs.
@@ -58,7 +64,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		}
 		st := ccm.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
 		if media != "" {
-			src = ccm.Source{Type: "image", MediaType: media, SessionPath: w.session}
+			src = ccm.Source{Type: rawValueType, MediaType: media, SessionPath: w.session}
 			st.Source = "Image (" + mediaName(media) + ")"
 			st.Lines = 0
 		} else {
