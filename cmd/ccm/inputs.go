@@ -95,17 +95,20 @@ func resolveInputs(g globalOptions, o inputOptions) ([]inputFile, error) {
 // fileError words an error about a file without Go's "stat"/"open" prefix
 // noise but with the path and the cause.
 func fileError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
+	// Only an error that is itself about the file is reworded; a wrapped
+	// one keeps the context that says what failed (such as the store being
+	// full, or its directory missing).
+	pe, ok := err.(*fs.PathError)
+	if !ok || pe.Path != path {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(pe.Err, fs.ErrNotExist):
 		return fmt.Errorf("%s: no such file or directory", path)
-	case errors.Is(err, fs.ErrPermission):
+	case errors.Is(pe.Err, fs.ErrPermission):
 		return fmt.Errorf("%s: permission denied", path)
 	}
-	return fmt.Errorf("%s: %w", path, err)
+	return fmt.Errorf("%s: %w", path, pe.Err)
 }
 
 // indexFile opens and indexes one transcript.
