@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"ccm/ccm"
 	"ccm/synth"
 )
 
@@ -52,6 +53,8 @@ func TestInvariantsSynth(t *testing.T) {
 		{"repair-only", func(o *Options) { o.RepairOnly = true }},
 		{"no-store", func(o *Options) { o.NoStore = true }},
 		{"recent-0", func(o *Options) { o.RecentTurns = 0; o.Threshold = 500 }},
+		{"live", func(o *Options) { o.Live = true }},
+		{"pin-soft-threshold", func(o *Options) { o.PinDefault = ccm.PinSoft; o.Threshold = 1500; o.RecentTurns = 1 }},
 	}
 	for _, c := range synthCases() {
 		data, _ := gen(t, c.o)
@@ -83,5 +86,29 @@ func TestInvariantsSubagent(t *testing.T) {
 		o := e.opts()
 		e.purge(p, o)
 		e.invariants(data, p, o, true)
+	}
+}
+
+// TestInvariantsSeeds: many seeds of the richest mix (every option,
+// every defect, both formats), default options, for shapes no hand-made
+// case thought of.
+func TestInvariantsSeeds(t *testing.T) {
+	for seed := int64(200); seed < 216; seed++ {
+		o := synth.Options{Seed: seed, Turns: 14, Thinking: true, Progress: seed%2 == 0, Images: seed%3 == 0,
+			Compactions: int(seed % 3), Sidechains: seed%4 == 1, Rewinds: int(seed % 2), Pins: true, InFlight: seed%5 == 0,
+			Defects: synth.AllDefects}
+		if seed%2 == 1 {
+			o.Version = "2.1.330"
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			data, _ := gen(t, o)
+			e := newEnv(t)
+			opt := e.opts()
+			opt.Live = seed%5 == 0
+			p := e.write("s.jsonl", data)
+			e.purge(p, opt)
+			e.invariants(data, p, opt, false)
+		})
 	}
 }
