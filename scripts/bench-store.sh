@@ -30,24 +30,31 @@ ccm=$work/ccm
 export CLAUDE_CONFIG_DIR=$work/claude CCM_HOME=$work/home CCM_COMPRESSION=
 mkdir -p "$CLAUDE_CONFIG_DIR/projects/-bench"
 
-# best CMD...: best-of-3 wall time in seconds.
+# best CMD...: "WALL CPU" of the run with the best wall time of 3, in
+# seconds; CPU is user + system time. The machine may be shared: CPU time
+# says what the work costs when wall time is stretched by other load.
 best() {
-  local bt=""
+  local bt="" bc=""
   for _ in 1 2 3; do
-    /usr/bin/time -f "%e" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-    t=$(cat "$work/t")
-    if [ -z "$bt" ] || python3 -c "import sys; sys.exit(0 if $t < $bt else 1)"; then bt=$t; fi
+    read -r t c < <(once "$@")
+    if [ -z "$bt" ] || python3 -c "import sys; sys.exit(0 if $t < $bt else 1)"; then bt=$t bc=$c; fi
   done
-  echo "$bt"
+  echo "$bt $bc"
 }
 once() {
-  /usr/bin/time -f "%e" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-  cat "$work/t"
+  /usr/bin/time -f "%e %U %S" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  read -r t u s <"$work/t"
+  echo "$t $(python3 -c "print('%.2f' % ($u + $s))")"
 }
-row() { printf '%-58s %8s s  %s\n' "$1" "$2" "${3:-}"; }
+# row NAME "WALL CPU" [NOTE]
+row() {
+  read -r t c <<<"$2"
+  printf '%-56s %7s s wall %7s s CPU  %s\n' "$1" "$t" "${c:--}" "${3:-}"
+}
 mbps() { python3 -c "print('%.0f MB/s' % ($1 / 1e6 / max($2, 0.001)))"; }
 
 echo "ccm $(cd "$repo" && git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$(findmnt -no FSTYPE,OPTIONS -T "$work" 2>/dev/null | cut -c1-80)"
 echo
 
 # ---- 1. a store of $blobs blobs
@@ -82,30 +89,34 @@ export CCM_CACHE_DIR=$work/small
 echo "a blob" | "$ccm" cache put >/dev/null
 t=$(best cat "$CLAUDE_CONFIG_DIR"/projects/-bench/s1.jsonl "$CLAUDE_CONFIG_DIR"/projects/-bench/s2.jsonl \
   "$CLAUDE_CONFIG_DIR"/projects/-bench/s3.jsonl "$CLAUDE_CONFIG_DIR"/projects/-bench/s4.jsonl "$CLAUDE_CONFIG_DIR"/projects/-bench/s5.jsonl)
-row "cat 5 transcripts >/dev/null (ceiling)" "$t" "$(mbps "$tbytes" "$t"), $(python3 -c "print('%.2f GB' % ($tbytes/1e9))")"
+read -r tw tc <<<"$t"
+row "cat 5 transcripts >/dev/null (ceiling)" "$t" "$(mbps "$tbytes" "$tw"), $(python3 -c "print('%.2f GB' % ($tbytes/1e9))")"
 t=$(best "$ccm" prune --gc-unreferenced --dry-run)
-row "ccm prune --gc-unreferenced --dry-run (whole run)" "$t" "$(mbps "$tbytes" "$t")"
+read -r tw tc <<<"$t"
+row "ccm prune --gc-unreferenced --dry-run (whole run)" "$t" "$(mbps "$tbytes" "$tw") wall, $(mbps "$tbytes" "$tc") per CPU second"
 scan=""
-for _ in 1 2 3; do
+for _ in 1 2 3; do # the scan's own clock, from the JSON report
   s=$("$ccm" --json prune --gc-unreferenced --dry-run | python3 -c "
 import json,sys; s=json.load(sys.stdin)['plan']['gc_scan']; print('%.3f' % (s['duration_ns']/1e9))")
   if [ -z "$scan" ] || python3 -c "import sys; sys.exit(0 if $s < $scan else 1)"; then scan=$s; fi
 done
-row "  of which the reference scan" "$scan" "$(mbps "$tbytes" "$scan")"
+row "  of which the reference scan" "$scan -" "$(mbps "$tbytes" "$scan")"
 echo
 
 # ---- 3. storing $psize of tool-output text
 "$work/benchstore" text -size "$psize" >"$work/out.txt"
 pbytes=$(stat -c %s "$work/out.txt")
 cat "$work/out.txt" >/dev/null
-bt=""
+bt="" bc=""
 for i in 1 2 3; do
   export CCM_CACHE_DIR=$work/put$i
-  t=$(once "$ccm" cache put "$work/out.txt")
-  if [ -z "$bt" ] || python3 -c "import sys; sys.exit(0 if $t < $bt else 1)"; then bt=$t; fi
+  read -r t c < <(once "$ccm" cache put "$work/out.txt")
+  if [ -z "$bt" ] || python3 -c "import sys; sys.exit(0 if $t < $bt else 1)"; then bt=$t bc=$c; fi
   rm -rf "$work/put$i"
 done
-row "ccm cache put FILE ($(python3 -c "print('%.2f GB' % ($pbytes/1e9))") in one file, fresh store)" "$bt" "$(mbps "$pbytes" "$bt")"
+row "ccm cache put FILE ($(python3 -c "print('%.2f GB' % ($pbytes/1e9))") in one file, fresh store)" "$bt $bc" "$(mbps "$pbytes" "$bt") wall, $(mbps "$pbytes" "$bc") per CPU second"
 "$work/benchstore" put -dir "$work/api1" -size "$psize" -workers 2 -batch | sed 's/^/API, /'
 "$work/benchstore" put -dir "$work/api2" -size 200MB -workers 2 | sed 's/^/API, /'
 "$work/benchstore" put -dir "$work/api3" -size 200MB -workers 8 | sed 's/^/API, /'
+echo
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
