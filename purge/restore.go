@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -270,9 +271,32 @@ func Backups(path string) ([]string, error) {
 		}
 		out = append(out, m)
 	}
-	// Stamps sort as text; a "-N" counter sorts after its stamp.
-	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	// Newest first: by stamp, then by the "-N" counter added to a stamp
+	// already taken. Plain text order gets the counter wrong once a
+	// ".zst" follows it ("000.zst" > "000-1.zst") and from -10 on.
+	sort.SliceStable(out, func(i, j int) bool {
+		si, ni := backupOrder(path, out[i])
+		sj, nj := backupOrder(path, out[j])
+		if si != sj {
+			return si > sj
+		}
+		return ni > nj
+	})
 	return out, nil
+}
+
+// backupOrder splits a backup name into its stamp and counter.
+func backupOrder(path, name string) (string, int) {
+	rest := strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst")
+	stamp, counter, ok := strings.Cut(rest, "-")
+	if !ok {
+		return rest, 0
+	}
+	n, err := strconv.Atoi(counter)
+	if err != nil {
+		return rest, 0
+	}
+	return stamp, n
 }
 
 func globEscape(s string) string {
