@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -209,5 +210,43 @@ func TestRestoreForeignStubs(t *testing.T) {
 	}
 	if left != len(rr.Missing) {
 		t.Errorf("%d stubs left in the file, %d reported (restored %d)", left, len(rr.Missing), rr.Restored)
+	}
+}
+
+// TestBackupsNewestFirst: restore --backup takes the newest backup, also
+// when several were made within one millisecond (a counter is added) and
+// when they are compressed.
+func TestBackupsNewestFirst(t *testing.T) {
+	for _, mode := range []BackupMode{BackupLink, BackupZstd} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newEnv(t)
+			o := e.opts()
+			o.Backup = mode
+			now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.Local)
+			o.Now = func() time.Time { return now }
+			versions := [][]byte{thinkingFixture(), stubFixture(), pinFixture()}
+			p := e.write("s.jsonl", versions[0])
+			var made []string
+			for i, v := range versions {
+				if i > 0 {
+					os.WriteFile(p, v, 0o600)
+				}
+				rep, _ := e.purge(p, o)
+				made = append(made, rep.Backup)
+			}
+			bs, err := Backups(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(bs) != 3 || bs[0] != made[2] {
+				t.Errorf("backups newest first: %v; made in order %v", bs, made)
+			}
+			if _, err := RestoreBackup(context.Background(), p, "", o); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(readFile(t, p), versions[2]) {
+				t.Error("restore --backup did not bring back the newest version")
+			}
+		})
 	}
 }
