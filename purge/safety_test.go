@@ -457,6 +457,10 @@ func TestReadOnly(t *testing.T) {
 			os.Chmod(p, c.mode)
 			os.Chmod(dir, c.dirMode)
 			defer os.Chmod(dir, 0o755)
+			// A dry run only reads: it works on a protected transcript.
+			if code, stdout, stderr := cl.run("purge", "--dry-run", "--no-tokens", p); code != 0 || !strings.Contains(stdout, "would purge") {
+				t.Errorf("dry run: exit %d: %s%s", code, stdout, stderr)
+			}
 			code, stdout, stderr := cl.run("purge", "--no-tokens", p)
 			if code == 0 {
 				t.Errorf("exit 0 (%s)", stdout)
