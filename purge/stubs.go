@@ -1,6 +1,7 @@
 package purge
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -64,6 +65,9 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		}
 		st := ccm.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
 		if media != "" {
+			// media points into the line buffer, which the reader reuses
+			// before the background workers write the metadata.
+			media = strings.Clone(media)
 			src = ccm.Source{Type: rawValueType, MediaType: media, SessionPath: w.session}
 			st.Source = "Image (" + mediaName(media) + ")"
 			st.Lines = 0
