@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -521,4 +522,47 @@ func TestThinkingLatestWithoutMessageID(t *testing.T) {
 		t.Error("the latest message's thinking was removed")
 	}
 	e.invariants(in, rep.Path, e.opts(), false)
+}
+
+// TestImageMetadata: the store's metadata of every stored image names
+// its media type, as written in the transcript. (The media type is read
+// from a line buffer the reader reuses while blobs are stored in the
+// background; go test -race flags a view kept past its line.)
+func TestImageMetadata(t *testing.T) {
+	var lines []string
+	parent := ""
+	for i := 0; i < 40; i++ {
+		u, a, r := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i), fmt.Sprintf("r%d", i)
+		media := []string{"image/png", "image/jpeg", "image/webp", "image/gif"}[i%4]
+		img := `{"type":"image","source":{"type":"base64","media_type":"` + media + `","data":"` + pngData(3000+i) + `"}}`
+		lines = append(lines,
+			rec("parentUuid", nullable(parent), "isSidechain", false, "type", "user",
+				"message", raw(`{"role":"user","content":[{"type":"text","text":"see"},`+img+`]}`), "uuid", u),
+			assistantToolUse(a, u, "m"+a, "t"+a, "Bash", `{"command":"cat big"}`),
+			// A large line after each image makes the reader refill its buffer.
+			toolResult(r, a, "t"+a, js(bigText(r, 300<<10))))
+		parent = r
+	}
+	lines = append(lines, userPrompt("x1", parent, "one"), assistantText("x2", "x1", "mx2", "ok"),
+		userPrompt("x3", "x2", "two"), assistantText("x4", "x3", "mx4", "ok"))
+	in := jsonl(lines...)
+	e := newEnv(t)
+	_, out := e.purgeBytes(in, e.opts())
+	images := 0
+	for i := 0; i < 40; i++ {
+		want := []string{"image/png", "image/jpeg", "image/webp", "image/gif"}[i%4]
+		for _, st := range stubsIn(lineOf(out, fmt.Sprintf("u%d", i))) {
+			meta, err := e.store.Stat(st.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			images++
+			if meta.Source.MediaType != want {
+				t.Errorf("u%d: stored media type %q, want %q", i, meta.Source.MediaType, want)
+			}
+		}
+	}
+	if images != 40 {
+		t.Errorf("%d images stored, want 40", images)
+	}
 }
