@@ -85,7 +85,7 @@ func (s *Store) List(ctx context.Context, progress func(done, total int)) (*List
 		for _, c := range compressions {
 			if c.Ext() == ext {
 				e := get(k)
-				e.Files = append(e.Files, BlobFile{Path: filepath.Join(dir, name), Compression: c})
+				e.Files = append(e.Files, BlobFile{Path: dir + "/" + name, Compression: c})
 			}
 		}
 	})
@@ -98,7 +98,7 @@ func (s *Store) List(ctx context.Context, progress func(done, total int)) (*List
 			return
 		}
 		if e := get(k); e.MetaPath == "" {
-			e.MetaPath = filepath.Join(dir, name)
+			e.MetaPath = dir + "/" + name
 		}
 	})
 	if err != nil {
@@ -300,7 +300,7 @@ func readSmall(path string, buf *[]byte, dirPath string, dirfd int) ([]byte, err
 	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
 	var fd int
 	var err error
-	if dir, name := filepath.Split(path); dirfd >= 0 && filepath.Clean(dir) == dirPath {
+	if name, ok := strings.CutPrefix(path, dirPath+"/"); ok && dirfd >= 0 && !strings.Contains(name, "/") {
 		fd, err = unix.Openat(dirfd, name, flags, 0)
 	} else {
 		fd, err = unix.Open(path, flags, 0)
