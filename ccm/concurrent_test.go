@@ -172,11 +172,18 @@ func TestHoldBlocksExclusive(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
+	// 20 Puts commit with fsyncs, 40 (80 files) with one syncfs.
+	for _, n := range []int{20, 40} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testBatch(t, n) })
+	}
+}
+
+func testBatch(t *testing.T, n int) {
 	s := newStore(t)
 	ctx := context.Background()
 	b := s.NewBatch()
 	var wg sync.WaitGroup
-	keys := make([]Key, 20)
+	keys := make([]Key, n)
 	for i := range keys {
 		wg.Add(1)
 		go func(i int) {
