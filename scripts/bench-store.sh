@@ -94,13 +94,6 @@ row "cat 5 transcripts >/dev/null (ceiling)" "$t" "$(mbps "$tbytes" "$tw"), $(py
 t=$(best "$ccm" prune --gc-unreferenced --dry-run)
 read -r tw tc <<<"$t"
 row "ccm prune --gc-unreferenced --dry-run (whole run)" "$t" "$(mbps "$tbytes" "$tw") wall, $(mbps "$tbytes" "$tc") per CPU second"
-scan=""
-for _ in 1 2 3; do # the scan's own clock, from the JSON report
-  s=$("$ccm" --json prune --gc-unreferenced --dry-run | python3 -c "
-import json,sys; s=json.load(sys.stdin)['plan']['gc_scan']; print('%.3f' % (s['duration_ns']/1e9))")
-  if [ -z "$scan" ] || python3 -c "import sys; sys.exit(0 if $s < $scan else 1)"; then scan=$s; fi
-done
-row "  of which the reference scan" "$scan -" "$(mbps "$tbytes" "$scan")"
 echo
 
 # ---- 3. storing $psize of tool-output text
