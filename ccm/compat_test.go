@@ -171,3 +171,7 @@ func TestBlobWithoutMetadata(t *testing.T) {
 		t.Fatalf("restored metadata %+v", m)
 	}
 }
+
+// Source and Meta stay comparable: callers may compare them with ==.
+var _ = Source{} == Source{}
+var _ = func(a, b Meta) bool { return a == b }

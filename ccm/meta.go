@@ -26,7 +26,7 @@ type Source struct {
 	MediaType   string `json:"media_type,omitempty"` // images
 	Type        string `json:"type,omitempty"`       // "image" for images
 
-	extra []rawField // fields written by other tools, kept on rewrite
+	extra extras // fields written by other tools, kept on rewrite
 }
 
 // PinInfo is the pin recorded in a blob's metadata.
@@ -52,13 +52,39 @@ type Meta struct {
 	Source            Source    `json:"source"`
 	Pinned            PinInfo   `json:"pinned"`
 
-	extra []rawField // top-level fields written by other tools, kept on rewrite
+	extra extras // top-level fields written by other tools, kept on rewrite
 }
 
 // rawField is a JSON member this package does not know, kept verbatim.
 type rawField struct {
 	name string
 	raw  []byte
+}
+
+// extras holds the members of a JSON object that this package does not
+// know, as a compact JSON object. A string rather than a slice keeps
+// Source and Meta comparable with ==.
+type extras string
+
+func (e *extras) add(name, raw string) {
+	member := string(jstr(name)) + ":" + raw
+	if *e == "" {
+		*e = extras("{" + member + "}")
+		return
+	}
+	*e = extras(string((*e)[:len(*e)-1]) + "," + member + "}")
+}
+
+func (e extras) fields() []rawField {
+	if e == "" {
+		return nil
+	}
+	var out []rawField
+	gjson.Parse(string(e)).ForEach(func(k, v gjson.Result) bool {
+		out = append(out, rawField{k.Str, []byte(v.Raw)})
+		return true
+	})
+	return out
 }
 
 // ErrBadMeta marks a metadata file that cannot be used: not JSON, wrong
@@ -160,7 +186,7 @@ func (m *Meta) setField(name string, v gjson.Result) error {
 	case "pinned":
 		err = m.Pinned.set(v)
 	default:
-		m.extra = append(m.extra, rawField{name, []byte(v.Raw)})
+		m.extra.add(name, v.Raw)
 	}
 	return err
 }
@@ -182,7 +208,7 @@ func (s *Source) set(v gjson.Result) error {
 			if f.Type != gjson.Number {
 				// The Python hooks sometimes stored a non-numeric exit; keep it
 				// verbatim rather than reject the whole file.
-				s.extra = append(s.extra, rawField{name, []byte(f.Raw)})
+				s.extra.add(name, f.Raw)
 				return true
 			}
 			s.ExitCode = int(f.Int())
@@ -203,7 +229,7 @@ func (s *Source) set(v gjson.Result) error {
 		case "type":
 			s.Type, err = jsonString(name, f)
 		default:
-			s.extra = append(s.extra, rawField{name, []byte(f.Raw)})
+			s.extra.add(name, f.Raw)
 		}
 		return err == nil
 	})
@@ -296,7 +322,7 @@ func (m *Meta) MarshalJSON() ([]byte, error) {
 		{"compression", jstr(m.Compression)},
 		{"source", src},
 		{"pinned", pin},
-	}, m.extra)
+	}, m.extra.fields())
 }
 
 // MarshalJSON writes the non-empty fields. exit_code is written whenever a
@@ -309,7 +335,7 @@ func (s Source) MarshalJSON() ([]byte, error) {
 		}
 	}
 	add("tool_name", s.ToolName)
-	if (s.ExitCode != 0 || s.ToolName != "") && !hasField(s.extra, "exit_code") {
+	if (s.ExitCode != 0 || s.ToolName != "") && !hasField(s.extra.fields(), "exit_code") {
 		f = append(f, rawField{"exit_code", jint(int64(s.ExitCode))})
 	}
 	add("session_path", s.SessionPath)
@@ -320,7 +346,7 @@ func (s Source) MarshalJSON() ([]byte, error) {
 	add("cwd", s.Cwd)
 	add("media_type", s.MediaType)
 	add("type", s.Type)
-	return jsonObject(f, s.extra)
+	return jsonObject(f, s.extra.fields())
 }
 
 // encodeMeta returns the file content for m: indented like the Python
