@@ -3,6 +3,7 @@ package ccm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -175,3 +176,26 @@ func TestBlobWithoutMetadata(t *testing.T) {
 // Source and Meta stay comparable: callers may compare them with ==.
 var _ = Source{} == Source{}
 var _ = func(a, b Meta) bool { return a == b }
+
+func TestMetaJSONRoundTrip(t *testing.T) {
+	s, gzKey, _ := pythonStore(t)
+	m, err := s.Stat(gzKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(*m) // a value, as in a larger struct
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Meta
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := json.Marshal(back)
+	if !bytes.Equal(b, b2) || !back.CreatedAt.Equal(m.CreatedAt) || back.Pinned.Level != PinSoft {
+		t.Fatalf("round trip changed the metadata:\n%s\n%s", b, b2)
+	}
+	if err := json.Unmarshal([]byte(`{"key":"../../x"}`), &back); !errors.Is(err, ErrBadMeta) {
+		t.Fatalf("bad key: %v", err)
+	}
+}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // MarshalJSON writes the metadata with the Python tool's field order and
 // any fields other tools added, kept verbatim.
-func (m *Meta) MarshalJSON() ([]byte, error) {
+func (m Meta) MarshalJSON() ([]byte, error) {
 	src, err := m.Source.MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -35,6 +37,21 @@ func (m *Meta) MarshalJSON() ([]byte, error) {
 		{"source", src},
 		{"pinned", pin},
 	}, m.extra.fields())
+}
+
+// UnmarshalJSON reads metadata as a metadata file holds it, including the
+// Python tool's naive timestamps; the key must be well-formed.
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	k, err := ParseKey(gjson.GetBytes(b, "key").Str)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadMeta, err)
+	}
+	v, err := parseMeta(b, k)
+	if err != nil {
+		return err
+	}
+	*m = *v
+	return nil
 }
 
 // MarshalJSON writes the non-empty fields. exit_code is written whenever a
