@@ -18,8 +18,8 @@ func TestCheckFindsPlantedDefects(t *testing.T) {
 		code string
 		sev  Severity
 	}{
-		synth.DanglingParent:   {"dangling-parent", Error},
-		synth.OrphanToolUse:    {"orphan-tool-use", Error},
+		synth.DanglingParent: {"dangling-parent", Error},
+		synth.OrphanToolUse:  {"orphan-tool-use", Error},
 		// The generator drops the tool_use line the result hung off and
 		// relinks, so the result sits off the chain: never sent, so no API
 		// error (hand-made cases in chain_test.go cover an orphan on it).
