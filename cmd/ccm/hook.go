@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -38,6 +39,9 @@ EXIT STATUS:
 		// usage error, whose exit status 2 would block the user's prompt.
 		SkipFlagParsing: true,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if a := cmd.Args().First(); a == "-h" || a == "--help" {
+				return cli.ShowSubcommandHelp(cmd)
+			}
 			return runHook(ctx, hookOptions{globalOptions: globals(cmd), Event: cmd.Args().First()})
 		},
 	}
@@ -47,4 +51,20 @@ EXIT STATUS:
 func runHook(ctx context.Context, o hookOptions) error {
 	hooklib.Run(ctx, hooklib.Options{Event: o.Event, ClaudeDir: o.ClaudeDir, Stdin: o.Stdin, Stdout: o.Stdout})
 	return nil
+}
+
+// hookFastPath reports whether args are exactly `ccm hook [EVENT]`, the form
+// ccm install registers, and the event named. Anything else (global flags,
+// --help, extra arguments) takes the full command tree.
+func hookFastPath(args []string) (event string, ok bool) {
+	if len(args) < 2 || len(args) > 3 || args[1] != "hook" {
+		return "", false
+	}
+	if len(args) == 3 {
+		event = args[2]
+		if strings.HasPrefix(event, "-") {
+			return "", false
+		}
+	}
+	return event, true
 }

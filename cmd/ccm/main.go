@@ -9,10 +9,26 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"ccm/hooklib"
+	"ccm/transcript"
 )
 
 func main() {
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(ccmMain(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// ccmMain is main without the exit. `ccm hook EVENT` skips the command
+// tree: Claude Code starts a hook process on every event, and building the
+// tree of every command and flag costs about a third of that start (page
+// faults dominate process start on small VMs; scripts/bench-hooks.sh).
+func ccmMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if event, ok := hookFastPath(args); ok {
+		return hooklib.Run(context.Background(), hooklib.Options{
+			Event: event, ClaudeDir: transcript.ConfigDir(""), Stdin: stdin, Stdout: stdout,
+		})
+	}
+	return run(args, stdin, stdout, stderr)
 }
 
 // run builds the command tree, runs it under a context that SIGINT and

@@ -14,7 +14,7 @@ import (
 // in-process, without building a binary per test.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"ccm": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"ccm": func() { os.Exit(ccmMain(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 
