@@ -48,7 +48,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		if err != nil {
 			return
 		}
-		if v.Type == gjson.String && ccm.IsStub(v.Str) {
+		if v.Type == gjson.String && strings.Contains(v.Raw, ccm.StubStart) && ccm.IsStub(gjson.Parse(v.Raw).Str) {
 			// Already a stub (a purged file purged again with a threshold
 			// below a stub's size): stubbing it again would break
 			// idempotence and nest stubs.
@@ -89,7 +89,9 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		w.p.Stats.Stubs++
 		w.p.Stats.StubbedBytes += int64(len(raw))
 	}
-	content := gjson.Get(s, "message.content")
+	// transcript.Lookup, not gjson.Get, for values that may be large: it
+	// finds them without decoding them.
+	content := transcript.Lookup(s, "message.content")
 	if content.IsArray() {
 		content.ForEach(func(_, blk gjson.Result) bool {
 			switch blk.Get("type").Str {
@@ -98,7 +100,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 				if !firstFound {
 					firstResult, firstFound = info, true
 				}
-				inner := blk.Get("content")
+				inner := lookupIn(blk, "content")
 				if len(inner.Raw) > o.Threshold {
 					stubValue(inner, info, "", false, "")
 				} else if inner.IsArray() {
@@ -116,7 +118,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 			case "tool_use":
 				name := blk.Get("name").Str
 				for _, field := range inputFields[name] {
-					v := blk.Get("input." + field)
+					v := lookupIn(blk, "input."+field)
 					if len(v.Raw) > o.Threshold {
 						stubValue(v, toolInfoOf(blk), "tool_use input "+field, false, "")
 					}
@@ -126,11 +128,20 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		})
 	}
 	if f.Type == transcript.TypeUser {
-		if tur := gjson.Get(s, "toolUseResult"); len(tur.Raw) > o.Threshold {
+		if tur := transcript.Lookup(s, "toolUseResult"); len(tur.Raw) > o.Threshold {
 			stubValue(tur, firstResult, "toolUseResult copy", false, "")
 		}
 	}
 	return err
+}
+
+// lookupIn is transcript.Lookup inside v, with Index relative to the line.
+func lookupIn(v gjson.Result, path string) gjson.Result {
+	r := transcript.Lookup(v.Raw, path)
+	if r.Exists() {
+		r.Index += v.Index
+	}
+	return r
 }
 
 func mediaName(media string) string {

@@ -1,0 +1,59 @@
+package transcript
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// Lookup must find what gjson.Get finds, at the same offset, with the
+// same raw bytes, for every kind of value a record holds.
+func TestLookupAgreesWithGjson(t *testing.T) {
+	big := strings.Repeat(`line with \"quotes\" and \\ escapes\n`, 5000)
+	rec := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"` + big + `"}]},` +
+		`"toolUseResult":{"stdout":"` + big + `","stderr":"","interrupted":false},"n":12.5,"ok":true,"no":false,"nil":null,` +
+		`"k\u0065y":"escaped key","input":{"file_path":"/a/b.go","content":"x"}, "spaced" :  [ 1 , 2 ] }`
+	for _, path := range []string{
+		"type", "message", "message.role", "message.content", "toolUseResult", "toolUseResult.stdout",
+		"toolUseResult.interrupted", "n", "ok", "no", "nil", "input.file_path", "input.content", "spaced",
+	} {
+		want := gjson.Get(rec, path)
+		got := Lookup(rec, path)
+		if !want.Exists() {
+			t.Fatalf("%s: fixture broken, gjson finds nothing", path)
+		}
+		if got.Raw != want.Raw || got.Index != want.Index || got.Type != want.Type {
+			t.Errorf("%s: Lookup = (%v, %d, %.20q), gjson = (%v, %d, %.20q)", path, got.Type, got.Index, got.Raw, want.Type, want.Index, want.Raw)
+		}
+		if got.Raw != rec[got.Index:got.Index+len(got.Raw)] {
+			t.Errorf("%s: Raw is not the bytes at Index", path)
+		}
+	}
+	// A key written with an escape is found by its decoded name.
+	if got := Lookup(rec, "key"); got.Raw != `"escaped key"` {
+		t.Errorf("escaped key: got %q", got.Raw)
+	}
+	// Lookup leaves strings undecoded: that is its point.
+	if s := Lookup(rec, "toolUseResult.stdout"); s.Str != "" {
+		t.Errorf("Str decoded (%d bytes)", len(s.Str))
+	}
+}
+
+func TestLookupMissingAndInvalid(t *testing.T) {
+	rec := `{"a":{"b":1},"c":[{"d":2}],"s":"text"}`
+	for _, path := range []string{"x", "a.x", "a.b.c", "s.x", "c.d", "c.0"} {
+		if r := Lookup(rec, path); r.Exists() {
+			t.Errorf("%s: found %q in %s", path, r.Raw, rec)
+		}
+	}
+	for _, bad := range []string{``, `[1,2]`, `{"a":1`, `{"a":}`, `{"a":"x` + "\x01" + `"}`, `{"a" 1}`, `not json`} {
+		if r := Lookup(bad, "a"); r.Exists() {
+			t.Errorf("invalid %q: found %q", bad, r.Raw)
+		}
+	}
+	// The first of duplicate keys wins, as with gjson.
+	if r := Lookup(`{"a":1,"a":2}`, "a"); r.Raw != "1" {
+		t.Errorf("duplicate key: got %q", r.Raw)
+	}
+}
