@@ -205,8 +205,23 @@ func testBatch(t *testing.T, n int) {
 	if _, err := s.LastKey(); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("last_key written before Commit: %v", err)
 	}
+	// The batch holds the store's shared lock until Commit: no prune now.
+	s.LockWait = 20 * time.Millisecond
+	if _, err := s.LockExclusive(ctx); !errors.Is(err, ErrLocked) {
+		t.Fatalf("exclusive lock during a batch: %v", err)
+	}
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
+	}
+	unlock, err := s.LockExclusive(ctx)
+	if err != nil {
+		t.Fatalf("exclusive lock after Commit: %v", err)
+	}
+	unlock()
+	// One index line per new blob, written through the batch's open file.
+	idx, err := os.ReadFile(filepath.Join(s.Root(), "index.jsonl"))
+	if err != nil || strings.Count(string(idx), "\n") != n {
+		t.Fatalf("index.jsonl: %d lines, want %d (%v)", strings.Count(string(idx), "\n"), n, err)
 	}
 	if k, err := s.LastKey(); err != nil || k == "" {
 		t.Fatalf("last_key after Commit: %v", err)
@@ -215,6 +230,34 @@ func testBatch(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	assertNoTemps(t, s)
+}
+
+// Close gives up a batch after an error: it releases the lock without
+// making anything durable, and the store goes on working.
+func TestBatchClose(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	b := s.NewBatch()
+	k, err := b.Put(ctx, []byte(strings.Repeat("abandoned\n", 200)), Source{}, PinNone, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b.Close() // twice is fine
+	unlock, err := s.LockExclusive(ctx)
+	if err != nil {
+		t.Fatalf("exclusive lock after Close: %v", err)
+	}
+	unlock()
+	if got := get(t, s, k); !strings.HasPrefix(got, "abandoned") {
+		t.Fatalf("content after Close: %q", got[:20])
+	}
+	if _, err := b.Put(ctx, []byte("reused after Close"), Source{}, PinNone, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestCrashLeftEmptyFiles: an unsynced write interrupted by a crash can

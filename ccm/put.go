@@ -155,11 +155,17 @@ type pending struct {
 // commit runs under the shared lock: reuse or write the blob, then record
 // the metadata, the index line and last_key.
 func (s *Store) commit(ctx context.Context, p *pending, src Source, pin PinLevel, reason string) error {
-	l, err := s.lock(ctx, false)
-	if err != nil {
-		return err
+	if p.batch != nil {
+		if err := p.batch.hold(ctx); err != nil {
+			return err
+		}
+	} else {
+		l, err := s.lock(ctx, false)
+		if err != nil {
+			return err
+		}
+		defer l.Unlock()
 	}
-	defer l.Unlock()
 	existing, err := s.findBlobs(p.key)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", p.key, err)
@@ -290,7 +296,11 @@ func (s *Store) renameTemp(tmp *os.File, key Key, c Compression, size int64, dst
 // recordPut creates or updates key's metadata after a Put. It reports
 // whether the metadata is new (the blob was not known before).
 func (s *Store) recordPut(ctx context.Context, p *pending, bf BlobFile, src Source, pin PinLevel, reason string) (bool, error) {
-	unlock, err := s.lockMeta(ctx)
+	lockMeta := s.lockMeta
+	if p.batch != nil {
+		lockMeta = p.batch.lockMeta
+	}
+	unlock, err := lockMeta(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -333,16 +343,18 @@ func (s *Store) recordPut(ctx context.Context, p *pending, bf BlobFile, src Sour
 func (s *Store) appendIndex(p *pending, src Source) error {
 	line := fmt.Sprintf(`{"ts":%s,"key":%s,"tool":%s,"exit":%d,"bytes":%d,"lines":%d}`+"\n",
 		jstr(FormatTime(s.now())), jstr(string(p.key)), jstr(src.Tool()), src.ExitCode, p.size, p.lines)
+	if p.batch != nil {
+		if err := p.batch.appendIndex(line); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		return nil
+	}
 	path := s.path(indexFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	// The Python tool left index.jsonl world-readable; it names tools and
-	// sizes, so it is made private the first time ccm appends to it.
-	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		f.Chmod(fsutil.FileMode)
-	}
+	privateIndex(f)
 	_, err = f.WriteString(line)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -351,6 +363,14 @@ func (s *Store) appendIndex(p *pending, src Source) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	return nil
+}
+
+// privateIndex makes an index.jsonl that ccm opened private: the Python
+// tool left it world-readable, and it names tools and sizes.
+func privateIndex(f *os.File) {
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		f.Chmod(fsutil.FileMode)
+	}
 }
 
 // lineCounter counts '\n' in what is written to it.

@@ -4,8 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // DirMode and FileMode are the modes of everything ccm creates.
@@ -33,13 +38,35 @@ func MkdirPrivate(dir string) error {
 // CreateTemp creates a new file next to path whose name starts with
 // ".<base>.ccm-tmp-" and does not end in the original extension, so tools
 // that glob *.jsonl or *.json never pick it up. The file is created with
-// mode 0600 (os.CreateTemp's default): there is no window with a looser mode.
+// mode 0600: there is no window with a looser mode.
 func CreateTemp(path string) (*os.File, error) {
 	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	prefix := filepath.Join(dir, "."+base+".ccm-tmp-")
+	for try := 0; ; try++ {
+		name := prefix + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
 	}
-	return os.CreateTemp(dir, "."+base+".ccm-tmp-*")
+}
+
+// OpenFile is os.OpenFile for regular files, without registering them with
+// the runtime's poller: os.OpenFile spends four fcntl and an epoll_ctl on
+// every open (regular files cannot be polled anyway), which added up when
+// a purge created two files per stored blob. The file is blocking, so
+// Read, Write and Fd never switch modes.
+func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
+	for {
+		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err == nil {
+			return os.NewFile(uintptr(fd), path), nil
+		}
+		if err != unix.EINTR {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+	}
 }
 
 // SyncDir fsyncs a directory so that a rename or create inside it
@@ -92,8 +119,12 @@ func writeFile(path string, perm os.FileMode, write func(w io.Writer) error, dur
 	if err := write(f); err != nil {
 		return err
 	}
-	if err := f.Chmod(perm); err != nil {
-		return err
+	// CreateTemp made the file 0600, less what the umask takes away: never
+	// looser, so only another mode needs the chmod.
+	if perm != FileMode {
+		if err := f.Chmod(perm); err != nil {
+			return err
+		}
 	}
 	if durable {
 		if err := f.Sync(); err != nil {
@@ -103,8 +134,10 @@ func writeFile(path string, perm os.FileMode, write func(w io.Writer) error, dur
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
+	// rename(2) itself: os.Rename first stats the target to refuse a
+	// directory, which the system call refuses as well.
+	if err := unix.Rename(tmp, path); err != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
 	}
 	renamed = true
 	if !durable {

@@ -33,11 +33,49 @@ func LockFile(ctx context.Context, path string, exclusive bool, wait time.Durati
 	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
 	if err != nil {
 		return nil, err
 	}
 	return lockOpened(ctx, f, path, exclusive, wait)
+}
+
+// Flock takes a lock on f, an open lock file named path, and retries like
+// LockFile; unlike it, it neither opens nor closes f. A writer that locks
+// one file many times in a row keeps it open and pairs Flock with Funlock,
+// two system calls instead of seven per round.
+func Flock(ctx context.Context, f *os.File, path string, exclusive bool, wait time.Duration) error {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	deadline := time.Now().Add(wait)
+	delay := 2 * time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("%s: %w (waited %s)", path, ErrLockTimeout, wait.Round(time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		if delay < 100*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// Funlock releases a lock Flock took.
+func Funlock(f *os.File) error {
+	return unix.Flock(int(f.Fd()), unix.LOCK_UN)
 }
 
 // LockExisting is LockFile for a lock file that must already exist: it
@@ -54,35 +92,11 @@ func LockExisting(ctx context.Context, path string, exclusive bool, wait time.Du
 // lockOpened flocks an open file, retrying until wait has passed; it closes
 // f on failure.
 func lockOpened(ctx context.Context, f *os.File, path string, exclusive bool, wait time.Duration) (*Lock, error) {
-	how := unix.LOCK_SH
-	if exclusive {
-		how = unix.LOCK_EX
+	if err := Flock(ctx, f, path, exclusive, wait); err != nil {
+		f.Close()
+		return nil, err
 	}
-	deadline := time.Now().Add(wait)
-	delay := 2 * time.Millisecond
-	for {
-		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		if err == nil {
-			return &Lock{f: f}, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		if !time.Now().Before(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w (waited %s)", path, ErrLockTimeout, wait.Round(time.Millisecond))
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		if delay < 100*time.Millisecond {
-			delay *= 2
-		}
-	}
+	return &Lock{f: f}, nil
 }
 
 // Unlock releases the lock. It is safe to call on a nil Lock and twice.

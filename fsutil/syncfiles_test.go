@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -76,4 +78,56 @@ func TestLockExisting(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh.Unlock()
+}
+
+// Flock and Funlock lock an open file many times without reopening it;
+// the lock conflicts with LockFile's like any flock.
+func TestFlockKeepsFileOpen(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "meta.lock")
+	f, err := OpenFile(p, os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != FileMode {
+		t.Fatalf("OpenFile mode: %v %v", fi.Mode(), err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := Flock(ctx, f, p, true, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LockFile(ctx, p, false, 20*time.Millisecond); !errors.Is(err, ErrLockTimeout) {
+			t.Fatalf("round %d: shared lock while Flock holds it exclusively: %v", i, err)
+		}
+		if err := Funlock(f); err != nil {
+			t.Fatal(err)
+		}
+		l, err := LockFile(ctx, p, true, 0)
+		if err != nil {
+			t.Fatalf("round %d: after Funlock: %v", i, err)
+		}
+		l.Unlock()
+	}
+	if _, err := OpenFile(filepath.Join(p, "x"), os.O_RDONLY, 0); !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("OpenFile under a file: %v", err)
+	}
+}
+
+// CreateTemp names never end in the target's extension and never collide.
+func TestCreateTempNames(t *testing.T) {
+	dir := t.TempDir()
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		f, err := CreateTemp(filepath.Join(dir, "s.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(f.Name())
+		f.Close()
+		if seen[name] || !strings.HasPrefix(name, ".s.jsonl.ccm-tmp-") || strings.HasSuffix(name, ".jsonl") {
+			t.Fatalf("temp name %q", name)
+		}
+		seen[name] = true
+	}
 }

@@ -105,8 +105,12 @@ func (s *stubber) finish() error {
 	s.mu.Lock()
 	err := s.err
 	s.mu.Unlock()
-	if err == nil && s.batch != nil {
-		err = s.batch.Commit()
+	if s.batch != nil {
+		if err != nil {
+			s.batch.Close()
+		} else {
+			err = s.batch.Commit()
+		}
 	}
 	return err
 }
