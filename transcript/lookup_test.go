@@ -47,9 +47,22 @@ func TestLookupMissingAndInvalid(t *testing.T) {
 			t.Errorf("%s: found %q in %s", path, r.Raw, rec)
 		}
 	}
-	for _, bad := range []string{``, `[1,2]`, `{"a":1`, `{"a":}`, `{"a":"x` + "\x01" + `"}`, `{"a" 1}`, `not json`} {
+	// Broken structure up to the value is never found (contents, and what
+	// follows the value, are the validator's job).
+	for _, bad := range []string{``, `[1,2]`, `{"a":}`, `{"a":"x}`, `{"a":"x\"}`, `{"a":{"b":1`, `{"a" 1}`, `not json`, `{"b":1 "a":2}`} {
 		if r := Lookup(bad, "a"); r.Exists() {
 			t.Errorf("invalid %q: found %q", bad, r.Raw)
+		}
+	}
+	// Backslashes before a quote: an even run ends the string.
+	for raw, want := range map[string]string{
+		`{"a":"x\\\\","b":1}`:         `"x\\\\"`,
+		`{"a":"x\\\"y","b":1}`:        `"x\\\"y"`,
+		`{"a":"\\","b":1}`:            `"\\"`,
+		`{"a":["]",{"}":"{"}],"b":1}`: `["]",{"}":"{"}]`,
+	} {
+		if r := Lookup(raw, "a"); r.Raw != want || Lookup(raw, "b").Raw != "1" {
+			t.Errorf("%s: a = %q, want %q; b = %q", raw, r.Raw, want, Lookup(raw, "b").Raw)
 		}
 	}
 	// The first of duplicate keys wins, as with gjson.

@@ -140,8 +140,8 @@ func TestReaderMemoryBoundedByLongestLine(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		if cap(rd.long) > 3*len(line) {
-			t.Fatalf("buffer grew to %d bytes for %d-byte lines", cap(rd.long), len(line))
+		if cap(rd.buf) > 3*len(line) {
+			t.Fatalf("buffer grew to %d bytes for %d-byte lines", cap(rd.buf), len(line))
 		}
 	}
 	if n != 200 {
