@@ -26,6 +26,9 @@ type Report struct {
 	// TailBytes were appended by Claude Code while the purge ran and copied
 	// over unchanged.
 	TailBytes int64 `json:"appended_during_purge,omitempty"`
+	// StaleTemps counts the temp files an interrupted purge or restore of
+	// this transcript had left beside it, removed before this one began.
+	StaleTemps int `json:"stale_temps_removed,omitempty"`
 	Stats
 	TokensBefore *transcript.Estimate `json:"tokens_before,omitempty"`
 	TokensAfter  *transcript.Estimate `json:"tokens_after,omitempty"`
@@ -52,6 +55,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if opt.Now == nil {
 		opt.Now = DefaultOptions().Now
 	}
+	locked := false
 	if opt.LockDir != "" && !opt.DryRun {
 		lk, err := fsutil.LockFile(ctx, lockPath(opt.LockDir, path), true, opt.LockWait)
 		if err != nil {
@@ -61,6 +65,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 			return nil, err
 		}
 		defer lk.Unlock()
+		locked = true
 	}
 	src, err := os.Open(path)
 	if err != nil {
@@ -82,6 +87,14 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	stale := 0
+	if locked {
+		// Only under the lock: no other ccm process is writing a temp file
+		// for this transcript now, so any there is left from a crash. A
+		// failure to remove one does not stop the purge; the next one
+		// tries again.
+		stale, _ = removeStaleTemps(path)
+	}
 	limit, err := lastLineEnd(src, fi.Size())
 	if err != nil {
 		return nil, err
@@ -98,7 +111,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	abs, _ := filepath.Abs(path)
 	p := makePlan(s, opt, transcript.IsSubagentPath(path))
-	rep := &Report{Path: path, DryRun: opt.DryRun, BytesBefore: fi.Size()}
+	rep := &Report{Path: path, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale}
 	if opt.Tokens {
 		c := s.ix.ActiveChain()
 		est, err := s.ix.EstimateContext(src, c, s.ix.Messages(c))

@@ -29,6 +29,7 @@ type batchSummary struct {
 	BytesAfter  int64           `json:"bytes_after"`
 	Stubs       int             `json:"stubs"`
 	Repairs     int             `json:"repairs"`
+	StaleTemps  int             `json:"stale_temps_removed"`
 	Reports     []*purge.Report `json:"reports"`
 	Failures    []batchFailure  `json:"failures"`
 	SkippedList []string        `json:"skipped_files"`
@@ -95,6 +96,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 					sum.BytesAfter += rep.BytesAfter
 					sum.Stubs += rep.Stubs
 					sum.Repairs += repairCount(rep.Stats)
+					sum.StaleTemps += rep.StaleTemps
 					if rep.Changed {
 						sum.Purged++
 					} else {
@@ -137,6 +139,9 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 		fmt.Fprintf(o.Stdout, "%s %d of %d files (%d unchanged, %d skipped, %d failed): %s -> %s, %d stubs, %d repairs\n",
 			verb, sum.Purged, sum.Files, sum.Unchanged, sum.Skipped, sum.Failed,
 			humanBytes(sum.BytesBefore), humanBytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
+		if sum.StaleTemps > 0 {
+			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
+		}
 	}
 	if sum.Failed > 0 {
 		return silentError{code: exitFindings}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"ccm/purge"
@@ -16,6 +17,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		verb = "would purge"
 	case !r.Changed:
 		fmt.Fprintf(w, "%s: nothing to purge (already purged, or nothing large and nothing broken)\n", r.Path)
+		printStaleTemps(w, r)
 		return
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
@@ -63,11 +65,20 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	if r.TailBytes > 0 {
 		fmt.Fprintf(w, "  appended    %s written by Claude Code during the purge carried over\n", humanBytes(r.TailBytes))
 	}
+	printStaleTemps(w, r)
 	if r.Backup != "" {
 		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
 	}
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
+	}
+}
+
+// printStaleTemps mentions the temp files an interrupted ccm run had left
+// beside the transcript, which the purge removed.
+func printStaleTemps(w io.Writer, r *purge.Report) {
+	if r.StaleTemps > 0 {
+		fmt.Fprintf(w, "  temp files  removed %d left by an interrupted ccm run (.%s.ccm-tmp-*)\n", r.StaleTemps, filepath.Base(r.Path))
 	}
 }
 
