@@ -21,8 +21,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		return
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
-	saved := r.BytesBefore - r.BytesAfter
-	fmt.Fprintf(w, "  size        %s -> %s (%s saved, %s)\n", humanBytes(r.BytesBefore), humanBytes(r.BytesAfter), humanBytes(saved), percent(saved, r.BytesBefore))
+	fmt.Fprintf(w, "  size        %s\n", sizeChange(r))
 	s := r.Stats
 	if s.ThinkingRemoved > 0 || verbose {
 		fmt.Fprintf(w, "  thinking    %d blocks removed (%d records that held only thinking dropped)\n", s.ThinkingRemoved, s.DroppedThinking)
@@ -72,6 +71,41 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
 	}
+}
+
+// sizeChange words the size before and after a purge: what it saved, or,
+// when the file grew, by how much and why. A negative saving reads like a
+// bug.
+func sizeChange(r *purge.Report) string {
+	from, to := humanBytes(r.BytesBefore), humanBytes(r.BytesAfter)
+	if r.BytesAfter > r.BytesBefore {
+		return fmt.Sprintf("%s -> %s (grew by %s: %s)", from, to, humanBytes(r.BytesAfter-r.BytesBefore), growthReason(r))
+	}
+	saved := r.BytesBefore - r.BytesAfter
+	return fmt.Sprintf("%s -> %s (%s saved, %s)", from, to, humanBytes(saved), percent(saved, r.BytesBefore))
+}
+
+// growthReason says what made a purged file larger than it was: records
+// the purge added, records it lengthened, or lines Claude Code appended
+// meanwhile.
+func growthReason(r *purge.Report) string {
+	s := r.Stats
+	var why []string
+	if s.SynthesizedResults > 0 {
+		why = append(why, "repairs added records")
+	} else if repairCount(s) > 0 {
+		why = append(why, "repairs lengthened records")
+	}
+	if s.Injected {
+		why = append(why, "the injected compaction added records")
+	}
+	if r.TailBytes > 0 {
+		why = append(why, "Claude Code appended during the purge")
+	}
+	if len(why) == 0 {
+		return "rewritten records are longer"
+	}
+	return strings.Join(why, ", ")
 }
 
 // printStaleTemps mentions the temp files an interrupted ccm run had left

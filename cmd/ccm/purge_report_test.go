@@ -1,0 +1,33 @@
+package main
+
+import (
+	"testing"
+
+	"ccm/purge"
+)
+
+// TestSizeChange: a purge that saved bytes says how many; one that grew
+// the file says by how much and what made it grow, never a negative
+// saving.
+func TestSizeChange(t *testing.T) {
+	for _, c := range []struct {
+		r    purge.Report
+		want string
+	}{
+		{purge.Report{BytesBefore: 2000, BytesAfter: 500}, "2.0 KB -> 500 B (1.5 KB saved, 75.0%)"},
+		{purge.Report{BytesBefore: 500, BytesAfter: 500}, "500 B -> 500 B (0 B saved, 0.0%)"},
+		{purge.Report{BytesBefore: 1000, BytesAfter: 1642, Stats: purge.Stats{SynthesizedResults: 1}},
+			"1.0 KB -> 1.6 KB (grew by 642 B: repairs added records)"},
+		{purge.Report{BytesBefore: 900, BytesAfter: 930, Stats: purge.Stats{RelinkedDangling: 1}},
+			"900 B -> 930 B (grew by 30 B: repairs lengthened records)"},
+		{purge.Report{BytesBefore: 900, BytesAfter: 5000, Stats: purge.Stats{Injected: true, SynthesizedResults: 2}},
+			"900 B -> 5.0 KB (grew by 4.1 KB: repairs added records, the injected compaction added records)"},
+		{purge.Report{BytesBefore: 900, BytesAfter: 2900, TailBytes: 2100},
+			"900 B -> 2.9 KB (grew by 2.0 KB: Claude Code appended during the purge)"},
+		{purge.Report{BytesBefore: 900, BytesAfter: 901}, "900 B -> 901 B (grew by 1 B: rewritten records are longer)"},
+	} {
+		if got := sizeChange(&c.r); got != c.want {
+			t.Errorf("sizeChange(%d -> %d) = %q, want %q", c.r.BytesBefore, c.r.BytesAfter, got, c.want)
+		}
+	}
+}
