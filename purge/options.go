@@ -41,6 +41,9 @@ type Options struct {
 	// Live marks a session Claude Code is writing right now (--current):
 	// its in-flight last turn is left alone.
 	Live bool
+	// LiveWindow makes a transcript written to more recently than this
+	// live as well (ccm purge uses ActiveWindow); zero never infers it.
+	LiveWindow time.Duration
 
 	DryRun bool
 	Backup BackupMode

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"ccm/ccm"
 	"ccm/fsutil"
@@ -29,10 +30,19 @@ type Report struct {
 	// StaleTemps counts the temp files an interrupted purge or restore of
 	// this transcript had left beside it, removed before this one began.
 	StaleTemps int `json:"stale_temps_removed,omitempty"`
+	// Live is set when the purge treated the session as one Claude Code is
+	// writing: Options.Live, or written to within Options.LiveWindow.
+	Live bool `json:"live,omitempty"`
 	Stats
 	TokensBefore *transcript.Estimate `json:"tokens_before,omitempty"`
 	TokensAfter  *transcript.Estimate `json:"tokens_after,omitempty"`
 }
+
+// ActiveWindow is how recently a transcript may have been written to for
+// ccm purge to treat it as live (Options.LiveWindow): Claude Code is
+// probably running it, and the purge may even run from inside it without
+// --current. A batch skips such sessions unless they are named.
+const ActiveWindow = 2 * time.Minute
 
 // ErrLocked is returned when another ccm process is rewriting the same
 // transcript.
@@ -45,6 +55,10 @@ func lockPath(lockDir, path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
+	}
+	// Through a symlink or by its real path, one transcript has one lock.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join(lockDir, hex.EncodeToString(sum[:12])+".lock")
@@ -82,6 +96,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if fi.Size() == 0 {
 		return nil, fmt.Errorf("empty file (0 bytes), nothing to purge")
 	}
+	if age := opt.Now().Sub(fi.ModTime()); opt.LiveWindow > 0 && age < opt.LiveWindow && age > -opt.LiveWindow {
+		opt.Live = true // its last turn may be in flight: leave it alone
+	}
 	if !opt.DryRun {
 		if err := checkWritable(path, fi); err != nil {
 			return nil, err
@@ -111,7 +128,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	abs, _ := filepath.Abs(path)
 	p := makePlan(s, opt, transcript.IsSubagentPath(path))
-	rep := &Report{Path: path, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale}
+	rep := &Report{Path: path, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
 	if opt.Tokens {
 		c := s.ix.ActiveChain()
 		est, err := s.ix.EstimateContext(src, c, s.ix.Messages(c))

@@ -3,7 +3,9 @@ package purge
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -359,6 +361,30 @@ func TestInFlightLive(t *testing.T) {
 	mustCheck(t, out, false)
 }
 
+// TestLiveWindow: a transcript written to within LiveWindow is purged as
+// live (ccm purge run from inside Claude Code on its own session, named by
+// path); one untouched for longer is not.
+func TestLiveWindow(t *testing.T) {
+	in := inFlight()
+	e := newEnv(t)
+	o := e.opts()
+	o.LiveWindow = ActiveWindow
+	p := e.write("fresh.jsonl", in)
+	rep, out := e.purge(p, o)
+	if !rep.Live || rep.SynthesizedResults != 0 || !bytes.Equal(in, out) {
+		t.Errorf("just written: live %v, %d results synthesised", rep.Live, rep.SynthesizedResults)
+	}
+	p = e.write("old.jsonl", in)
+	old := time.Now().Add(-ActiveWindow - time.Minute)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = e.purge(p, o)
+	if rep.Live || rep.SynthesizedResults != 1 {
+		t.Errorf("untouched for 3 minutes: live %v, %d results synthesised, want 1", rep.Live, rep.SynthesizedResults)
+	}
+}
+
 // TestInFlightLiveSynth: the generator's in-flight ending, with progress
 // records in the running turn, stays byte for byte in a live purge.
 func TestInFlightLiveSynth(t *testing.T) {
@@ -487,5 +513,25 @@ func TestLiveTipKept(t *testing.T) {
 		if !chainPrompts(t, out)[u] {
 			t.Errorf("prompt %s is not on the chain after Claude Code's appends", u)
 		}
+	}
+}
+
+// One transcript has one sidecar lock, whether it is named through a
+// symlink or by its real path.
+func TestLockPathThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.jsonl")
+	if err := os.WriteFile(real, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := lockPath("/locks", real), lockPath("/locks", link); a != b {
+		t.Errorf("real path lock %s, symlink lock %s", a, b)
+	}
+	if lockPath("/locks", real) == lockPath("/locks", filepath.Join(dir, "other.jsonl")) {
+		t.Error("two transcripts share a lock")
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // activeWindow is how recently a session may have been written to before
 // a batch leaves it alone: it is probably in use.
-const activeWindow = 2 * time.Minute
+const activeWindow = purge.ActiveWindow
 
 // batchSummary is the JSON form of a batch purge.
 type batchSummary struct {

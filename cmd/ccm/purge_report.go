@@ -22,6 +22,9 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
 	fmt.Fprintf(w, "  size        %s\n", sizeChange(r))
+	if r.Live {
+		fmt.Fprintf(w, "  live        Claude Code is writing this session: its current turn was left as it is\n")
+	}
 	s := r.Stats
 	if s.ThinkingRemoved > 0 || verbose {
 		fmt.Fprintf(w, "  thinking    %d blocks removed (%d records that held only thinking dropped)\n", s.ThinkingRemoved, s.DroppedThinking)
