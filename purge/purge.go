@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"ccm/ccm"
 	"ccm/fsutil"
+	"ccm/tokens"
 	"ccm/transcript"
 )
 
@@ -116,6 +118,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Tokens {
+		go tokens.Warm() // its 90 ms start runs beside the scan
+	}
 	s, err := scanFile(io.NewSectionReader(src, 0, limit), opt)
 	if err != nil {
 		return nil, err
@@ -129,13 +134,29 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	abs, _ := filepath.Abs(path)
 	p := makePlan(s, opt, transcript.IsSubagentPath(path))
 	rep := &Report{Path: path, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
+	// The estimate of the context before the purge reads the original
+	// chain again and tokenizes a sample of it: up to a second on a large
+	// file, so it runs beside the rewrite instead of before it. It only
+	// reads src (pread) and the finished index.
+	estimateBefore := func() error { return nil }
 	if opt.Tokens {
 		c := s.ix.ActiveChain()
-		est, err := s.ix.EstimateContext(src, c, s.ix.Messages(c))
-		if err != nil {
-			return nil, err
-		}
-		rep.TokensBefore = &est
+		msgs := s.ix.Messages(c)
+		done := make(chan struct{})
+		var est transcript.Estimate
+		var estErr error
+		go func() {
+			defer close(done)
+			est, estErr = s.ix.EstimateContext(src, c, msgs)
+		}()
+		estimateBefore = sync.OnceValue(func() error {
+			<-done
+			if estErr == nil {
+				rep.TokensBefore = &est
+			}
+			return estErr
+		})
+		defer estimateBefore() // src stays open until the goroutine is done
 	}
 	store := opt.Store
 	if opt.DryRun || opt.NoStore || opt.RepairOnly {
@@ -182,6 +203,11 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 			return false, err
 		}
 		rep.BytesAfter = cw.n + (fi.Size() - limit)
+		// Before the file is replaced: an estimate that fails fails the
+		// purge while the original is still in place.
+		if err := estimateBefore(); err != nil {
+			return false, err
+		}
 		return w.Changed, nil
 	}
 	if opt.DryRun {

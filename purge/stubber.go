@@ -37,7 +37,7 @@ type putJob struct {
 }
 
 // maxInFlight bounds the bytes copied for storing that are not stored yet.
-const maxInFlight = 64 << 20
+const maxInFlight = 16 << 20
 
 func newStubber(ctx context.Context, store *ccm.Store) *stubber {
 	s := &stubber{ctx: ctx, store: store}
