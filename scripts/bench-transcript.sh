@@ -44,9 +44,12 @@ ceil=$(cat "$work/last")
 # Every purge run stores all its blobs into a new, empty store directory
 # under one parent that lives for the whole benchmark. Deleting a store
 # right before a run would measure the filesystem instead: on ext4 without
-# a journal (this VM), creating inodes right after thousands were deleted
-# walks the recently deleted ones (recently_deleted() in the kernel
-# profile) and doubled the run's system time.
+# a journal (this VM), creating an inode walks past every inode freed in
+# the last 30 s (up to 180 s while their inode table block is dirty;
+# recently_deleted() in a kernel profile), which doubled the purge's time.
+# For the same reason, run the benchmark on a filesystem that has seen no
+# mass deletion (a previous run's clean-up, rm -rf of a store) for three
+# minutes.
 mkdir -p "$work/stores"
 prep="cp $work/in.jsonl $work/p.jsonl; rm -f $work/p.jsonl.backup.*; sync"
 fresh="CCM_CACHE_DIR=$work/stores"
@@ -58,7 +61,7 @@ $timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --no-ccm "$work/p.jsonl"
 $timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --dry-run "$work/p.jsonl" | row "ccm purge --no-tokens --dry-run"
 echo
 eval "$prep"
-CCM_CACHE_DIR=$work/stores/report "$work/ccm" purge --no-tokens --backup none "$work/p.jsonl" | sed -n '2,5p'
+CCM_CACHE_DIR=$work/stores/report "$work/ccm" purge --no-tokens --backup none "$work/p.jsonl" | grep -E '^  (size|thinking|stubs|repairs) '
 python3 -c "
 py = 5.4 * $bytes / 210152575  # the Python tool: 5.4 s for 210 MB, no fsync
 print()
