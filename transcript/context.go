@@ -24,12 +24,13 @@ type Estimate struct {
 	Images  int  `json:"images"`
 }
 
-// EstimateBudget is about how many bytes are tokenized at most. cl100k
-// runs at about 4 MB/s here, so this bounds the estimate to well under
-// 100 ms after the tokenizer's start; beyond it a sample is counted and
-// scaled. A context Claude Code can still send (up to about 1M tokens) is
-// counted from a sample of a quarter of its text or more.
-const EstimateBudget = 512 << 10
+// EstimateBudget is about how many bytes of text are tokenized exactly;
+// beyond it a sample is counted and scaled. cl100k runs at about 3 MB/s
+// here and allocates about 180 bytes per byte, so the budget bounds an
+// estimate to about 0.1 s of tokenizing after the tokenizer's start, and
+// twice that with the sample (a purge makes two estimates). Counts up to
+// about 60k tokens are exact; TestSampledEstimate bounds the error beyond.
+const EstimateBudget = 256 << 10
 
 // Counter accumulates a token estimate record by record, tokenizing each
 // text as it comes so that memory stays bounded by the longest line. It
@@ -40,6 +41,7 @@ const EstimateBudget = 512 << 10
 type Counter struct {
 	est       Estimate
 	lineBytes int64 // bytes of all the records to come, to pick the stride
+	budget    int64 // EstimateBudget; tests raise it to count exactly
 	stride    int   // 0 while counting exactly
 	n         int   // texts seen while sampling
 	// the sample and the bytes it stands for
@@ -52,7 +54,7 @@ const maxSampledText = 16 << 10
 
 // NewCounter prepares a counter for records of lineBytes bytes in all.
 func NewCounter(lineBytes int64, nrec int) *Counter {
-	return &Counter{lineBytes: lineBytes}
+	return &Counter{lineBytes: lineBytes, budget: EstimateBudget}
 }
 
 // Add counts the texts a record sends to the model.
@@ -70,8 +72,8 @@ func (c *Counter) count(raw []byte) {
 	if len(raw) == 0 || c.err != nil || rawEmptyString(raw) {
 		return
 	}
-	if c.stride == 0 && c.est.Bytes > EstimateBudget {
-		c.stride = int(max(2, (c.lineBytes+EstimateBudget-1)/EstimateBudget))
+	if c.stride == 0 && c.est.Bytes > c.budget {
+		c.stride = int(max(2, (c.lineBytes+c.budget-1)/c.budget))
 	}
 	if c.stride > 0 {
 		size := int64(len(raw))
@@ -135,6 +137,10 @@ func (c *Counter) Err() error { return c.err }
 // after the last compact boundary, which is all the chain holds), reading
 // their lines again from ra.
 func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Estimate, error) {
+	return ix.estimateContext(ra, msgs, EstimateBudget)
+}
+
+func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (Estimate, error) {
 	var lineBytes int64
 	nrec := 0
 	for _, m := range msgs {
@@ -144,6 +150,7 @@ func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Esti
 		}
 	}
 	ctr := NewCounter(lineBytes, nrec)
+	ctr.budget = budget
 	var buf []byte
 	for _, m := range msgs {
 		for _, i := range m.Recs {
