@@ -73,6 +73,43 @@ func TestArchiveCompacted(t *testing.T) {
 	}
 }
 
+// TestRestoreStubsInsideArchive: a purge stubs large outputs, a later one
+// archives the region before the boundary, stubs and all. One restore
+// brings back the original: the archived region is restored as it streams
+// out of the store, its stubs expanded too.
+func TestRestoreStubsInsideArchive(t *testing.T) {
+	in, _ := gen(t, synth.Options{Seed: 142, Turns: 12, Compactions: 2, Thinking: true, Progress: true, Version: "2.1.39"})
+	e := newEnv(t)
+	p := e.write("s.jsonl", in)
+	o := e.opts()
+	o.KeepThinking, o.KeepProgress, o.RecentTurns = true, true, 0
+	o.Threshold = 300
+	first, stubbed := e.purge(p, o)
+	if first.Stubs == 0 {
+		t.Fatal("the first purge stubbed nothing")
+	}
+	o.ArchiveCompacted = true
+	second, _ := e.purge(p, o)
+	if second.ArchivedLines == 0 {
+		t.Fatalf("nothing archived (%q)", second.ArchiveSkipped)
+	}
+	last := bytes.LastIndex(stubbed, []byte(`"subtype":"compact_boundary"`))
+	if !bytes.Contains(stubbed[:last], []byte("[CCM_CACHED]")) {
+		t.Fatal("fixture: no stub before the last boundary, so none in the archive")
+	}
+	rr, err := Restore(context.Background(), p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Missing) != 0 {
+		t.Errorf("missing %v", rr.Missing)
+	}
+	if got := readFile(t, p); !bytes.Equal(got, in) {
+		t.Errorf("one restore gave %d bytes, original %d", len(got), len(in))
+		reportFirstDiff(t, in, got)
+	}
+}
+
 // TestInjectCompactionSummary: the injected summary is built from the
 // transcript (the last user requests are in it) and resume sends only
 // the kept turns after it.

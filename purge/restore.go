@@ -191,9 +191,13 @@ func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *
 		return -1, nil
 	}
 	defer rc.Close()
-	// The blob is verified as it streams; a mismatch fails the restore
-	// before anything replaces the transcript.
-	if _, err := io.Copy(w, rc); err != nil {
+	// The archived region goes through the same restore as it streams out:
+	// it holds the stubs of earlier purges (and, archived again, an older
+	// archive record), so one restore brings everything back. The blob is
+	// verified as it streams; a mismatch fails the restore before anything
+	// replaces the transcript. Content addressing rules out cycles: no blob
+	// can hold its own key.
+	if _, err := restoreStream(ctx, rc, w, store, rep); err != nil {
 		return -1, fmt.Errorf("line %d: archive %s: %w", l.Num, st.Key, err)
 	}
 	rep.Restored++
