@@ -117,6 +117,13 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 	if err := copyTail(tmp, src, &copied); err != nil {
 		return res, err
 	}
+	// The new file keeps the original's modification time: a purge does
+	// not change the conversation, and Claude Code and ccm pick the
+	// current session, and a batch the sessions to leave alone, by it.
+	// An append after this point sets it anew, as it should.
+	if fi, err := src.Stat(); err == nil {
+		_ = os.Chtimes(tmpName, time.Time{}, fi.ModTime())
+	}
 	if err := tmp.Sync(); err != nil {
 		return res, err
 	}

@@ -488,17 +488,25 @@ func TestReadOnly(t *testing.T) {
 	}
 }
 
-// TestModeKept: the purged file keeps the original's mode.
+// TestModeKept: the purged file keeps the original's mode and its
+// modification time (by which the current session is picked).
 func TestModeKept(t *testing.T) {
 	e := newEnv(t)
 	p := e.write("s.jsonl", stubFixture())
 	if err := os.Chmod(p, 0o640); err != nil {
 		t.Fatal(err)
 	}
+	mtime := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
 	rep, _ := e.purge(p, e.opts())
 	fi, _ := os.Stat(p)
 	if !rep.Changed || fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode after purge %v, want 0640", fi.Mode().Perm())
+	}
+	if !fi.ModTime().Equal(mtime) {
+		t.Errorf("modification time after purge %v, want %v", fi.ModTime(), mtime)
 	}
 	assertNoTemp(t, e.dir)
 	// The backup is a hard link to the original inode by default.
