@@ -73,6 +73,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 	if !o.NoTokens {
 		// Initialise the tokenizer on the other core while the file is read.
 		go tokens.Warm()
+		boundMemory(analyzeMemoryLimit)
 	}
 	var reports []analyzeReport
 	for _, in := range files {

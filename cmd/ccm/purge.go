@@ -262,7 +262,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	if batch {
 		return runPurgeBatch(ctx, o, files)
 	}
-	boundMemory()
+	boundMemory(purgeMemoryLimit)
 	var failed error
 	var reports []*purge.Report
 	for _, f := range files {
@@ -294,18 +294,23 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	return nil
 }
 
-// purgeMemoryLimit is the Go runtime's soft memory limit for purging single
-// files. Tokenizing allocates about 180 bytes per byte of text, on top of
-// a live heap of about 50 MB (the tokenizer's tables, content on its way
-// into the store): with the default GC pacing the heap grew to 100 MB and
-// RSS to 125 MB on the 200 MB benchmark. The limit makes the collector
-// run before that. $GOMEMLIMIT, when set, wins.
-const purgeMemoryLimit = 72 << 20
+// Soft memory limits of the Go runtime for the commands that count tokens.
+// Tokenizing allocates about 180 bytes per byte of text, on top of a live
+// heap of 25 MB for the tokenizer's tables (and, in a purge, content on its
+// way into the store): with the default GC pacing a purge of the 200 MB
+// benchmark grew to 125 MB of RSS and an analyze to 70 MB. A limit makes
+// the collector run before that, for a few percent of CPU. $GOMEMLIMIT,
+// when set, wins.
+const (
+	purgeMemoryLimit   = 72 << 20
+	analyzeMemoryLimit = 40 << 20
+)
 
-// boundMemory sets purgeMemoryLimit unless the user set $GOMEMLIMIT.
-func boundMemory() {
+// boundMemory sets the runtime's soft memory limit unless the user set
+// $GOMEMLIMIT.
+func boundMemory(limit int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(purgeMemoryLimit)
+		debug.SetMemoryLimit(limit)
 	}
 }
 
