@@ -30,6 +30,8 @@ type RestoreReport struct {
 	Backup      string        `json:"backup,omitempty"`
 	From        string        `json:"from_backup,omitempty"`
 	DryRun      bool          `json:"dry_run,omitempty"`
+
+	records int // JSON object lines read: none means not a transcript
 }
 
 // MissingStub is a stub whose content could not be put back.
@@ -62,6 +64,11 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		cw := &countingWriter{w: out}
 		changed, err := restoreStream(ctx, io.NewSectionReader(src, 0, limit), cw, opt.Store, rep)
 		rep.BytesAfter = cw.n + fi.Size() - limit
+		if err == nil && rep.records == 0 {
+			// Garbage or JSON that is not a transcript: say so, as purge
+			// does, instead of reporting nothing restored.
+			return false, transcript.ErrNotTranscript
+		}
 		return changed, err
 	}
 	if opt.DryRun {
@@ -103,6 +110,9 @@ func openForRewrite(ctx context.Context, path string, opt Options) (*os.File, in
 	if err == nil && !fi.Mode().IsRegular() {
 		err = errors.New("not a regular file")
 	}
+	if err == nil && fi.Size() == 0 {
+		err = errors.New("empty file (0 bytes), nothing to restore")
+	}
 	if err == nil && !opt.DryRun {
 		err = checkWritable(path, fi)
 	}
@@ -134,6 +144,9 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 			return false, err
 		}
 		out := l.Raw
+		if l.Kind == transcript.Object {
+			rep.records++
+		}
 		if skip > 0 {
 			// A metadata record re-written after an archive stub: the
 			// archive holds the original.
