@@ -59,17 +59,24 @@ func TestArchiveCompacted(t *testing.T) {
 		if again.Changed || !bytes.Equal(out, out2) {
 			t.Error("a second --archive-compacted purge changed the file")
 		}
-		rr, err := Restore(context.Background(), p, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rr.Missing) != 0 {
-			t.Errorf("missing %v", rr.Missing)
-		}
-		if got := readFile(t, p); !bytes.Equal(got, in) {
-			t.Errorf("restore gave %d bytes, original %d", len(got), len(in))
-			reportFirstDiff(t, in, got)
-		}
+		restoresTo(t, p, o, in)
+	}
+}
+
+// restoresTo runs one restore of path and checks that it gives want back,
+// byte for byte, with no stub missing.
+func restoresTo(t *testing.T, path string, o Options, want []byte) {
+	t.Helper()
+	rr, err := Restore(context.Background(), path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Missing) != 0 {
+		t.Errorf("missing %v", rr.Missing)
+	}
+	if got := readFile(t, path); !bytes.Equal(got, want) {
+		t.Errorf("one restore gave %d bytes, original %d", len(got), len(want))
+		reportFirstDiff(t, want, got)
 	}
 }
 
@@ -97,17 +104,7 @@ func TestRestoreStubsInsideArchive(t *testing.T) {
 	if !bytes.Contains(stubbed[:last], []byte("[CCM_CACHED]")) {
 		t.Fatal("fixture: no stub before the last boundary, so none in the archive")
 	}
-	rr, err := Restore(context.Background(), p, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rr.Missing) != 0 {
-		t.Errorf("missing %v", rr.Missing)
-	}
-	if got := readFile(t, p); !bytes.Equal(got, in) {
-		t.Errorf("one restore gave %d bytes, original %d", len(got), len(in))
-		reportFirstDiff(t, in, got)
-	}
+	restoresTo(t, p, o, in)
 }
 
 // TestInjectCompactionSummary: the injected summary is built from the
