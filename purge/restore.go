@@ -116,6 +116,10 @@ func openForRewrite(ctx context.Context, path string, opt Options) (*os.File, in
 	if err == nil && !opt.DryRun {
 		err = checkWritable(path, fi)
 	}
+	if err == nil && opt.LockDir != "" && !opt.DryRun {
+		// Under the lock, as purge does: temps of a killed ccm run go.
+		removeStaleTemps(path)
+	}
 	var limit int64
 	if err == nil {
 		limit, err = lastLineEnd(src, fi.Size())

@@ -1,6 +1,7 @@
 package purge
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,6 +93,21 @@ func TestStaleTemps(t *testing.T) {
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("directory holds %q, want %q", got, want)
+		}
+	})
+
+	t.Run("restore", func(t *testing.T) {
+		e, p, _ := setup(t)
+		o := e.opts()
+		o.Backup = BackupNone
+		if _, err := Restore(context.Background(), p, o); err != nil {
+			t.Fatal(err)
+		}
+		got := names(t, e.dir)
+		want := append([]string{"s.jsonl"}, others...)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("after restore the directory holds %q, want %q", got, want)
 		}
 	})
 
