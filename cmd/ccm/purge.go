@@ -57,7 +57,9 @@ API errors:
 
 Records after the --recent-turns Nth-last prompt are left as they are. The
 original is kept as FILE.backup.<stamp> (a hard link by default); lines
-Claude Code appends meanwhile are carried over. Purging a purged file
+Claude Code appends meanwhile are carried over, and the file keeps its
+modification time. A session named by --current or written to in the last
+2 minutes is live: its current turn is left as it is. Purging a purged file
 changes nothing.
 
 Batch: --all purges every session of every project; directories are walked
