@@ -54,16 +54,23 @@ var ErrLocked = errors.New("another ccm process is rewriting this transcript")
 // named by a hash of the transcript's absolute path. The lock is never on
 // the transcript itself, since the rename swaps its inode.
 func lockPath(lockDir, path string) string {
+	sum := sha256.Sum256([]byte(realPath(path)))
+	return filepath.Join(lockDir, hex.EncodeToString(sum[:12])+".lock")
+}
+
+// realPath is path made absolute with its symlinks resolved, or as given
+// when that fails. A transcript named through a symlink is rewritten where
+// it lives (a rename over the link would replace the link with a copy and
+// leave the real file as it was), and has one lock however it is named.
+func realPath(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		abs = path
+		return path
 	}
-	// Through a symlink or by its real path, one transcript has one lock.
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+		return real
 	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(lockDir, hex.EncodeToString(sum[:12])+".lock")
+	return abs
 }
 
 // File purges one transcript.
@@ -71,6 +78,8 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if opt.Now == nil {
 		opt.Now = DefaultOptions().Now
 	}
+	name := path // as given, for the report
+	path = realPath(path)
 	locked := false
 	if opt.LockDir != "" && !opt.DryRun {
 		lk, err := fsutil.LockFile(ctx, lockPath(opt.LockDir, path), true, opt.LockWait)
@@ -131,9 +140,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	abs, _ := filepath.Abs(path)
-	p := makePlan(s, opt, transcript.IsSubagentPath(path))
-	rep := &Report{Path: path, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
+	abs := path // absolute, symlinks resolved: the session path stubs record
+	p := makePlan(s, opt, transcript.IsSubagentPath(name) || transcript.IsSubagentPath(path))
+	rep := &Report{Path: name, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
 	// The estimate of the context before the purge reads the original
 	// chain again and tokenizes a sample of it: up to a second on a large
 	// file, so it runs beside the rewrite instead of before it. It only

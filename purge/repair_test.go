@@ -2,6 +2,7 @@ package purge
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -533,5 +534,40 @@ func TestLockPathThroughSymlink(t *testing.T) {
 	}
 	if lockPath("/locks", real) == lockPath("/locks", filepath.Join(dir, "other.jsonl")) {
 		t.Error("two transcripts share a lock")
+	}
+}
+
+// A transcript named through a symlink is purged where it lives: the link
+// stays a link, and the real file is the purged one, with its backup
+// beside it.
+func TestPurgeThroughSymlink(t *testing.T) {
+	e := newEnv(t)
+	real := e.write("real.jsonl", stubFixture())
+	link := filepath.Join(t.TempDir(), "link.jsonl")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := File(context.Background(), link, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Changed || rep.Path != link {
+		t.Fatalf("changed %v, report path %s", rep.Changed, rep.Path)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced (%v)", err)
+	}
+	if bytes.Equal(readFile(t, real), stubFixture()) {
+		t.Error("the real file was not purged")
+	}
+	if filepath.Dir(rep.Backup) != filepath.Dir(real) {
+		t.Errorf("backup %s is not beside the real file", rep.Backup)
+	}
+	rr, err := Restore(context.Background(), link, e.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.Restored == 0 || !bytes.Equal(readFile(t, real), stubFixture()) {
+		t.Errorf("restore through the link: %d stubs, file back: %v", rr.Restored, bytes.Equal(readFile(t, real), stubFixture()))
 	}
 }

@@ -52,6 +52,8 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 	if opt.Store == nil {
 		return nil, errors.New("restore needs the CCM store")
 	}
+	name := path
+	path = realPath(path)
 	src, limit, unlock, err := openForRewrite(ctx, path, opt)
 	if err != nil {
 		return nil, err
@@ -59,7 +61,7 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 	defer unlock()
 	defer src.Close()
 	fi, _ := src.Stat()
-	rep := &RestoreReport{Path: path, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	rep := &RestoreReport{Path: name, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	produce := func(out io.Writer) (bool, error) {
 		cw := &countingWriter{w: out}
 		changed, err := restoreStream(ctx, io.NewSectionReader(src, 0, limit), cw, opt.Store, rep)
@@ -329,6 +331,8 @@ func globEscape(s string) string {
 // backup of path. The current file is itself backed up first, so lines
 // written since the backup was made are never lost either.
 func RestoreBackup(ctx context.Context, path, from string, opt Options) (*RestoreReport, error) {
+	name := path
+	path = realPath(path)
 	if from == "" {
 		bs, err := Backups(path)
 		if err != nil {
@@ -351,7 +355,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 	defer unlock()
 	defer src.Close()
 	fi, _ := src.Stat()
-	rep := &RestoreReport{Path: path, From: from, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	rep := &RestoreReport{Path: name, From: from, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	if opt.DryRun {
 		bfi, err := bf.Stat()
 		if err != nil {
