@@ -73,6 +73,16 @@ func realPath(path string) string {
 	return abs
 }
 
+// asNamed names a file beside the transcript (its backup) the way the user
+// named the transcript: relative stays relative when the name was no
+// symlink; otherwise the file's real path is clearer.
+func asNamed(name, path, file string) string {
+	if file == "" || filepath.Base(name) != filepath.Base(path) || realPath(filepath.Dir(name)) != filepath.Dir(path) {
+		return file
+	}
+	return filepath.Join(filepath.Dir(name), filepath.Base(file))
+}
+
 // File purges one transcript.
 func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if opt.Now == nil {
@@ -230,7 +240,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 			return nil, err
 		}
 		rep.Changed = !res.Unchanged
-		rep.Backup = res.Backup
+		rep.Backup = asNamed(name, path, res.Backup)
 		// The tail copy also carried a partial last line that was there
 		// from the start; only what grew after the start was appended.
 		rep.TailBytes = res.TailBytes - (fi.Size() - limit)

@@ -81,7 +81,7 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 	if err != nil {
 		return nil, err
 	}
-	rep.Backup = res.Backup
+	rep.Backup = asNamed(name, path, res.Backup)
 	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
 	if res.Unchanged {
 		rep.BytesAfter = rep.BytesBefore
@@ -339,7 +339,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 			return nil, err
 		}
 		if len(bs) == 0 {
-			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", path, filepath.Base(path))
+			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
 		}
 		from = bs[0]
 	}
@@ -355,7 +355,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 	defer unlock()
 	defer src.Close()
 	fi, _ := src.Stat()
-	rep := &RestoreReport{Path: name, From: from, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	rep := &RestoreReport{Path: name, From: asNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	if opt.DryRun {
 		bfi, err := bf.Stat()
 		if err != nil {
@@ -383,7 +383,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 	if err != nil {
 		return nil, err
 	}
-	rep.Backup = res.Backup
+	rep.Backup = asNamed(name, path, res.Backup)
 	rep.BytesAfter += res.TailBytes
 	return rep, nil
 }
