@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/tidwall/gjson"
 
@@ -26,11 +25,12 @@ type Estimate struct {
 
 // EstimateBudget is about how many bytes of text are tokenized exactly;
 // beyond it a sample is counted and scaled. cl100k runs at about 3 MB/s
-// here and allocates about 180 bytes per byte, so the budget bounds an
-// estimate to about 0.1 s of tokenizing after the tokenizer's start, and
-// twice that with the sample (a purge makes two estimates). Counts up to
-// about 60k tokens are exact; TestSampledEstimate bounds the error beyond.
-const EstimateBudget = 256 << 10
+// a core here and allocates about 180 bytes per byte (each collection
+// then marks the tokenizer's 11 MB of tables), so the budget bounds an
+// estimate to a few tens of milliseconds after the tokenizer's start.
+// Counts up to about 30k tokens are exact; TestSampledEstimate bounds the
+// error beyond.
+const EstimateBudget = 128 << 10
 
 // Counter accumulates a token estimate record by record, tokenizing each
 // text as it comes so that memory stays bounded by the longest line. It
@@ -133,55 +133,19 @@ func (c *Counter) Estimate() Estimate {
 // Err reports a tokenizer failure.
 func (c *Counter) Err() error { return c.err }
 
-// EstimateContext counts the tokens of the chain's messages (everything
-// after the last compact boundary, which is all the chain holds), reading
-// their lines again from ra.
-func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Estimate, error) {
-	return ix.estimateContext(ra, msgs, EstimateBudget)
-}
-
-func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (Estimate, error) {
-	var lineBytes int64
-	nrec := 0
-	for _, m := range msgs {
-		for _, i := range m.Recs {
-			lineBytes += int64(ix.Recs[i].Size)
-			nrec++
-		}
-	}
-	ctr := NewCounter(lineBytes, nrec)
-	ctr.budget = budget
-	var buf []byte
-	for _, m := range msgs {
-		for _, i := range m.Recs {
-			f := &ix.Recs[i]
-			if cap(buf) < f.Size {
-				buf = make([]byte, f.Size)
-			}
-			b := buf[:f.Size]
-			if _, err := ra.ReadAt(b, f.Offset); err != nil {
-				return Estimate{}, fmt.Errorf("read line %d: %w", f.Line, err)
-			}
-			ctr.Add(NewRecord(b))
-			if ctr.err != nil {
-				return Estimate{}, ctr.err
-			}
-		}
-	}
-	return ctr.Estimate(), nil
-}
-
 // forEachText calls fn with every text a record sends to the model, as a
 // raw JSON value (a string still escaped, or a tool input object), and
 // counts its images. It walks the raw bytes, so a text the counter does
-// not sample is never decoded.
+// not sample is never decoded, and trusts them to be valid JSON (a line
+// the index validated, or one a purge wrote), so a large value is crossed
+// without being validated again.
 func forEachText(rec Record, fn func(raw []byte), images *int) {
 	b := rec.raw
-	eachMember(b, func(k, msg []byte) bool {
+	members(b, func(k, msg []byte) bool {
 		if string(k) != "message" {
 			return true
 		}
-		eachMember(msg, func(k2, content []byte) bool {
+		members(msg, func(k2, content []byte) bool {
 			if string(k2) != "content" {
 				return true
 			}
@@ -189,10 +153,10 @@ func forEachText(rec Record, fn func(raw []byte), images *int) {
 				fn(content)
 				return false
 			}
-			eachElement(content, func(blk []byte) {
+			elements(content, func(blk []byte) {
 				var typ string
 				var text, thinking, name, input, inner []byte
-				eachMember(blk, func(k3, v []byte) bool {
+				members(blk, func(k3, v []byte) bool {
 					switch string(k3) {
 					case "type":
 						typ = str(v)
@@ -224,10 +188,10 @@ func forEachText(rec Record, fn func(raw []byte), images *int) {
 						fn(inner)
 						return
 					}
-					eachElement(inner, func(ib []byte) {
+					elements(inner, func(ib []byte) {
 						var ityp string
 						var itext []byte
-						eachMember(ib, func(k4, v []byte) bool {
+						members(ib, func(k4, v []byte) bool {
 							switch string(k4) {
 							case "type":
 								ityp = str(v)
@@ -248,18 +212,5 @@ func forEachText(rec Record, fn func(raw []byte), images *int) {
 			return false
 		})
 		return false
-	})
-}
-
-// eachElement calls fn for every element of a raw JSON array.
-func eachElement(arr []byte, fn func(elem []byte)) {
-	if len(arr) == 0 || arr[0] != '[' {
-		return
-	}
-	w := &walker{b: arr}
-	w.array(0, func(vs int) int {
-		ve := w.value(vs)
-		fn(arr[vs:ve])
-		return ve
 	})
 }

@@ -81,10 +81,65 @@ func TestExtractMatchesGJSON(t *testing.T) {
 					}
 				}
 			}
+			if text, images := gjsonText(g.Get("message.content")); f.TextBytes != text || f.Images != images {
+				t.Fatalf("text %d bytes and %d images, want %d and %d: %.300s", f.TextBytes, f.Images, text, images, line)
+			}
 			checked++
 		}
 	}
 	if checked < 2000 {
 		t.Fatalf("only %d records checked", checked)
 	}
+}
+
+// gjsonText measures, with gjson, the text a message content sends to the
+// model as Facts.TextBytes counts it (escaped bytes, strings without their
+// quotes, tool inputs as written) and its images.
+func gjsonText(content gjson.Result) (int64, int) {
+	str := func(v gjson.Result) int64 {
+		if v.Type != gjson.String || v.Str == "" {
+			return 0
+		}
+		return int64(len(v.Raw) - 2)
+	}
+	if content.Type == gjson.String {
+		return str(content), 0
+	}
+	var n int64
+	images := 0
+	content.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case "text":
+			n += str(b.Get("text"))
+		case "thinking":
+			n += str(b.Get("thinking"))
+		case "tool_use":
+			n += str(b.Get("name"))
+			if in := b.Get("input"); in.Exists() {
+				if in.Type == gjson.String {
+					n += str(in)
+				} else {
+					n += int64(len(in.Raw))
+				}
+			}
+		case "image":
+			images++
+		case "tool_result":
+			c := b.Get("content")
+			if c.Type == gjson.String {
+				n += str(c)
+			}
+			c.ForEach(func(_, e gjson.Result) bool {
+				switch e.Get("type").Str {
+				case "text":
+					n += str(e.Get("text"))
+				case "image":
+					images++
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return n, images
 }

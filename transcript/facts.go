@@ -137,6 +137,25 @@ type Facts struct {
 	Blocks       []BlockFacts
 	Usage        Usage
 	HasUsage     bool
+	// TextBytes is the size, escaped as in the line, of the text this
+	// record sends to the model (text, thinking, tool_use names and
+	// inputs, tool_result text), and Images counts its image blocks, top
+	// level and inside tool results: a context estimate scales a sample by
+	// them without reading the line again.
+	TextBytes int64
+	Images    int
+}
+
+// textSize is how much a raw text value adds to TextBytes: a string
+// without its quotes, anything else (a tool input object) as written.
+func textSize(raw []byte) int64 {
+	if len(raw) == 0 || rawEmptyString(raw) {
+		return 0
+	}
+	if raw[0] == '"' {
+		return int64(len(raw) - 2)
+	}
+	return int64(len(raw))
 }
 
 // Sizes is the byte accounting of one record by category. The categories
@@ -272,6 +291,7 @@ func extractMessage(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 			if len(v) > 0 && v[0] == '"' {
 				f.ContentString = true
 				f.ContentEmpty = rawEmptyString(v)
+				f.TextBytes += textSize(v)
 			} else {
 				f.ContentEmpty = true // null, a number: nothing to send
 			}
@@ -288,30 +308,42 @@ func extractMessage(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 	b := w.b
 	var bf BlockFacts
-	var sig, text, data, input []byte
-	innerLen, imgs := 0, 0
+	var sig, text, thinking, name, data, input []byte
+	innerLen, imgs, nimgs := 0, 0, 0
+	var innerText int64
 	hasText, hasSig := false, false
 	end := w.object(i, func(k []byte, vs int) int {
 		if string(k) == "content" {
-			// A tool result's content: a string is skipped, an array is
-			// walked to find the images in it.
+			// A tool result's content: a string is text; an array is
+			// walked for its text and image elements.
 			var ve int
-			if vs < len(b) && b[vs] == '[' && sz != nil {
+			if vs < len(b) && b[vs] == '[' {
 				ve = w.array(vs, func(es int) int {
-					ee := w.value(es)
-					eachMember(b[es:ee], func(k2, v2 []byte) bool {
-						if string(k2) == "type" {
-							if string(v2) == `"image"` {
-								imgs += ee - es
-							}
-							return false
+					var et, etext []byte
+					ee := w.object(es, func(k2 []byte, vs2 int) int {
+						ve2 := w.value(vs2)
+						switch string(k2) {
+						case "type":
+							et = b[vs2:ve2]
+						case "text":
+							etext = b[vs2:ve2]
 						}
-						return true
+						return ve2
 					})
+					switch string(et) {
+					case `"image"`:
+						imgs += ee - es
+						nimgs++
+					case `"text"`:
+						innerText += textSize(etext)
+					}
 					return ee
 				})
 			} else {
 				ve = w.value(vs)
+				if vs < len(b) && b[vs] == '"' {
+					innerText = textSize(b[vs:ve])
+				}
 			}
 			innerLen = ve - vs
 			return ve
@@ -326,11 +358,14 @@ func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 		case "id", "tool_use_id":
 			bf.ID = str(v)
 		case "name":
+			name = v
 			bf.Name = in.get(str(v))
 		case "is_error":
 			bf.IsError = isTrue(v)
 		case "text":
 			hasText, text = true, v
+		case "thinking":
+			thinking = v
 		case "signature":
 			hasSig, sig = true, v
 		case "data":
@@ -344,6 +379,19 @@ func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 		}
 		return ve
 	})
+	switch bf.Type {
+	case BlockText:
+		f.TextBytes += textSize(text)
+	case BlockThinking:
+		f.TextBytes += textSize(thinking)
+	case BlockToolUse:
+		f.TextBytes += textSize(name) + textSize(input)
+	case BlockImage:
+		f.Images++
+	case BlockToolResult:
+		f.TextBytes += innerText
+		f.Images += nimgs
+	}
 	switch bf.Type {
 	case BlockText:
 		bf.Empty = !hasText || rawEmptyString(text)

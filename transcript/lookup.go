@@ -161,3 +161,59 @@ func rawType(raw string) gjson.Type {
 	}
 	return gjson.Number
 }
+
+// members calls fn with each member of the object b (raw key without
+// quotes, raw value) until fn returns false. Like Lookup it trusts b to
+// be valid JSON, as every line the index has validated is: values are
+// crossed with skipValue, never validated again, so that a walk over a
+// record with megabytes of output costs a few quote searches.
+func members(b []byte, fn func(key, val []byte) bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	i = skipWS(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		ke := skipString(b, i+1)
+		if ke < 0 {
+			return
+		}
+		k := b[i+1 : ke-1]
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		vs := skipWS(b, i+1)
+		ve := skipValue(b, vs)
+		if ve < 0 || !fn(k, b[vs:ve]) {
+			return
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// elements calls fn with each element of the array b, trusting b as
+// members does.
+func elements(b []byte, fn func(elem []byte)) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return
+	}
+	i = skipWS(b, i+1)
+	for i < len(b) && b[i] != ']' {
+		ve := skipValue(b, i)
+		if ve < 0 {
+			return
+		}
+		fn(b[i:ve])
+		i = skipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipWS(b, i+1)
+	}
+}

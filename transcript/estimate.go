@@ -1,0 +1,204 @@
+package transcript
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"ccm/tokens"
+)
+
+// sampleRecords is how many records a sampled estimate tokenizes beyond
+// the exact budget, and sampleText how much of each one's text.
+// TestSampledEstimate bounds the error of this sample.
+const (
+	sampleRecords = 64
+	sampleText    = 2 << 10
+)
+
+// EstimateContext estimates the tokens msgs send to the model. The first
+// EstimateBudget bytes of text are tokenized exactly. Beyond them, the
+// index already knows every record's text size (Facts.TextBytes, from the
+// scan), so only a sample of records is read again: sampleRecords of
+// them, drawn with a probability proportional to their text (systematic
+// sampling over the cumulated sizes), each tokenized over its first
+// sampleText bytes; the mean tokens per byte of the sample scales the
+// rest. The tokenizing runs on every core.
+func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Estimate, error) {
+	return ix.estimateContext(ra, msgs, EstimateBudget)
+}
+
+// textPiece is one text to tokenize, for the exact part (owner -1) or for
+// sample number owner.
+type textPiece struct {
+	s     string
+	owner int
+}
+
+func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (Estimate, error) {
+	var recs []int
+	for _, m := range msgs {
+		recs = append(recs, m.Recs...)
+	}
+	var est Estimate
+	var pieces []textPiece
+	var buf []byte
+	read := func(i int) ([]byte, error) {
+		f := &ix.Recs[i]
+		if cap(buf) < f.Size {
+			buf = make([]byte, f.Size)
+		}
+		b := buf[:f.Size]
+		if _, err := ra.ReadAt(b, f.Offset); err != nil {
+			return nil, fmt.Errorf("read line %d: %w", f.Line, err)
+		}
+		return b, nil
+	}
+	// The exact part: whole records while their text fits the budget.
+	var spent int64
+	i := 0
+	for ; i < len(recs) && spent <= budget; i++ {
+		f := &ix.Recs[recs[i]]
+		spent += f.TextBytes
+		est.Images += f.Images
+		if f.TextBytes == 0 {
+			continue
+		}
+		line, err := read(recs[i])
+		if err != nil {
+			return Estimate{}, err
+		}
+		forEachText(NewRecord(line), func(raw []byte) {
+			if textSize(raw) > 0 {
+				s := decodeText(raw)
+				est.Bytes += int64(len(s))
+				pieces = appendSplit(pieces, s)
+			}
+		}, new(int))
+	}
+	// The rest: its size from the index, its tokens per byte from a sample.
+	var restBytes int64
+	for _, r := range recs[i:] {
+		restBytes += ix.Recs[r].TextBytes
+		est.Images += ix.Recs[r].Images
+	}
+	type sample struct {
+		hits int   // sample points that fell on this record
+		raw  int64 // escaped bytes tokenized
+	}
+	var samples []sample
+	if restBytes > 0 {
+		step := float64(restBytes) / sampleRecords
+		var cum int64
+		k := 0
+		for _, r := range recs[i:] {
+			tb := ix.Recs[r].TextBytes
+			hits := 0
+			for k < sampleRecords && (float64(k)+0.5)*step < float64(cum+tb) {
+				hits++
+				k++
+			}
+			cum += tb
+			if hits == 0 {
+				continue
+			}
+			line, err := read(r)
+			if err != nil {
+				return Estimate{}, err
+			}
+			owner := len(samples)
+			var raw int64
+			forEachText(NewRecord(line), func(t []byte) {
+				if raw >= sampleText || textSize(t) == 0 {
+					return
+				}
+				if int64(len(t)) > sampleText-raw {
+					t = t[:sampleText-raw]
+				}
+				raw += textSize(t)
+				pieces = append(pieces, textPiece{s: decodeText(t), owner: owner})
+			}, new(int))
+			samples = append(samples, sample{hits: hits, raw: raw})
+		}
+	}
+	counts, err := countPieces(pieces)
+	if err != nil {
+		return Estimate{}, err
+	}
+	sampleTokens := make([]int64, len(samples))
+	for j, p := range pieces {
+		if p.owner < 0 {
+			est.Tokens += int64(counts[j])
+		} else {
+			sampleTokens[p.owner] += int64(counts[j])
+		}
+	}
+	if len(samples) > 0 {
+		var rate float64 // the mean tokens per escaped byte over the points
+		points := 0
+		for j, sm := range samples {
+			if sm.raw > 0 {
+				rate += float64(sm.hits) * float64(sampleTokens[j]) / float64(sm.raw)
+				points += sm.hits
+			}
+		}
+		if points > 0 {
+			est.Sampled = true
+			est.Bytes += restBytes
+			est.Tokens += int64(float64(restBytes) * rate / float64(points))
+		}
+	}
+	est.Tokens += int64(est.Images) * ImageTokens
+	return est, nil
+}
+
+// pieceSize is the size above which a text is tokenized in pieces, cut
+// after a newline, so that the cores share the work evenly.
+const pieceSize = 16 << 10
+
+// appendSplit appends s to pieces, cut after newlines into pieces of about
+// pieceSize. cl100k never merges across a newline followed by other text,
+// so the count changes only where a cut splits a run of blank lines.
+func appendSplit(pieces []textPiece, s string) []textPiece {
+	for len(s) > 2*pieceSize {
+		cut := strings.IndexByte(s[pieceSize:], '\n')
+		if cut < 0 || cut > pieceSize {
+			break
+		}
+		cut += pieceSize + 1
+		pieces = append(pieces, textPiece{s: s[:cut], owner: -1})
+		s = s[cut:]
+	}
+	return append(pieces, textPiece{s: s, owner: -1})
+}
+
+// countPieces tokenizes every piece, on as many cores as there are.
+func countPieces(pieces []textPiece) ([]int, error) {
+	counts := make([]int, len(pieces))
+	if len(pieces) == 0 {
+		return counts, nil
+	}
+	if err := tokens.Warm(); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), len(pieces)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= len(pieces) {
+					return
+				}
+				counts[j] = tokens.MustCount(pieces[j].s)
+			}
+		}()
+	}
+	wg.Wait()
+	return counts, nil
+}
