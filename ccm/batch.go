@@ -49,7 +49,15 @@ func (s *Store) NewBatch() *Batch {
 
 // Put stores content like Store.Put, deferring durability to Commit.
 func (b *Batch) Put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string) (Key, error) {
-	return b.s.put(ctx, content, src, pin, pinReason, b)
+	return b.s.put(ctx, KeyOf(content), content, src, pin, pinReason, b)
+}
+
+// PutKeyed is Put for a caller that has just computed key as
+// KeyOf(content) itself (a purge needs the key at once for the stub): the
+// content is not hashed a second time.
+func (b *Batch) PutKeyed(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, pinReason string) error {
+	_, err := b.s.put(ctx, key, content, src, pin, pinReason, b)
+	return err
 }
 
 // Commit makes every Put of the batch durable: it fsyncs the files the

@@ -25,14 +25,14 @@ import (
 // changes. src describes the first store only; a relative SessionPath is
 // made absolute.
 func (s *Store) Put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string) (Key, error) {
-	return s.put(ctx, content, src, pin, pinReason, nil)
+	return s.put(ctx, KeyOf(content), content, src, pin, pinReason, nil)
 }
 
-func (s *Store) put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string, b *Batch) (Key, error) {
+// put stores content under key, which is KeyOf(content).
+func (s *Store) put(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, pinReason string, b *Batch) (Key, error) {
 	if err := s.checkPut(pin); err != nil {
 		return "", err
 	}
-	key := KeyOf(content)
 	p := pending{key: key, size: int64(len(content)), lines: int64(bytes.Count(content, []byte{'\n'})), batch: b}
 	p.write = func(dst *BlobFile) error { return s.writeBlobBytes(key, content, dst, b) }
 	if err := s.commit(ctx, &p, src, pin, pinReason); err != nil {

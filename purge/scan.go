@@ -55,7 +55,7 @@ func scanFile(r io.Reader, opt Options) (*scan, error) {
 		}
 		i := len(s.info)
 		ri := recInfo{kind: bookkeepingKind(f)}
-		if f.Type == transcript.TypeUser && !f.Sidechain {
+		if f.Type == transcript.TypeUser && !f.Sidechain && !onlyToolResults(f) {
 			text, onlyResults := userText(rec)
 			ri.prompt = !f.Meta && !f.CompactSummary && !onlyResults && isPromptText(text)
 			// Pin directives come from user-authored text only: prompts
@@ -80,6 +80,21 @@ func scanFile(r io.Reader, opt Options) (*scan, error) {
 	}
 	s.ix = ix
 	return s, nil
+}
+
+// onlyToolResults tells from the index that a record's content is tool
+// results only: no prompt, no directive, and no need to decode its
+// content (megabytes of tool output) to find that out.
+func onlyToolResults(f *transcript.Facts) bool {
+	if f.ContentString || len(f.Blocks) == 0 {
+		return false
+	}
+	for _, b := range f.Blocks {
+		if b.Type != transcript.BlockToolResult {
+			return false
+		}
+	}
+	return true
 }
 
 // userText returns the text of a user record (string content, or its text

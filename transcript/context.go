@@ -32,12 +32,14 @@ type Estimate struct {
 // error beyond.
 const EstimateBudget = 128 << 10
 
-// Counter accumulates a token estimate record by record, tokenizing each
-// text as it comes so that memory stays bounded by the longest line. It
-// counts exactly until EstimateBudget bytes of text are counted; after
-// that it tokenizes every k-th text only (at most 16 KB of each) and scales
-// the rest by the tokens-per-byte ratio of that sample, so that a huge
-// chain costs about twice the budget, never the whole text.
+// Counter accumulates a token estimate record by record as a purge writes
+// them (their sizes are not known beforehand, unlike EstimateContext's),
+// tokenizing each text as it comes so that memory stays bounded by the
+// longest line. It counts exactly until EstimateBudget bytes of text are
+// counted; after that it tokenizes every k-th text only (at most
+// sampleText of each) and scales the rest by the tokens-per-byte ratio of
+// that sample, so that a huge chain costs about twice the budget, never
+// the whole text.
 type Counter struct {
 	est       Estimate
 	lineBytes int64 // bytes of all the records to come, to pick the stride
@@ -48,9 +50,6 @@ type Counter struct {
 	restBytes, sampleBytes, sampleTokens int64
 	err                                  error
 }
-
-// maxSampledText caps how much of one text a sampled estimate tokenizes.
-const maxSampledText = 16 << 10
 
 // NewCounter prepares a counter for records of lineBytes bytes in all.
 func NewCounter(lineBytes int64, nrec int) *Counter {
@@ -85,8 +84,8 @@ func (c *Counter) count(raw []byte) {
 		if c.n%c.stride != 1 {
 			return
 		}
-		if len(raw) > maxSampledText {
-			raw = raw[:maxSampledText]
+		if len(raw) > sampleText {
+			raw = raw[:sampleText]
 		}
 	}
 	s := decodeText(raw)
