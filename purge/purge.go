@@ -1,6 +1,7 @@
 package purge
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,7 +15,6 @@ import (
 
 	"ccm/ccm"
 	"ccm/fsutil"
-	"ccm/tokens"
 	"ccm/transcript"
 )
 
@@ -137,9 +137,6 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Tokens {
-		go tokens.Warm() // its 90 ms start runs beside the scan
-	}
 	s, err := scanFile(io.NewSectionReader(src, 0, limit), opt)
 	if err != nil {
 		return nil, err
@@ -153,30 +150,38 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	abs := path // absolute, symlinks resolved: the session path stubs record
 	p := makePlan(s, opt, transcript.IsSubagentPath(name) || transcript.IsSubagentPath(path))
 	rep := &Report{Path: name, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
-	// The estimate of the context before the purge reads the original
-	// chain again and tokenizes a sample of it: up to a second on a large
-	// file, so it runs beside the rewrite instead of before it. It only
-	// reads src (pread) and the finished index.
-	estimateBefore := func() error { return nil }
-	if opt.Tokens {
+	// The estimates of the context before and after the purge tokenize
+	// a few hundred KB each. They run once the new file is written,
+	// beside the store's final sync: loading the tokenizer any earlier
+	// would make every garbage collection of the rewrite mark its tables.
+	// They only read src (pread), the finished index and the texts the
+	// after-counter kept.
+	estimate := func() error { return nil }
+	var after *transcript.Counter
+	startEstimates := func() {
+		if !opt.Tokens {
+			return
+		}
 		c := s.ix.ActiveChain()
 		msgs := s.ix.Messages(c)
 		done := make(chan struct{})
-		var est transcript.Estimate
-		var estErr error
+		var before, aft transcript.Estimate
+		var errBefore, errAfter error
 		go func() {
 			defer close(done)
-			est, estErr = s.ix.EstimateContext(src, c, msgs)
+			before, errBefore = s.ix.EstimateContext(src, c, msgs)
+			aft, errAfter = after.Estimate()
 		}()
-		estimateBefore = sync.OnceValue(func() error {
+		estimate = sync.OnceValue(func() error {
 			<-done
-			if estErr == nil {
-				rep.TokensBefore = &est
+			if err := cmp.Or(errBefore, errAfter); err != nil {
+				return err
 			}
-			return estErr
+			rep.TokensBefore, rep.TokensAfter = &before, &aft
+			return nil
 		})
-		defer estimateBefore() // src stays open until the goroutine is done
 	}
+	defer func() { estimate() }() // src stays open until the goroutine is done
 	store := opt.Store
 	if opt.DryRun || opt.NoStore || opt.RepairOnly {
 		store = nil
@@ -205,7 +210,6 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	stub := newStubber(ctx, store)
 	w.stub = stub
-	var after *transcript.Counter
 	if opt.Tokens {
 		after = p.afterCounter(w)
 	}
@@ -215,6 +219,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 			stub.finish()
 			return false, err
 		}
+		startEstimates()
 		if err := stub.finish(); err != nil {
 			return false, fmt.Errorf("store removed content: %w", err)
 		}
@@ -224,7 +229,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		rep.BytesAfter = cw.n + (fi.Size() - limit)
 		// Before the file is replaced: an estimate that fails fails the
 		// purge while the original is still in place.
-		if err := estimateBefore(); err != nil {
+		if err := estimate(); err != nil {
 			return false, err
 		}
 		return w.Changed, nil
@@ -250,10 +255,6 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		rep.BytesAfter = rep.BytesBefore
 	}
 	rep.Stats = p.Stats
-	if after != nil {
-		est := after.Estimate()
-		rep.TokensAfter = &est
-	}
 	return rep, nil
 }
 

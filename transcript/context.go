@@ -1,11 +1,7 @@
 package transcript
 
 import (
-	"fmt"
-
 	"github.com/tidwall/gjson"
-
-	"ccm/tokens"
 )
 
 // ImageTokens is the flat estimate for one image: about what Claude
@@ -33,22 +29,21 @@ type Estimate struct {
 const EstimateBudget = 128 << 10
 
 // Counter accumulates a token estimate record by record as a purge writes
-// them (their sizes are not known beforehand, unlike EstimateContext's),
-// tokenizing each text as it comes so that memory stays bounded by the
-// longest line. It counts exactly until EstimateBudget bytes of text are
-// counted; after that it tokenizes every k-th text only (at most
-// sampleText of each) and scales the rest by the tokens-per-byte ratio of
-// that sample, so that a huge chain costs about twice the budget, never
-// the whole text.
+// them (their sizes are not known beforehand, unlike EstimateContext's).
+// It keeps the texts to tokenize, never the records: every text until
+// EstimateBudget bytes are kept, then every k-th text only (at most
+// sampleText of each), whose tokens per byte scale the rest. Estimate
+// tokenizes them at the end on every core, so the tokenizer (11 MB of
+// tables that every garbage collection marks) need not be loaded while
+// the purge runs.
 type Counter struct {
 	est       Estimate
 	lineBytes int64 // bytes of all the records to come, to pick the stride
 	budget    int64 // EstimateBudget; tests raise it to count exactly
 	stride    int   // 0 while counting exactly
 	n         int   // texts seen while sampling
-	// the sample and the bytes it stands for
-	restBytes, sampleBytes, sampleTokens int64
-	err                                  error
+	restBytes int64 // the bytes the sample stands for
+	pieces    []textPiece
 }
 
 // NewCounter prepares a counter for records of lineBytes bytes in all.
@@ -56,53 +51,36 @@ func NewCounter(lineBytes int64, nrec int) *Counter {
 	return &Counter{lineBytes: lineBytes, budget: EstimateBudget}
 }
 
-// Add counts the texts a record sends to the model.
+// Add takes the texts a record sends to the model.
 func (c *Counter) Add(rec Record) {
-	if c.err != nil {
-		return
-	}
-	forEachText(rec, c.count, &c.est.Images)
+	forEachText(rec, c.take, &c.est.Images)
 }
 
-// count takes one raw text: a JSON string (counted as its decoded text) or
+// take keeps one raw text: a JSON string (counted as its decoded text) or
 // a tool input object (counted as written). While sampling, skipped texts
 // are only measured (raw length less the quotes), never decoded.
-func (c *Counter) count(raw []byte) {
-	if len(raw) == 0 || c.err != nil || rawEmptyString(raw) {
+func (c *Counter) take(raw []byte) {
+	if textSize(raw) == 0 {
 		return
 	}
 	if c.stride == 0 && c.est.Bytes > c.budget {
 		c.stride = int(max(2, (c.lineBytes+c.budget-1)/c.budget))
 	}
-	if c.stride > 0 {
-		size := int64(len(raw))
-		if raw[0] == '"' {
-			size -= 2
-		}
-		c.restBytes += size
-		c.n++
-		if c.n%c.stride != 1 {
-			return
-		}
-		if len(raw) > sampleText {
-			raw = raw[:sampleText]
-		}
-	}
-	s := decodeText(raw)
 	if c.stride == 0 {
+		s := decodeText(raw)
 		c.est.Bytes += int64(len(s))
-	}
-	n, err := tokens.Count(s)
-	if err != nil {
-		c.err = fmt.Errorf("tokenizer: %w", err)
+		c.pieces = append(c.pieces, textPiece{s: s, owner: -1})
 		return
 	}
-	if c.stride > 0 {
-		c.sampleBytes += int64(len(s))
-		c.sampleTokens += int64(n)
+	c.restBytes += textSize(raw)
+	c.n++
+	if c.n%c.stride != 1 {
 		return
 	}
-	c.est.Tokens += int64(n)
+	if len(raw) > sampleText {
+		raw = raw[:sampleText]
+	}
+	c.pieces = append(c.pieces, textPiece{s: decodeText(raw), owner: 0})
 }
 
 // decodeText decodes a raw JSON string, closing one that a sample cut
@@ -117,20 +95,31 @@ func decodeText(raw []byte) string {
 	return gjson.ParseBytes(raw).String()
 }
 
-// Estimate returns the total, images included.
-func (c *Counter) Estimate() Estimate {
+// Estimate tokenizes what the counter kept and returns the total, images
+// included.
+func (c *Counter) Estimate() (Estimate, error) {
+	counts, err := countPieces(c.pieces)
+	if err != nil {
+		return Estimate{}, err
+	}
 	e := c.est
-	if c.stride > 0 && c.sampleBytes > 0 {
+	var sampleBytes, sampleTokens int64
+	for i, p := range c.pieces {
+		if p.owner < 0 {
+			e.Tokens += int64(counts[i])
+		} else {
+			sampleBytes += int64(len(p.s))
+			sampleTokens += int64(counts[i])
+		}
+	}
+	if c.stride > 0 && sampleBytes > 0 {
 		e.Sampled = true
 		e.Bytes += c.restBytes
-		e.Tokens += int64(float64(c.restBytes) * float64(c.sampleTokens) / float64(c.sampleBytes))
+		e.Tokens += int64(float64(c.restBytes) * float64(sampleTokens) / float64(sampleBytes))
 	}
 	e.Tokens += int64(e.Images) * ImageTokens
-	return e
+	return e, nil
 }
-
-// Err reports a tokenizer failure.
-func (c *Counter) Err() error { return c.err }
 
 // forEachText calls fn with every text a record sends to the model, as a
 // raw JSON value (a string still escaped, or a tool input object), and
