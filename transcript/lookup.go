@@ -36,38 +36,45 @@ func Lookup(json, path string) gjson.Result {
 // member finds key in the object that starts at i and returns its value's
 // span.
 func member(b []byte, i int, key string) (vs, ve int, found bool) {
+	membersAt(b, i, func(k []byte, s, e int) bool {
+		if keyIs(k, key) {
+			vs, ve, found = s, e, true
+			return false
+		}
+		return true
+	})
+	return vs, ve, found
+}
+
+// membersAt calls fn with each member of the object that starts at b[i]:
+// its raw key (without quotes) and its value's span, until fn returns
+// false or the structure ends. Values are crossed with skipValue.
+func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
 	if i >= len(b) || b[i] != '{' {
-		return 0, 0, false
+		return
 	}
 	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return 0, 0, false
-	}
 	for i < len(b) && b[i] == '"' {
 		ke := skipString(b, i+1)
 		if ke < 0 {
-			return 0, 0, false
+			return
 		}
 		k := b[i+1 : ke-1]
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return 0, 0, false
+			return
 		}
-		vs = skipWS(b, i+1)
-		ve = skipValue(b, vs)
-		if ve < 0 {
-			return 0, 0, false
-		}
-		if keyIs(k, key) {
-			return vs, ve, true
+		vs := skipWS(b, i+1)
+		ve := skipValue(b, vs)
+		if ve < 0 || !fn(k, vs, ve) {
+			return
 		}
 		i = skipWS(b, ve)
 		if i >= len(b) || b[i] != ',' {
-			return 0, 0, false
+			return
 		}
 		i = skipWS(b, i+1)
 	}
-	return 0, 0, false
 }
 
 // skipValue returns the end of the value that starts at i, or -1 when it
@@ -168,32 +175,7 @@ func rawType(raw string) gjson.Type {
 // crossed with skipValue, never validated again, so that a walk over a
 // record with megabytes of output costs a few quote searches.
 func members(b []byte, fn func(key, val []byte) bool) {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return
-	}
-	i = skipWS(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		ke := skipString(b, i+1)
-		if ke < 0 {
-			return
-		}
-		k := b[i+1 : ke-1]
-		i = skipWS(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return
-		}
-		vs := skipWS(b, i+1)
-		ve := skipValue(b, vs)
-		if ve < 0 || !fn(k, b[vs:ve]) {
-			return
-		}
-		i = skipWS(b, ve)
-		if i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipWS(b, i+1)
-	}
+	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool { return fn(k, b[vs:ve]) })
 }
 
 // elements calls fn with each element of the array b, trusting b as
