@@ -224,7 +224,7 @@ func TestStubbing(t *testing.T) {
 		desc       string
 	}{
 		{"r1", "message.content.0.content", "message.content.0.content", "Bash cat big.log", "show the log"},
-		{"r1", "toolUseResult", "toolUseResult", "Bash cat big.log", "toolUseResult copy"},
+		{"r1", "toolUseResult.stdout", "toolUseResult.stdout", "Bash cat big.log", "toolUseResult.stdout copy"},
 		{"r2", "message.content.0.content", "message.content.0.content", "Read /src/café/é.txt", ""},
 		{"r3", "message.content.0.content.1", "message.content.0.content.1.text", "Image (PNG)", ""},
 		{"a4", "message.content.0.input.content", "message.content.0.input.content", "Write /w.go", "tool_use input content"},
@@ -278,8 +278,25 @@ func TestStubbing(t *testing.T) {
 	if gjson.GetBytes(lineOf(out, "r3"), "message.content.0.content.0.text").Str != "an image" {
 		t.Error("the text block beside the image changed")
 	}
-	// The Bash stub carries the command; the store metadata too.
+	// Bash's stdout copy is cut alone, so it is the very bytes of the
+	// tool_result: one key, one blob, and the object keeps its small
+	// fields.
 	st, _ := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
+	cp, _ := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "toolUseResult.stdout").Str)
+	if st.Key == "" || cp.Key != st.Key {
+		t.Errorf("stdout copy key %q, tool_result key %q: want one", cp.Key, st.Key)
+	}
+	if tur := gjson.GetBytes(lineOf(out, "r1"), "toolUseResult"); tur.Get("stderr").Raw != `""` || tur.Get("interrupted").Raw != "false" {
+		t.Errorf("toolUseResult lost its small fields: %.300s", tur.Raw)
+	}
+	lst, err := e.store.List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lst.Entries) != len(cases)-1 {
+		t.Errorf("store holds %d blobs, want %d (the stdout copy shares the result's)", len(lst.Entries), len(cases)-1)
+	}
+	// The Bash stub carries the command; the store metadata too.
 	meta, err := e.store.Stat(st.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -564,5 +581,67 @@ func TestImageMetadata(t *testing.T) {
 	}
 	if images != 40 {
 		t.Errorf("%d images stored, want 40", images)
+	}
+}
+
+// TestToolUseResultCopies: a toolUseResult loses its large members, each
+// stored under the key of its bytes (so a copy of content cut elsewhere
+// is stored once), and keeps its small ones; it is stubbed whole when it
+// is no object, or when its bulk is in members under the threshold.
+func TestToolUseResultCopies(t *testing.T) {
+	e := newEnv(t)
+	body := js(bigText("file", 7000))
+	half := js(bigText("half", 3000))
+	errText := js("Error: " + bigText("err", 6000))
+	in := jsonl(
+		userPrompt("u1", "", "start"),
+		assistantToolUse("a1", "u1", "m1", "t1", "Write", `{"file_path":"/w.go","content":`+body+`}`),
+		toolResult("r1", "a1", "t1", `"File created successfully at: /w.go"`,
+			"toolUseResult", raw(`{"type":"create","filePath":"/w.go","content":`+body+`,"structuredPatch":[]}`)),
+		assistantToolUse("a2", "r1", "m2", "t2", "Grep", `{"pattern":"x"}`),
+		toolResult("r2", "a2", "t2", `"3 matches"`, "toolUseResult", raw(`{"mode":"content","a":`+half+`,"b":`+half+`}`)),
+		assistantToolUse("a3", "r2", "m3", "t3", "Bash", `{"command":"false"}`),
+		toolResult("r3", "a3", "t3", `"short"`, "toolUseResult", raw(errText)),
+		assistantText("a4", "r3", "m4", "done"),
+		userPrompt("u2", "a4", "recent one"),
+		assistantText("a5", "u2", "m5", "ok"),
+		userPrompt("u3", "a5", "recent two"),
+		assistantText("a6", "u3", "m6", "bye"),
+	)
+	rep, out := e.purgeBytes(in, e.opts())
+
+	input, _ := ccm.ParseStub(gjson.GetBytes(lineOf(out, "a1"), "message.content.0.input.content").Str)
+	copied, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "toolUseResult.content").Str)
+	if !ok || input.Key == "" || copied.Key != input.Key {
+		t.Errorf("Write's content copy: stub %+v, input stub %+v: want one key", copied, input)
+	}
+	if copied.Key != ccm.KeyOf([]byte(body)) {
+		t.Errorf("the copy's key %s is not the key of its bytes", copied.Key)
+	}
+	if tur := gjson.GetBytes(lineOf(out, "r1"), "toolUseResult"); tur.Get("filePath").Str != "/w.go" || tur.Get("structuredPatch").Raw != "[]" {
+		t.Errorf("toolUseResult lost its small fields: %.300s", tur.Raw)
+	}
+	for _, u := range []string{"r2", "r3"} {
+		v := gjson.GetBytes(lineOf(out, u), "toolUseResult")
+		st, ok := ccm.ParseStub(v.Str)
+		orig := originalValue(t, in, u, "toolUseResult")
+		if !ok || st.Key != ccm.KeyOf(orig) {
+			t.Errorf("%s: toolUseResult not stubbed whole: %.200s", u, v.Raw)
+		}
+	}
+	if rep.Stubs != 4 {
+		t.Errorf("%d stubs, want 4", rep.Stubs)
+	}
+	e.invariants(in, rep.Path, e.opts(), false)
+
+	// Restore puts every copy back byte for byte.
+	o := e.opts()
+	p := e.write("copies.jsonl", in)
+	e.purge(p, o)
+	if _, err := Restore(context.Background(), p, o); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p); !bytes.Equal(got, in) {
+		reportFirstDiff(t, in, got)
 	}
 }

@@ -23,6 +23,12 @@ type stubber struct {
 	jobs chan putJob
 	wg   sync.WaitGroup
 
+	// queued holds the keys this purge has queued, with their pin: a
+	// value met again (Bash's stdout beside its tool_result, a Write's
+	// content in its input and its toolUseResult) is stored once, not
+	// compressed a second time.
+	queued map[ccm.Key]ccm.PinLevel
+
 	mu       sync.Mutex
 	cond     *sync.Cond
 	inFlight int64
@@ -41,7 +47,7 @@ type putJob struct {
 const maxInFlight = 16 << 20
 
 func newStubber(ctx context.Context, store *ccm.Store) *stubber {
-	s := &stubber{ctx: ctx, store: store}
+	s := &stubber{ctx: ctx, store: store, queued: make(map[ccm.Key]ccm.PinLevel)}
 	s.cond = sync.NewCond(&s.mu)
 	if store == nil {
 		return s
@@ -78,6 +84,10 @@ func (s *stubber) stash(content []byte, src ccm.Source, pin ccm.PinLevel, reason
 	if s.store == nil {
 		return key, nil
 	}
+	if p, ok := s.queued[key]; ok && p >= pin {
+		return key, nil
+	}
+	s.queued[key] = pin
 	n := int64(len(content))
 	s.mu.Lock()
 	for s.err == nil && s.inFlight > 0 && s.inFlight+n > maxInFlight {

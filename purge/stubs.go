@@ -129,10 +129,54 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 	}
 	if f.Type == transcript.TypeUser {
 		if tur := transcript.Lookup(s, "toolUseResult"); len(tur.Raw) > o.Threshold {
-			stubValue(tur, firstResult, "toolUseResult copy", false, "")
+			for _, c := range copyParts(tur, "toolUseResult", o.Threshold) {
+				stubValue(c.v, firstResult, c.name+" copy", false, "")
+			}
 		}
 	}
 	return err
+}
+
+// copyPart is a value to cut out of a toolUseResult, and its path there.
+type copyPart struct {
+	v    gjson.Result
+	name string
+}
+
+// stubRoom is what a stub takes in a line, at most, for copyParts'
+// arithmetic: a key, a source line (a command is cut short) and the
+// counts.
+const stubRoom = 1 << 10
+
+// copyParts picks what to cut out of a large toolUseResult: its large
+// members (recursively) rather than the whole object. Claude Code keeps
+// the tool's output there a second time, and often byte for byte as the
+// tool_result holds it (Bash's stdout, Write's content, Task's content):
+// cut out alone, such a copy has the same bytes as the value already cut
+// from the result or the tool_use input, so the same key, and the store
+// keeps and compresses it once. The object keeps its shape and its small
+// fields. The whole value is cut when it is no object, or when what its
+// large members leave would still be over the threshold.
+func copyParts(v gjson.Result, name string, threshold int) []copyPart {
+	if !v.IsObject() {
+		return []copyPart{{v, name}}
+	}
+	var parts []copyPart
+	rest := len(v.Raw)
+	v.ForEach(func(k, m gjson.Result) bool {
+		if len(m.Raw) > threshold {
+			sub := copyParts(m, name+"."+k.Str, threshold)
+			parts = append(parts, sub...)
+			for _, p := range sub {
+				rest -= len(p.v.Raw) - stubRoom
+			}
+		}
+		return true
+	})
+	if len(parts) == 0 || rest > threshold {
+		return []copyPart{{v, name}}
+	}
+	return parts
 }
 
 // lookupIn is transcript.Lookup inside v, with Index relative to the line.
