@@ -38,6 +38,9 @@ type Report struct {
 	Stats
 	TokensBefore *transcript.Estimate `json:"tokens_before,omitempty"`
 	TokensAfter  *transcript.Estimate `json:"tokens_after,omitempty"`
+	// EstimateError says why the token estimates are missing from a
+	// purge that otherwise succeeded.
+	EstimateError string `json:"estimate_error,omitempty"`
 }
 
 // ActiveWindow is how recently a transcript may have been written to for
@@ -152,9 +155,10 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	rep := &Report{Path: name, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
 	// The estimates of the context before and after the purge tokenize
 	// a few hundred KB each. They run once the new file is written,
-	// beside the store's final sync: loading the tokenizer any earlier
-	// would make every garbage collection of the rewrite mark its tables.
-	// They only read src (pread), the finished index and the texts the
+	// beside the store's final sync, the file's fsync and rename and the
+	// wait for late appends: loading the tokenizer any earlier would make
+	// every garbage collection of the rewrite mark its tables. They only
+	// read src (pread), the finished index and the texts the
 	// after-counter kept.
 	estimate := func() error { return nil }
 	var after *transcript.Counter
@@ -227,23 +231,30 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 			return false, err
 		}
 		rep.BytesAfter = cw.n + (fi.Size() - limit)
-		// Before the file is replaced: an estimate that fails fails the
-		// purge while the original is still in place.
-		if err := estimate(); err != nil {
-			return false, err
-		}
 		return w.Changed, nil
 	}
 	if opt.DryRun {
 		if _, err := produce(io.Discard); err != nil {
 			return nil, err
 		}
+		if err := estimate(); err != nil {
+			return nil, err
+		}
 		rep.Changed = w.Changed
 	} else {
-		res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce)
+		// The file is replaced by then: an estimate that fails (the
+		// tokenizer, or a read of the original) is noted in the report,
+		// not made the purge's failure.
+		noteEstimate := func() {
+			if err := estimate(); err != nil {
+				rep.EstimateError = err.Error()
+			}
+		}
+		res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce, noteEstimate)
 		if err != nil {
 			return nil, err
 		}
+		noteEstimate() // done already, unless the file was left unchanged
 		rep.Changed = !res.Unchanged
 		rep.Backup = asNamed(name, path, res.Backup)
 		// The tail copy also carried a partial last line that was there

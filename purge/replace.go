@@ -61,12 +61,13 @@ func lastLineEnd(f *os.File, size int64) (int64, error) {
 //  3. Whatever was appended to the original past limit is copied to the
 //     temp file verbatim, right before the rename.
 //  4. The temp file is renamed over path and the directory fsynced.
-//  5. The old inode is checked again, at once and after 100 ms, and any
+//  5. The old inode is checked again, at once and after lateWait, and any
 //     bytes that reached it during the rename are appended to the new file.
+//     during, if not nil, runs meanwhile.
 //
 // Until the rename the original is untouched; a crash leaves either the
 // original or the new file whole, and the backup.
-func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now time.Time, produce func(w io.Writer) (bool, error)) (res replaced, err error) {
+func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now time.Time, produce func(w io.Writer) (bool, error), during func()) (res replaced, err error) {
 	orig, err := src.Stat()
 	if err != nil {
 		return res, err
@@ -138,8 +139,14 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 		return res, err
 	}
 	// Appends that raced with the rename went to the old inode.
-	for _, wait := range []time.Duration{0, 100 * time.Millisecond} {
-		time.Sleep(wait)
+	late := time.Now().Add(lateWait)
+	for i := 0; i < 2; i++ {
+		if i == 1 {
+			if during != nil {
+				during()
+			}
+			time.Sleep(time.Until(late))
+		}
 		if err := appendLate(path, src, &copied); err != nil {
 			return res, fmt.Errorf("copy lines appended during the rename: %w", err)
 		}
@@ -147,6 +154,11 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 	res.TailBytes = copied - limit
 	return res, nil
 }
+
+// lateWait is how long after the rename the old inode is looked at a
+// last time: long enough for an append that opened it just before the
+// rename (Claude Code opens, writes and closes per line) to land.
+const lateWait = 100 * time.Millisecond
 
 // copyTail copies what src holds beyond *copied to w, until it stops
 // growing (at most a few rounds, since an appender could keep it busy).

@@ -77,7 +77,7 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		_, err := produce(io.Discard)
 		return rep, err
 	}
-	res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce)
+	res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +379,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		return true, err
 	}
 	// The whole current file is replaced: its "tail" is everything.
-	res, err := replaceFile(path, src, fi.Size(), opt.Backup, opt.Now(), produce)
+	res, err := replaceFile(path, src, fi.Size(), opt.Backup, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,9 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	} else if s.ArchiveSkipped != "" {
 		fmt.Fprintf(w, "  archive     not archived: %s\n", s.ArchiveSkipped)
 	}
+	if r.EstimateError != "" {
+		fmt.Fprintf(w, "  context     not estimated: %s\n", r.EstimateError)
+	}
 	if r.TokensBefore != nil && r.TokensAfter != nil {
 		fmt.Fprintf(w, "  context     about %d -> %d tokens on resume (cl100k estimate)\n", r.TokensBefore.Tokens, r.TokensAfter.Tokens)
 	}
