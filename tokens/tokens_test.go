@@ -1,43 +1,148 @@
-package compress
+package tokens
 
 import (
+	"bufio"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/tidwall/gjson"
+
+	"ccm/testutil"
 )
 
-// TestCL100KMatchesTiktoken checks the hand-written pre-tokenizer and BPE
-// against tiktoken-go on text made of the pieces that exercise every
-// alternative of the cl100k pattern.
-func TestCL100KMatchesTiktoken(t *testing.T) {
+// reference is tiktoken-go's cl100k encoder, the counts to match.
+func reference(t testing.TB) *tiktoken.Tiktoken {
+	t.Helper()
 	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
 	enc, err := tiktoken.GetEncoding("cl100k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return enc
+}
+
+// TestMatchesTiktokenPieces checks the hand-written pre-tokenizer and BPE
+// against tiktoken-go on text made of the pieces that exercise every
+// alternative of the cl100k pattern.
+func TestMatchesTiktokenPieces(t *testing.T) {
+	enc := reference(t)
 	pieces := []string{"hello", " world", "'s", "'S", "'re", "'LL", "'x", "don't", "12345", " 7", "٣٤٥",
 		"  ", "   ", "\n", "\r\n", " \n  \n ", "\t", "\u00a0", "\u3000", "!!", " ?", "...\n", "`code`",
 		"Ünïcödé", "日本語", "emoji😀", "a_b", "CONTEXT_REFRESH", "~/.claude/rules", "x", "-", "—", "  x",
-		"\n\n\n", "authentication", "kubernetes", " k8s", "<|endoftext|>", "\u2028", "$", "€5", "½"}
+		"\n\n\n", "authentication", "kubernetes", " k8s", "<|endoftext|>", "\u2028", "$", "€5", "½",
+		"\xff", "\xe2\x82"}
 	rng := rand.New(rand.NewSource(1))
-	c := &cl100kCounter{}
 	for n := 0; n < 3000; n++ {
 		var b strings.Builder
 		for k := rng.Intn(12); k >= 0; k-- {
 			b.WriteString(pieces[rng.Intn(len(pieces))])
 		}
 		s := b.String()
-		want := len(enc.EncodeOrdinary(s))
-		if got := c.Count(s); got != want {
+		want := len(enc.EncodeOrdinary(strings.ToValidUTF8(s, "\uFFFD")))
+		if got := MustCount(s); got != want {
 			t.Fatalf("Count(%q) = %d, tiktoken says %d", s, got, want)
 		}
 	}
-	for _, s := range []string{sampleClearance, ""} {
-		if got, want := c.Count(s), len(enc.EncodeOrdinary(s)); got != want {
-			t.Fatalf("Count(sample) = %d, tiktoken says %d", got, want)
+	if got := MustCount(""); got != 0 {
+		t.Errorf("Count(\"\") = %d", got)
+	}
+}
+
+// corpusTexts returns the texts of the real transcripts in the corpus
+// (prompts, replies, thinking, tool input and output), up to limit bytes.
+func corpusTexts(t testing.TB, limit int) []string {
+	t.Helper()
+	var texts []string
+	total := 0
+	err := filepath.Walk(filepath.Join(testutil.CorpusConfigDir(t), "projects"), func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || !strings.HasSuffix(p, ".jsonl") || total > limit {
+			return err
 		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() && total <= limit {
+			add := func(s string) {
+				if s != "" && len(s) < 64<<10 {
+					texts = append(texts, s)
+					total += len(s)
+				}
+			}
+			c := gjson.GetBytes(sc.Bytes(), "message.content")
+			add(c.Str)
+			c.ForEach(func(_, b gjson.Result) bool {
+				add(b.Get("text").Str)
+				add(b.Get("thinking").Str)
+				add(b.Get("content").Str)
+				add(b.Get("input").Raw)
+				return true
+			})
+		}
+		return sc.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total < 100<<10 {
+		t.Fatalf("only %d bytes of text in the corpus", total)
+	}
+	return texts
+}
+
+// TestMatchesTiktokenCorpus: on every text of the real transcripts the
+// counts are tiktoken's, also when counted on several goroutines at once.
+func TestMatchesTiktokenCorpus(t *testing.T) {
+	enc := reference(t)
+	texts := corpusTexts(t, 3<<20)
+	want := make([]int, len(texts))
+	for i, s := range texts {
+		want[i] = len(enc.EncodeOrdinary(s))
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range texts {
+				j := (i + g*len(texts)/4) % len(texts)
+				if got := MustCount(texts[j]); got != want[j] {
+					t.Errorf("Count(%.80q…) = %d, tiktoken says %d", texts[j], got, want[j])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestLongChunk: a chunk without a break (a run of letters) is counted in
+// bounded time, close to tiktoken's count.
+func TestLongChunk(t *testing.T) {
+	enc := reference(t)
+	rng := rand.New(rand.NewSource(7))
+	b := make([]byte, 6000)
+	for i := range b {
+		b[i] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[rng.Intn(52)]
+	}
+	s := string(b)
+	got, want := MustCount(s), len(enc.EncodeOrdinary(s))
+	if d := got - want; d < 0 || d > want/50 {
+		t.Errorf("Count of a %d-byte word = %d, tiktoken says %d", len(s), got, want)
+	}
+	start := time.Now()
+	MustCount(strings.Repeat(s, 100)) // 600 KB in one chunk
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a 600 KB chunk took %v", d)
 	}
 }

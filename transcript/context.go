@@ -20,21 +20,20 @@ type Estimate struct {
 }
 
 // EstimateBudget is about how many bytes of text are tokenized exactly;
-// beyond it a sample is counted and scaled. cl100k runs at about 3 MB/s
-// a core here and allocates about 180 bytes per byte (each collection
-// then marks the tokenizer's 11 MB of tables), so the budget bounds an
-// estimate to a few tens of milliseconds after the tokenizer's start.
-// Counts up to about 30k tokens are exact; TestSampledEstimate bounds the
-// error beyond.
-const EstimateBudget = 128 << 10
+// beyond it a sample is counted and scaled. Counting runs at about
+// 40 MB/s a core (package tokens), so the exact part costs a few tens of
+// milliseconds; what it saves is reading every line of the chain again.
+// Counts up to about 250k tokens are exact; TestSampledEstimate bounds
+// the error beyond.
+const EstimateBudget = 1 << 20
 
 // Counter accumulates a token estimate record by record as a purge writes
 // them (their sizes are not known beforehand, unlike EstimateContext's).
 // It keeps the texts to tokenize, never the records: every text until
 // EstimateBudget bytes are kept, then every k-th text only (at most
 // sampleText of each), whose tokens per byte scale the rest. Estimate
-// tokenizes them at the end on every core, so the tokenizer (11 MB of
-// tables that every garbage collection marks) need not be loaded while
+// tokenizes them at the end on every core, so the vocabulary (100k
+// strings that every garbage collection marks) need not be loaded while
 // the purge runs.
 type Counter struct {
 	est       Estimate
