@@ -20,6 +20,10 @@ func bytesView(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// stubSearch is how far into a value a stub's start marker is looked for:
+// a stub is the whole value, after white space at most.
+const stubSearch = 4 << 10
+
 // rawValueType is the store's source type of content a purge cut out of a
 // line: the raw JSON value, still encoded.
 const rawValueType = "json"
@@ -48,7 +52,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		if err != nil {
 			return
 		}
-		if v.Type == gjson.String && strings.Contains(v.Raw, ccm.StubStart) && ccm.IsStub(gjson.Parse(v.Raw).Str) {
+		if v.Type == gjson.String && strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], ccm.StubStart) && ccm.IsStub(gjson.Parse(v.Raw).Str) {
 			// Already a stub (a purged file purged again with a threshold
 			// below a stub's size): stubbing it again would break
 			// idempotence and nest stubs.
@@ -93,7 +97,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 	// finds them without decoding them.
 	content := transcript.Lookup(s, "message.content")
 	if content.IsArray() {
-		content.ForEach(func(_, blk gjson.Result) bool {
+		transcript.ForEachElement(content, func(blk gjson.Result) bool {
 			switch blk.Get("type").Str {
 			case "tool_result":
 				info := w.tools[blk.Get("tool_use_id").Str]
@@ -104,7 +108,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 				if len(inner.Raw) > o.Threshold {
 					stubValue(inner, info, "", false, "")
 				} else if inner.IsArray() {
-					inner.ForEach(func(_, ib gjson.Result) bool {
+					transcript.ForEachElement(inner, func(ib gjson.Result) bool {
 						if ib.Get("type").Str == "image" && len(ib.Raw) > o.ImageMin {
 							stubValue(ib, info, "", true, ib.Get("source.media_type").Str)
 						}
@@ -163,9 +167,9 @@ func copyParts(v gjson.Result, name string, threshold int) []copyPart {
 	}
 	var parts []copyPart
 	rest := len(v.Raw)
-	v.ForEach(func(k, m gjson.Result) bool {
+	transcript.ForEachMember(v, func(k string, m gjson.Result) bool {
 		if len(m.Raw) > threshold {
-			sub := copyParts(m, name+"."+k.Str, threshold)
+			sub := copyParts(m, name+"."+k, threshold)
 			parts = append(parts, sub...)
 			for _, p := range sub {
 				rest -= len(p.v.Raw) - stubRoom

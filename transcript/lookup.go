@@ -33,6 +33,34 @@ func Lookup(json, path string) gjson.Result {
 	return gjson.Result{Type: rawType(raw), Raw: raw, Index: start}
 }
 
+// ForEachMember calls fn with each member of the object v (from Lookup
+// or gjson) until fn returns false, like gjson's ForEach but without
+// decoding the values: each has Type, Raw and Index (counted from where
+// v.Index counts) and an empty Str. gjson's ForEach decodes every string
+// member in full, a copy of each megabyte of tool output. v must be valid
+// JSON, as Lookup requires.
+func ForEachMember(v gjson.Result, fn func(key string, m gjson.Result) bool) {
+	b := unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))
+	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool {
+		key := string(k)
+		if bytes.IndexByte(k, '\\') >= 0 {
+			key = str(append(append([]byte{'"'}, k...), '"'))
+		}
+		raw := v.Raw[vs:ve]
+		return fn(key, gjson.Result{Type: rawType(raw), Raw: raw, Index: v.Index + vs})
+	})
+}
+
+// ForEachElement calls fn with each element of the array v until fn
+// returns false, without decoding them, as ForEachMember does.
+func ForEachElement(v gjson.Result, fn func(e gjson.Result) bool) {
+	b := unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))
+	elementsAt(b, func(vs, ve int) bool {
+		raw := v.Raw[vs:ve]
+		return fn(gjson.Result{Type: rawType(raw), Raw: raw, Index: v.Index + vs})
+	})
+}
+
 // member finds key in the object that starts at i and returns its value's
 // span.
 func member(b []byte, i int, key string) (vs, ve int, found bool) {
@@ -181,6 +209,12 @@ func members(b []byte, fn func(key, val []byte) bool) {
 // elements calls fn with each element of the array b, trusting b as
 // members does.
 func elements(b []byte, fn func(elem []byte)) {
+	elementsAt(b, func(vs, ve int) bool { fn(b[vs:ve]); return true })
+}
+
+// elementsAt calls fn with the span of each element of the array b until
+// fn returns false.
+func elementsAt(b []byte, fn func(vs, ve int) bool) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '[' {
 		return
@@ -188,10 +222,9 @@ func elements(b []byte, fn func(elem []byte)) {
 	i = skipWS(b, i+1)
 	for i < len(b) && b[i] != ']' {
 		ve := skipValue(b, i)
-		if ve < 0 {
+		if ve < 0 || !fn(i, ve) {
 			return
 		}
-		fn(b[i:ve])
 		i = skipWS(b, ve)
 		if i >= len(b) || b[i] != ',' {
 			return

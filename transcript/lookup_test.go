@@ -70,3 +70,61 @@ func TestLookupMissingAndInvalid(t *testing.T) {
 		t.Errorf("duplicate key: got %q", r.Raw)
 	}
 }
+
+// ForEachMember and ForEachElement must yield what gjson's ForEach yields
+// (keys, raw values, offsets in the line, types) on a real record, nested
+// values included, without decoding the values.
+func TestForEachAgreesWithGjson(t *testing.T) {
+	big := strings.Repeat(`out \"q\" \\ \n`, 3000)
+	rec := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + big + `"},` +
+		` {"type":"text","text":"hi"} , 3, null ]},"toolUseResult":{"stdout":"` + big + `","st\u0061tus":"ok","n":[1,{"a":2}],"e":{}},"x":[]}`
+	type item struct {
+		key, raw string
+		index    int
+		typ      gjson.Type
+	}
+	collect := func(v gjson.Result) (want, got []item) {
+		v.ForEach(func(k, m gjson.Result) bool {
+			want = append(want, item{k.Str, m.Raw, m.Index, m.Type})
+			return true
+		})
+		if v.IsObject() {
+			ForEachMember(v, func(k string, m gjson.Result) bool {
+				if m.Str != "" {
+					t.Errorf("member %s decoded", k)
+				}
+				got = append(got, item{k, m.Raw, m.Index, m.Type})
+				return true
+			})
+		} else {
+			ForEachElement(v, func(e gjson.Result) bool {
+				got = append(got, item{"", e.Raw, e.Index, e.Type})
+				return true
+			})
+		}
+		return want, got
+	}
+	for _, path := range []string{"message", "message.content", "message.content.0", "toolUseResult", "toolUseResult.n", "toolUseResult.e", "x"} {
+		v := gjson.Get(rec, path)
+		if !v.Exists() {
+			t.Fatalf("%s: fixture broken", path)
+		}
+		want, got := collect(v)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d items, gjson %d", path, len(got), len(want))
+			continue
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s item %d: got (%q, %.20q, %d, %v), gjson (%q, %.20q, %d, %v)", path, i,
+					got[i].key, got[i].raw, got[i].index, got[i].typ, want[i].key, want[i].raw, want[i].index, want[i].typ)
+			}
+		}
+	}
+	// Stopping early: fn returning false ends the walk.
+	n := 0
+	ForEachMember(gjson.Get(rec, "toolUseResult"), func(string, gjson.Result) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("walk went on after false: %d calls", n)
+	}
+}
