@@ -145,7 +145,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	if len(s.ix.Recs) == 0 {
-		return nil, fmt.Errorf("%w", transcript.ErrNotTranscript)
+		return nil, transcript.ErrNoObjects
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

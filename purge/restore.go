@@ -31,7 +31,8 @@ type RestoreReport struct {
 	From        string        `json:"from_backup,omitempty"`
 	DryRun      bool          `json:"dry_run,omitempty"`
 
-	records int // JSON object lines read: none means not a transcript
+	objects int  // JSON object lines read: none means not a transcript
+	typed   bool // one of them has a "type", as every record does
 }
 
 // MissingStub is a stub whose content could not be put back.
@@ -66,10 +67,13 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		cw := &countingWriter{w: out}
 		changed, err := restoreStream(ctx, io.NewSectionReader(src, 0, limit), cw, opt.Store, rep)
 		rep.BytesAfter = cw.n + fi.Size() - limit
-		if err == nil && rep.records == 0 {
-			// Garbage or JSON that is not a transcript: say so, as purge
-			// does, instead of reporting nothing restored.
-			return false, transcript.ErrNotTranscript
+		// Garbage or JSON that is not a transcript: say so, as purge
+		// does, instead of reporting nothing restored.
+		if err == nil && rep.objects == 0 {
+			return false, transcript.ErrNoObjects
+		}
+		if err == nil && !rep.typed {
+			return false, transcript.ErrUntyped
 		}
 		return changed, err
 	}
@@ -151,7 +155,8 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 		}
 		out := l.Raw
 		if l.Kind == transcript.Object {
-			rep.records++
+			rep.objects++
+			rep.typed = rep.typed || transcript.Lookup(bytesView(l.Body()), "type").Type == gjson.String
 		}
 		if skip > 0 {
 			// A metadata record re-written after an archive stub: the

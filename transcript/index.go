@@ -54,9 +54,16 @@ type BuildOptions struct {
 	Visit Visitor
 }
 
-// ErrNotTranscript is returned for input that holds no JSON object line at
-// all but has other content (binary garbage, a JSON array file, …).
-var ErrNotTranscript = errors.New("not a transcript: no line is a JSON object")
+// ErrNotTranscript is returned for input that holds no record: no JSON
+// object line at all but other content (binary garbage, a JSON array
+// file, …), or JSON objects none of which has a "type".
+var ErrNotTranscript = errors.New("not a transcript")
+
+// The two ways a file is not a transcript; both are ErrNotTranscript.
+var (
+	ErrNoObjects = fmt.Errorf("%w: no line is a JSON object", ErrNotTranscript)
+	ErrUntyped   = fmt.Errorf("%w: its JSON objects have no \"type\" field, which every Claude Code record has", ErrNotTranscript)
+)
 
 // Build reads a transcript and indexes it.
 func Build(r io.Reader, opt BuildOptions) (*Index, error) {
@@ -129,11 +136,27 @@ func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 			case b.Kind == Torn:
 				what = "is cut off"
 			}
-			return ix, fmt.Errorf("%w (line %d %s)", ErrNotTranscript, b.Line, what)
+			return ix, fmt.Errorf("%w (line %d %s)", ErrNoObjects, b.Line, what)
 		}
-		return ix, ErrNotTranscript
+		return ix, ErrNoObjects
+	}
+	if len(ix.Recs) > 0 && !anyTyped(ix.Recs) {
+		// JSON objects, but none is a record: every line Claude Code
+		// writes names its type. Purging or checking such a file (a log,
+		// a data set) would only report "nothing to do".
+		return ix, ErrUntyped
 	}
 	return ix, nil
+}
+
+// anyTyped reports whether a record names its type.
+func anyTyped(recs []Facts) bool {
+	for i := range recs {
+		if recs[i].TypeName != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (ix *Index) addBad(l Line) {
