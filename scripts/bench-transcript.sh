@@ -57,6 +57,9 @@ $timeit --prep "$prep" --fresh "$fresh" -- "$work/ccm" purge "$work/p.jsonl" | r
 pdef=$(cat "$work/last")
 $timeit --prep "$prep" --fresh "$fresh" -- "$work/ccm" purge --no-tokens "$work/p.jsonl" | row "ccm purge --no-tokens"
 purge=$(cat "$work/last")
+# The same purge with the store's blobs left uncompressed ($CCM_COMPRESSION,
+# the Python tool's variable): what the compression costs.
+$timeit --prep "$prep" --fresh "$fresh" -- env CCM_COMPRESSION=none "$work/ccm" purge "$work/p.jsonl" | row "ccm purge, store uncompressed"
 $timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --no-ccm "$work/p.jsonl" | row "ccm purge --no-tokens --no-ccm"
 $timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --dry-run "$work/p.jsonl" | row "ccm purge --no-tokens --dry-run"
 echo
