@@ -645,3 +645,54 @@ func TestToolUseResultCopies(t *testing.T) {
 		reportFirstDiff(t, in, got)
 	}
 }
+
+// TestToolUseResultPurgedAgain: a toolUseResult that holds a stub is
+// never cut whole by a later purge, even with a threshold that its other
+// members together exceed: that would store a stub and nest stubs.
+func TestToolUseResultPurgedAgain(t *testing.T) {
+	e := newEnv(t)
+	mid := js(bigText("mid", 1500))
+	in := jsonl(
+		userPrompt("u1", "", "start"),
+		assistantToolUse("a1", "u1", "m1", "t1", "Bash", `{"command":"make"}`),
+		toolResult("r1", "a1", "t1", `"built"`, "toolUseResult",
+			raw(`{"stdout":`+js(bigText("out", 7000))+`,"a":`+mid+`,"b":`+mid+`}`)),
+		assistantText("a2", "r1", "m2", "done"),
+		userPrompt("u2", "a2", "recent one"),
+		assistantText("a3", "u2", "m3", "ok"),
+		userPrompt("u3", "a3", "recent two"),
+		assistantText("a4", "u3", "m4", "bye"),
+	)
+	p := e.write("again.jsonl", in)
+	e.purge(p, e.opts())
+	once := readFile(t, p)
+	if st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(once, "r1"), "toolUseResult.stdout").Str); !ok || st.Key == "" {
+		t.Fatalf("first purge: stdout not stubbed: %.300s", lineOf(once, "r1"))
+	}
+	o := e.opts()
+	o.Threshold = 1000
+	rep, twice := e.purge(p, o)
+	tur := gjson.GetBytes(lineOf(twice, "r1"), "toolUseResult")
+	if !tur.IsObject() {
+		t.Fatalf("second purge cut the toolUseResult holding a stub whole: %.300s", tur.Raw)
+	}
+	// Its other large members are cut now, the stub stays as it was.
+	for _, k := range []string{"a", "b"} {
+		if _, ok := ccm.ParseStub(tur.Get(k).Str); !ok {
+			t.Errorf("member %s not stubbed at threshold 1000", k)
+		}
+	}
+	if tur.Get("stdout").Raw != gjson.GetBytes(lineOf(once, "r1"), "toolUseResult.stdout").Raw {
+		t.Error("the first stub changed")
+	}
+	if rep.Stubs != 2 {
+		t.Errorf("second purge: %d stubs, want 2", rep.Stubs)
+	}
+	// One restore brings back the original.
+	if _, err := Restore(context.Background(), p, o); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p); !bytes.Equal(got, in) {
+		reportFirstDiff(t, in, got)
+	}
+}

@@ -24,6 +24,31 @@ func bytesView(b []byte) string {
 // a stub is the whole value, after white space at most.
 const stubSearch = 4 << 10
 
+// isStub reports whether v, a raw value, is a string that is a stub.
+func isStub(v gjson.Result) bool {
+	return v.Type == gjson.String && strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], ccm.StubStart) && ccm.IsStub(gjson.Parse(v.Raw).Str)
+}
+
+// holdsStub reports whether v is a stub or holds one at any depth.
+func holdsStub(v gjson.Result) bool {
+	found := false
+	switch {
+	case v.IsObject():
+		transcript.ForEachMember(v, func(_ string, m gjson.Result) bool {
+			found = holdsStub(m)
+			return !found
+		})
+	case v.IsArray():
+		transcript.ForEachElement(v, func(e gjson.Result) bool {
+			found = holdsStub(e)
+			return !found
+		})
+	default:
+		found = isStub(v)
+	}
+	return found
+}
+
 // rawValueType is the store's source type of content a purge cut out of a
 // line: the raw JSON value, still encoded.
 const rawValueType = "json"
@@ -52,7 +77,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		if err != nil {
 			return
 		}
-		if v.Type == gjson.String && strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], ccm.StubStart) && ccm.IsStub(gjson.Parse(v.Raw).Str) {
+		if isStub(v) {
 			// Already a stub (a purged file purged again with a threshold
 			// below a stub's size): stubbing it again would break
 			// idempotence and nest stubs.
@@ -160,7 +185,9 @@ const stubRoom = 1 << 10
 // from the result or the tool_use input, so the same key, and the store
 // keeps and compresses it once. The object keeps its shape and its small
 // fields. The whole value is cut when it is no object, or when what its
-// large members leave would still be over the threshold.
+// large members leave would still be over the threshold; never an object
+// that holds a stub already (a purged file purged again, with a lower
+// threshold), which would store a stub and nest stubs.
 func copyParts(v gjson.Result, name string, threshold int) []copyPart {
 	if !v.IsObject() {
 		return []copyPart{{v, name}}
@@ -177,7 +204,7 @@ func copyParts(v gjson.Result, name string, threshold int) []copyPart {
 		}
 		return true
 	})
-	if len(parts) == 0 || rest > threshold {
+	if (len(parts) == 0 || rest > threshold) && !holdsStub(v) {
 		return []copyPart{{v, name}}
 	}
 	return parts
