@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // ConfigDir resolves the Claude Code config directory: an explicit value
@@ -220,4 +223,32 @@ func WalkTranscripts(root string, fn func(path string, d fs.DirEntry) error) err
 		}
 		return fn(path, d)
 	})
+}
+
+// SessionCwd returns the working directory that a session transcript
+// belongs to: the first "cwd" of its records whose project folder name is
+// the folder the transcript is in. Claude Code finds a session to resume
+// by the directory it is started in, so that is where `claude --resume`
+// must run. It returns "" when no record matches (a file outside a
+// project folder, or a folder that was renamed).
+func SessionCwd(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	folder := filepath.Base(filepath.Dir(path))
+	rd := NewReader(f)
+	for {
+		l, err := rd.Next()
+		if err != nil {
+			return ""
+		}
+		if l.Kind != Object || !bytes.Contains(l.Raw, []byte(`"cwd"`)) {
+			continue
+		}
+		if cwd := gjson.GetBytes(l.Body(), "cwd").Str; cwd != "" && ProjectDirName(cwd) == folder {
+			return cwd
+		}
+	}
 }

@@ -336,7 +336,22 @@ func writeJSON(w io.Writer, v any) error {
 // printRestart tells how to resume the purged session: the running Claude
 // Code keeps its history in memory until it is resumed from the file.
 func printRestart(w io.Writer, path string) {
-	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	fmt.Fprintf(w, "\nto continue with the purged transcript, leave this Claude Code session (/exit) and run:\n  claude --resume %s\n", id)
+	cmd := "claude --resume " + strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	// Claude Code looks for the session under the directory it starts
+	// in; from anywhere else it answers "No conversation found".
+	if dir := transcript.SessionCwd(path); dir != "" {
+		if wd, err := os.Getwd(); err != nil || filepath.Clean(wd) != filepath.Clean(dir) {
+			cmd = "cd " + shellQuote(dir) + " && " + cmd
+		}
+	}
+	fmt.Fprintf(w, "\nto continue with the purged transcript, leave this Claude Code session (/exit) and run:\n  %s\n", cmd)
 	fmt.Fprintf(w, "the running session keeps its full history in memory until then; ccm never stops it for you.\n")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
