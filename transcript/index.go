@@ -3,7 +3,6 @@ package transcript
 import (
 	"errors"
 	"fmt"
-	"io"
 )
 
 // BadLine is a line that is not a record: blank, invalid, torn or NUL.
@@ -65,63 +64,9 @@ var (
 	ErrUntyped   = fmt.Errorf("%w: its JSON objects have no \"type\" field, which every Claude Code record has", ErrNotTranscript)
 )
 
-// Build reads a transcript and indexes it.
-func Build(r io.Reader, opt BuildOptions) (*Index, error) {
-	ix := &Index{byUUID: make(map[string]int32), Terminated: true}
-	in := make(interner)
-	rd := NewReader(r)
-	// Object lines are validated by the fact extraction itself, in the
-	// same pass; the reader only splits.
-	rd.Classify = false
-	var sz Sizes
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read line %d: %w", ix.Lines+1, err)
-		}
-		ix.Lines++
-		ix.Bytes += int64(len(l.Raw))
-		ix.Terminated = l.Terminated
-		body := l.Body()
-		var f Facts
-		var szp *Sizes
-		if opt.Sizes {
-			sz = Sizes{ToolResults: sz.ToolResults[:0]}
-			szp = &sz
-		}
-		l.Kind = Invalid
-		if t := skipWS(body, 0); t < len(body) && body[t] == '{' {
-			f = Facts{Line: l.Num, Offset: l.Offset, Size: len(l.Raw)}
-			if extract(body, &f, szp, in) {
-				l.Kind = Object
-			}
-		}
-		if l.Kind != Object {
-			// ValidJSON decides, so every reader of the file (a purge's
-			// second pass classifies with it) agrees on which lines are
-			// records; FuzzExtractValid holds the walk to the same answer.
-			l.Kind = classify(body, l.Terminated)
-		}
-		if l.Kind != Object {
-			ix.addBad(l)
-			if opt.Visit != nil {
-				if err := opt.Visit(l, Record{}, nil, nil); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		ix.Recs = append(ix.Recs, f)
-		ix.addUUID(len(ix.Recs) - 1)
-		if opt.Visit != nil {
-			if err := opt.Visit(l, NewRecord(body), &ix.Recs[len(ix.Recs)-1], szp); err != nil {
-				return nil, err
-			}
-		}
-	}
+// checkTranscript says whether what was indexed is a transcript at all:
+// some line must be a JSON object, and some object must name its type.
+func (ix *Index) checkTranscript() error {
 	if len(ix.Recs) == 0 && ix.Invalid+ix.Torn+ix.NULs > 0 {
 		for _, b := range ix.Bad {
 			if b.Kind == Blank {
@@ -136,17 +81,17 @@ func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 			case b.Kind == Torn:
 				what = "is cut off"
 			}
-			return ix, fmt.Errorf("%w (line %d %s)", ErrNoObjects, b.Line, what)
+			return fmt.Errorf("%w (line %d %s)", ErrNoObjects, b.Line, what)
 		}
-		return ix, ErrNoObjects
+		return ErrNoObjects
 	}
 	if len(ix.Recs) > 0 && !anyTyped(ix.Recs) {
 		// JSON objects, but none is a record: every line Claude Code
 		// writes names its type. Purging or checking such a file (a log,
 		// a data set) would only report "nothing to do".
-		return ix, ErrUntyped
+		return ErrUntyped
 	}
-	return ix, nil
+	return nil
 }
 
 // anyTyped reports whether a record names its type.
