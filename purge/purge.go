@@ -41,6 +41,10 @@ type Report struct {
 	// EstimateError says why the token estimates are missing from a
 	// purge that otherwise succeeded.
 	EstimateError string `json:"estimate_error,omitempty"`
+	// HeldOpen lists processes that still had the replaced file open
+	// when the purge finished: lines they write now go to it (the
+	// backup), not to the transcript.
+	HeldOpen []int `json:"held_open_by,omitempty"`
 }
 
 // ActiveWindow is how recently a transcript may have been written to for
@@ -261,6 +265,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		// from the start; only what grew after the start was appended.
 		rep.TailBytes = res.TailBytes - (fi.Size() - limit)
 		rep.BytesAfter += rep.TailBytes
+		rep.HeldOpen = res.HeldOpen
 	}
 	if !rep.Changed {
 		rep.BytesAfter = rep.BytesBefore

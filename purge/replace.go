@@ -22,6 +22,10 @@ type replaced struct {
 	Unchanged bool   // the new content equals the old: nothing was replaced
 	Backup    string // the backup's path ("" for BackupNone or when unchanged)
 	TailBytes int64  // bytes appended to the original while it was rewritten, copied over
+	// HeldOpen lists the processes that still had the old file open when
+	// the rewrite stopped waiting: what they write now goes to the old
+	// file (the backup), not to the transcript.
+	HeldOpen []int
 }
 
 // errShrank and errReplaced mean another program rewrote the transcript
@@ -138,14 +142,15 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 	if err := fsutil.SyncDir(dirOf(path)); err != nil {
 		return res, err
 	}
-	// Appends that raced with the rename went to the old inode.
+	// Appends that raced with the rename went to the old inode: look at
+	// once, and again once no other process has the old file open.
 	late := time.Now().Add(lateWait)
 	for i := 0; i < 2; i++ {
 		if i == 1 {
 			if during != nil {
 				during()
 			}
-			time.Sleep(time.Until(late))
+			res.HeldOpen = awaitClosed(path, orig, late)
 		}
 		if err := appendLate(path, src, &copied); err != nil {
 			return res, fmt.Errorf("copy lines appended during the rename: %w", err)
@@ -155,10 +160,44 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 	return res, nil
 }
 
-// lateWait is how long after the rename the old inode is looked at a
-// last time: long enough for an append that opened it just before the
-// rename (Claude Code opens, writes and closes per line) to land.
-const lateWait = 100 * time.Millisecond
+// awaitClosed waits, after the rename, until no other process has the
+// old file open, and returns those that still do at deadline. Once it is
+// renamed over, nobody can open the old file by its path any more, so
+// when no descriptor on it is left nothing can write to it. An open that
+// found the old file just before the rename may not have its descriptor
+// yet, so the file must be seen free twice, settle apart. Where /proc
+// cannot tell, it waits until deadline.
+func awaitClosed(path string, old os.FileInfo, deadline time.Time) []int {
+	free := 0
+	for {
+		pids, ok := fsutil.OpenedBy(path, old)
+		if !ok {
+			time.Sleep(time.Until(deadline))
+			return nil
+		}
+		if len(pids) == 0 {
+			if free++; free == 2 {
+				return nil
+			}
+		} else {
+			free = 0
+		}
+		if !time.Now().Before(deadline) {
+			return pids
+		}
+		time.Sleep(min(settle, time.Until(deadline)))
+	}
+}
+
+// lateWait is how long after the rename a rewrite waits for the old file
+// to be closed (or, where that cannot be seen, waits at all) before it
+// looks at it a last time: long enough for an append that opened it just
+// before the rename (Claude Code opens, writes and closes per line) to
+// land. settle is how long the old file must stay free.
+const (
+	lateWait = 100 * time.Millisecond
+	settle   = 10 * time.Millisecond
+)
 
 // copyTail copies what src holds beyond *copied to w, until it stops
 // growing (at most a few rounds, since an appender could keep it busy).

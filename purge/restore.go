@@ -30,6 +30,8 @@ type RestoreReport struct {
 	Backup      string        `json:"backup,omitempty"`
 	From        string        `json:"from_backup,omitempty"`
 	DryRun      bool          `json:"dry_run,omitempty"`
+	// HeldOpen: as in Report.
+	HeldOpen []int `json:"held_open_by,omitempty"`
 
 	objects int  // JSON object lines read: none means not a transcript
 	typed   bool // one of them has a "type", as every record does
@@ -86,6 +88,7 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		return nil, err
 	}
 	rep.Backup = asNamed(name, path, res.Backup)
+	rep.HeldOpen = res.HeldOpen
 	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
 	if res.Unchanged {
 		rep.BytesAfter = rep.BytesBefore
@@ -389,6 +392,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		return nil, err
 	}
 	rep.Backup = asNamed(name, path, res.Backup)
+	rep.HeldOpen = res.HeldOpen
 	rep.BytesAfter += res.TailBytes
 	return rep, nil
 }

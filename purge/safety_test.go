@@ -590,3 +590,50 @@ func TestDiskFull(t *testing.T) {
 		})
 	}
 }
+
+// After the rename a purge waits for the old file to be closed, not a
+// fixed time: with no other process holding it, it is done within a few
+// settle periods; a process that keeps it open (writing through its own
+// descriptor, unlike Claude Code) is waited for until lateWait and then
+// reported, since what it writes now goes to the old file.
+func TestHeldOpenReported(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc: the purge waits lateWait instead")
+	}
+	e := newEnv(t)
+	in := stubFixture()
+
+	p := e.write("free.jsonl", in)
+	start := time.Now()
+	rep, _ := e.purge(p, e.opts())
+	if len(rep.HeldOpen) != 0 {
+		t.Errorf("nobody holds the file, reported %v", rep.HeldOpen)
+	}
+	free := time.Since(start)
+
+	p = e.write("held.jsonl", in)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("sleep", "30")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	defer func() { child.Process.Kill(); child.Wait() }()
+	start = time.Now()
+	rep, _ = e.purge(p, e.opts())
+	held := time.Since(start)
+	if len(rep.HeldOpen) != 1 || rep.HeldOpen[0] != child.Process.Pid {
+		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
+	}
+	if held < lateWait {
+		t.Errorf("a held file was waited for %v, less than %v", held, lateWait)
+	}
+	t.Logf("purge with the old file free: %v; held: %v", free, held)
+	if free >= held {
+		t.Errorf("the purge of a free file (%v) waited as long as for a held one (%v)", free, held)
+	}
+}

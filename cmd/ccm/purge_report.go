@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"ccm/purge"
@@ -74,6 +75,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	if r.Backup != "" {
 		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
 	}
+	printHeldOpen(w, r.HeldOpen, r.Backup)
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
 	}
@@ -147,4 +149,31 @@ func repairParts(s purge.Stats) []string {
 		}
 	}
 	return out
+}
+
+// printHeldOpen warns of processes that kept the replaced file open: a
+// program that writes through a descriptor it keeps (not Claude Code,
+// which opens the transcript by its path for every line) now writes to
+// the old file.
+func printHeldOpen(w io.Writer, pids []int, backup string) {
+	if len(pids) == 0 {
+		return
+	}
+	where := "the replaced file, which has no name left (--backup none)"
+	if backup != "" {
+		where = backup
+	}
+	who, has, it := "process", "has", "it writes"
+	if len(pids) > 1 {
+		who, has, it = "processes", "have", "they write"
+	}
+	fmt.Fprintf(w, "  warning     %s %s still %s the old file open: what %s now goes to %s, not to the transcript\n", who, joinInts(pids), has, it, where)
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"ccm/purge"
@@ -29,5 +30,22 @@ func TestSizeChange(t *testing.T) {
 		if got := sizeChange(&c.r); got != c.want {
 			t.Errorf("sizeChange(%d -> %d) = %q, want %q", c.r.BytesBefore, c.r.BytesAfter, got, c.want)
 		}
+	}
+}
+
+// TestHeldOpenWarning: processes that kept the replaced file open are
+// named, with where their writes now go.
+func TestHeldOpenWarning(t *testing.T) {
+	var b strings.Builder
+	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5,
+		Backup: "s.jsonl.backup.1", HeldOpen: []int{41, 42}}, false)
+	want := "  warning     processes 41, 42 still have the old file open: what they write now goes to s.jsonl.backup.1, not to the transcript\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report:\n%s\nwants the line:\n%s", b.String(), want)
+	}
+	b.Reset()
+	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5}, false)
+	if strings.Contains(b.String(), "warning") {
+		t.Errorf("a warning without holders:\n%s", b.String())
 	}
 }

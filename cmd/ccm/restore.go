@@ -101,6 +101,7 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 	if rep.Backup != "" {
 		fmt.Fprintf(o.Stdout, "  the file as it was is kept as %s\n", rep.Backup)
 	}
+	printHeldOpen(o.Stdout, rep.HeldOpen, rep.Backup)
 	for _, m := range rep.Missing {
 		fmt.Fprintf(o.Stdout, "  line %d: %s stays a stub: %s\n", m.Line, m.Key, m.Reason)
 	}
