@@ -143,7 +143,8 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 		return res, err
 	}
 	// Appends that raced with the rename went to the old inode: look at
-	// once, and again once no other process has the old file open.
+	// once, and again once no other process has the old file open for
+	// writing.
 	late := time.Now().Add(lateWait)
 	for i := 0; i < 2; i++ {
 		if i == 1 {
@@ -161,16 +162,17 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 }
 
 // awaitClosed waits, after the rename, until no other process has the
-// old file open, and returns those that still do at deadline. Once it is
-// renamed over, nobody can open the old file by its path any more, so
-// when no descriptor on it is left nothing can write to it. An open that
+// old file open for writing, and returns those that still do at
+// deadline. Once it is renamed over, nobody can open the old file by its
+// path any more, so when no writable descriptor on it is left nothing
+// can write to it. An open that
 // found the old file just before the rename may not have its descriptor
 // yet, so the file must be seen free twice, settle apart. Where /proc
 // cannot tell, it waits until deadline.
 func awaitClosed(path string, old os.FileInfo, deadline time.Time) []int {
 	free := 0
 	for {
-		pids, ok := fsutil.OpenedBy(path, old)
+		pids, ok := fsutil.Writers(path, old)
 		if !ok {
 			time.Sleep(time.Until(deadline))
 			return nil
