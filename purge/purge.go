@@ -42,8 +42,8 @@ type Report struct {
 	// purge that otherwise succeeded.
 	EstimateError string `json:"estimate_error,omitempty"`
 	// HeldOpen lists processes that still had the replaced file open
-	// when the purge finished: lines they write now go to it (the
-	// backup), not to the transcript.
+	// for writing when the purge finished: lines they write now go to
+	// it (the backup), not to the transcript.
 	HeldOpen []int `json:"held_open_by,omitempty"`
 }
 

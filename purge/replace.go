@@ -22,9 +22,9 @@ type replaced struct {
 	Unchanged bool   // the new content equals the old: nothing was replaced
 	Backup    string // the backup's path ("" for BackupNone or when unchanged)
 	TailBytes int64  // bytes appended to the original while it was rewritten, copied over
-	// HeldOpen lists the processes that still had the old file open when
-	// the rewrite stopped waiting: what they write now goes to the old
-	// file (the backup), not to the transcript.
+	// HeldOpen lists the processes that still had the old file open for
+	// writing when the rewrite stopped waiting: what they write now goes
+	// to the old file (the backup), not to the transcript.
 	HeldOpen []int
 }
 

@@ -167,7 +167,7 @@ func printHeldOpen(w io.Writer, pids []int, backup string) {
 	if len(pids) > 1 {
 		who, has, it = "processes", "have", "they write"
 	}
-	fmt.Fprintf(w, "  warning     %s %s still %s the old file open: what %s now goes to %s, not to the transcript\n", who, joinInts(pids), has, it, where)
+	fmt.Fprintf(w, "  warning     %s %s still %s the old file open for writing: what %s now goes to %s, not to the transcript\n", who, joinInts(pids), has, it, where)
 }
 
 func joinInts(ns []int) string {

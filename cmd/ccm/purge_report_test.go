@@ -39,7 +39,7 @@ func TestHeldOpenWarning(t *testing.T) {
 	var b strings.Builder
 	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5,
 		Backup: "s.jsonl.backup.1", HeldOpen: []int{41, 42}}, false)
-	want := "  warning     processes 41, 42 still have the old file open: what they write now goes to s.jsonl.backup.1, not to the transcript\n"
+	want := "  warning     processes 41, 42 still have the old file open for writing: what they write now goes to s.jsonl.backup.1, not to the transcript\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("report:\n%s\nwants the line:\n%s", b.String(), want)
 	}
