@@ -148,10 +148,15 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 	late := time.Now().Add(lateWait)
 	for i := 0; i < 2; i++ {
 		if i == 1 {
-			if during != nil {
-				during()
-			}
+			duringDone := make(chan struct{})
+			go func() {
+				defer close(duringDone)
+				if during != nil {
+					during()
+				}
+			}()
 			res.HeldOpen = awaitClosed(path, orig, late)
+			<-duringDone
 		}
 		if err := appendLate(path, src, &copied); err != nil {
 			return res, fmt.Errorf("copy lines appended during the rename: %w", err)
