@@ -118,9 +118,22 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		w.p.Stats.Stubs++
 		w.p.Stats.StubbedBytes += int64(len(raw))
 	}
-	// transcript.Lookup, not gjson.Get, for values that may be large: it
-	// finds them without decoding them.
-	content := transcript.Lookup(s, "message.content")
+	// One walk over the record's members finds both the message and the
+	// toolUseResult, which comes after it: looking each up from the start
+	// crossed the message, megabytes of output, twice. transcript's walks,
+	// not gjson.Get, for values that may be large: they find them without
+	// decoding them.
+	var content, tur gjson.Result
+	var msgSeen, turSeen bool // the first of a duplicated key, as gjson reads it
+	transcript.ForEachMember(gjson.Result{Type: gjson.JSON, Raw: s}, func(k string, v gjson.Result) bool {
+		switch {
+		case k == "message" && !msgSeen:
+			content, msgSeen = lookupIn(v, "content"), true
+		case k == "toolUseResult" && !turSeen:
+			tur, turSeen = v, true
+		}
+		return true
+	})
 	if content.IsArray() {
 		transcript.ForEachElement(content, func(blk gjson.Result) bool {
 			switch blk.Get("type").Str {
@@ -157,7 +170,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		})
 	}
 	if f.Type == transcript.TypeUser {
-		if tur := transcript.Lookup(s, "toolUseResult"); len(tur.Raw) > o.Threshold {
+		if len(tur.Raw) > o.Threshold {
 			for _, c := range copyParts(tur, "toolUseResult", o.Threshold) {
 				stubValue(c.v, firstResult, c.name+" copy", false, "")
 			}
