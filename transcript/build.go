@@ -119,19 +119,15 @@ func (b *builder) read(r io.Reader) error {
 			// In the reader's buffer, alone: the next call to Next may
 			// overwrite it, so wait until it is assembled.
 			b.send(cur)
-			big := b.newBatch()
-			big.owned = false
-			big.lines = append(big.lines, scanned{line: l})
-			big.bytes = len(l.Raw)
+			big := &batch{lines: []scanned{{line: l}}, bytes: len(l.Raw), done: make(chan struct{})}
 			b.send(big)
 			b.drain()
 			cur = b.newBatch()
 		} else if len(l.Raw) > batchBytes {
 			// A batch of its own, in a buffer of its size.
 			b.send(cur)
-			own := &batch{buf: append([]byte(nil), l.Raw...), done: make(chan struct{}), owned: true}
-			own.lines = append(own.lines, scanned{line: l, start: 0, end: len(l.Raw)})
-			own.bytes = len(l.Raw)
+			own := &batch{buf: append([]byte(nil), l.Raw...), lines: []scanned{{line: l, end: len(l.Raw)}},
+				bytes: len(l.Raw), done: make(chan struct{}), owned: true}
 			b.send(own)
 			cur = b.newBatch()
 		} else {

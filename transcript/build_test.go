@@ -150,7 +150,7 @@ func TestBuildReadError(t *testing.T) {
 // the reader waits until it is done.)
 func TestBuildMemoryBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("reads 100 MB")
+		t.Skip("reads 70 MB")
 	}
 	mid := []byte(record(1, 300<<10))
 	var smalls []byte
