@@ -121,6 +121,8 @@ const (
 	// of one or two Stop hook_progress records (written even without
 	// Progress) hanging off the last assistant or user record. It comes
 	// after the summary record, whose leafUuid names the tip before it.
+	// With InFlight the progress records hang off the unanswered tool_use
+	// line, which still gets no result.
 	// Planted once however often it is listed, and not at all when
 	// TornLastLine is listed too (a file has one end; the torn line wins).
 	// Main files only: WriteSubagent ignores it.
