@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"ccm/synth"
 	"ccm/transcript"
 )
 
@@ -243,5 +244,38 @@ func TestDuplicateUUIDAcrossFork(t *testing.T) {
 	e.invariants(in, p, e.opts(), false)
 	if out := readFile(t, p); strings.Count(string(out), `"uuid":"dup"`) != 2 {
 		t.Error("a branch was lost")
+	}
+}
+
+// TestClientShapesCheck: the generated client shapes read as the client
+// reads them: the fork and the unterminated last record are no error, the
+// mid-way start is a warning; the purge repairs nothing that has a real
+// result, and leaves a file that check passes without a finding.
+func TestClientShapesCheck(t *testing.T) {
+	for _, v := range []string{"", "2.1.330"} {
+		data, m := gen(t, synth.Options{Seed: 21, Turns: 10, Version: v, Progress: true, Defects: synth.ClientShapes})
+		if len(m.Defects) != 3 {
+			t.Fatalf("%d shapes planted, want 3", len(m.Defects))
+		}
+		fs := transcript.Check(index(t, data), transcript.CheckOptions{})
+		var codes []string
+		for _, f := range fs {
+			if f.Code != "off-chain" {
+				codes = append(codes, f.Code)
+			}
+		}
+		if len(codes) != 1 || codes[0] != "starts-midway" || transcript.Errors(fs) != 0 {
+			t.Errorf("version %q: findings %v, want one starts-midway warning", v, fs)
+		}
+		e := newEnv(t)
+		p := e.write("shapes.jsonl", data)
+		rep, out := e.purge(p, e.opts())
+		if rep.SynthesizedResults != 0 || rep.RootedDangling != 1 || !rep.AddedNewline {
+			t.Errorf("version %q: stats %+v: want no synthesised result, one root, the newline added", v, rep.Stats)
+		}
+		if fs := transcript.Check(index(t, out), transcript.CheckOptions{}); transcript.Errors(fs) != 0 {
+			t.Errorf("version %q: after the purge: %v", v, fs)
+		}
+		e.invariants(data, p, e.opts(), false)
 	}
 }
