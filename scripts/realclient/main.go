@@ -260,4 +260,3 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
