@@ -36,7 +36,8 @@ func CacheDir() (string, error) {
 
 // Install returns the path of a working client binary: $REALCLIENT_CLAUDE
 // when it is set, else the pinned version in CacheDir, installing it with
-// npm first if it is not there yet (npm's output goes to log). A cached
+// npm first if it is not there yet (npm's output goes to log, or with a
+// nil log to npm-install.log in the cache folder). A cached
 // install is reused without touching the network. Concurrent installs into
 // the same folder wait for each other on a lock file.
 func Install(ctx context.Context, log io.Writer) (string, error) {
@@ -84,9 +85,20 @@ func InstallInto(ctx context.Context, dir string, log io.Writer) (string, error)
 	// platform binary (an optional dependency) over bin/claude.exe.
 	cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund",
 		npmPackage+"@"+PinnedVersion)
+	where := ""
+	if log == nil {
+		logPath := filepath.Join(dir, "npm-install.log")
+		where = " (npm's output: " + logPath + ")"
+		f, err := os.Create(logPath)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		log = f
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("npm install %s@%s: %w", npmPackage, PinnedVersion, err)
+		return "", fmt.Errorf("npm install %s@%s: %v%s", npmPackage, PinnedVersion, err, where)
 	}
 	if p := findInstalled(ctx, dir); p != "" {
 		return p, nil

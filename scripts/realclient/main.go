@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "install":
-		bin, err := realclient.Install(ctx, stderr)
+		bin, err := realclient.Install(ctx, nil) // npm's output goes to a log: one line on failure
 		if err != nil {
 			fmt.Fprintln(stderr, "realclient: "+err.Error())
 			return 2
@@ -104,7 +104,7 @@ func client(ctx context.Context, explicit string, stderr io.Writer) (string, err
 	if explicit != "" {
 		return explicit, nil
 	}
-	return realclient.Install(ctx, stderr)
+	return realclient.Install(ctx, nil)
 }
 
 func resume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
