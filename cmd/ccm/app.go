@@ -51,6 +51,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newUnpinCommand(),
 			newPinsCommand(),
 			newPruneCommand(),
+			// sessions, disk usage, archives, cleaning, cron
+			newSessionsCommand(),
+			newDuCommand(),
 			// hooks
 			newHookCommand(),
 			newInstallCommand(),
