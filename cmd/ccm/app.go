@@ -54,6 +54,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			// sessions, disk usage, archives, cleaning, cron
 			newSessionsCommand(),
 			newDuCommand(),
+			newArchiveCommand(),
+			newUnarchiveCommand(),
 			// hooks
 			newHookCommand(),
 			newInstallCommand(),

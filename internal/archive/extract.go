@@ -346,6 +346,6 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 	}
 	os.Remove(SidecarPath(path))
 	fsutil.SyncDir(filepath.Dir(path))
+	os.Remove(filepath.Dir(path)) // the project's archive folder, when now empty
 	return m, nil
 }
-

@@ -48,7 +48,7 @@ type Row struct {
 
 // Report is a whole config dir's usage.
 type Report struct {
-	Projects []*Row          `json:"projects"` // largest first
+	Projects []*Row           `json:"projects"` // largest first
 	Global   map[string]int64 `json:"global"`   // not per project: shell snapshots, the store, unattributed
 	Totals   map[string]int64 `json:"totals"`   // per category, everything
 	Total    int64            `json:"total"`
