@@ -56,6 +56,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newDuCommand(),
 			newArchiveCommand(),
 			newUnarchiveCommand(),
+			newCleanCommand(),
+			newMaintainCommand(),
 			// hooks
 			newHookCommand(),
 			newInstallCommand(),

@@ -27,6 +27,7 @@ type archiveOptions struct {
 	Verbose   bool
 	Jobs      int
 	Quiet     bool // maintain: no plan lines
+	HaveLock  bool // maintain holds the maintenance lock already
 	Now       time.Time
 }
 
@@ -179,7 +180,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", humanAge(age), ret.Days)
 	}
 	root := archiveRoot(o.globalOptions, o.To)
-	if !o.DryRun {
+	if !o.DryRun && !o.HaveLock {
 		lk, err := maintenanceLock(ctx, o.globalOptions)
 		if err != nil {
 			return nil, err
