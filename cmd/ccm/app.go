@@ -51,6 +51,13 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newUnpinCommand(),
 			newPinsCommand(),
 			newPruneCommand(),
+			// sessions, disk usage, archives, cleaning, cron
+			newSessionsCommand(),
+			newDuCommand(),
+			newArchiveCommand(),
+			newUnarchiveCommand(),
+			newCleanCommand(),
+			newMaintainCommand(),
 			// hooks
 			newHookCommand(),
 			newInstallCommand(),

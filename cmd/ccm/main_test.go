@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -49,5 +50,20 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// mtime AGE FILE...: set the files' modification time to AGE
+			// (a Go duration) ago, as old sessions have.
+			"mtime": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: mtime AGE FILE...")
+				}
+				d, err := time.ParseDuration(args[0])
+				ts.Check(err)
+				t := time.Now().Add(-d)
+				for _, f := range args[1:] {
+					ts.Check(os.Chtimes(ts.MkAbs(f), t, t))
+				}
+			},
+		},
 	})
 }
