@@ -119,7 +119,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		defer lk.Unlock()
 		locked = true
 	}
-	src, err := os.Open(path)
+	src, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -242,7 +242,7 @@ func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, 
 	if err != nil {
 		return Entry{}, err
 	}
-	r, err := os.Open(f.Path)
+	r, err := fsutil.OpenRegular(f.Path)
 	if err != nil {
 		return Entry{}, err
 	}
