@@ -111,5 +111,34 @@ case_ gen-2.1.330-bookkeeping "$work/g-330.in" same
 case_ gen-all-defects "$work/g-defects.in" repaired
 case_ gen-inject-compaction "$work/g-big.in" shorter --inject-compaction --keep-turns 3
 
+# Shapes the client writes: parallel calls as a chain of tool_use lines with
+# their results beside the walk (the first one with the user's typed text),
+# a session that starts mid-way, a complete last record without its newline.
+# The purged file resumes with the same history, and the request carries
+# the fork's real output (or its stub, which ccm cache get turns back into
+# it) and the user's text, never a synthesised result.
+"$work/gen" -o "$work/g-shapes.in" -turns 12 -seed 9 -version 2.1.330 -progress -defects shapes \
+  -manifest "$work/g-shapes.json" 2>/dev/null
+case_ gen-client-shapes "$work/g-shapes.in" same
+if ! python3 - "$work/g-shapes.json" "$work/g-shapes.in" "$(dirname "$report")/request.json" <<'PY'
+import json, sys
+m, orig, req = json.load(open(sys.argv[1])), sys.argv[2], json.load(open(sys.argv[3]))
+fork = [d for d in m["defects"] if d["kind"] == "parallel-fork"][0]
+tid, line = fork["toolUseId"], fork["line"]
+rec = json.loads(open(orig, encoding="utf-8").read().split("\n")[line - 1])
+want = [b for b in rec["message"]["content"] if b.get("tool_use_id") == tid][0]["content"]
+text = [b["text"] for b in rec["message"]["content"] if b.get("type") == "text"][0]
+sent = [b for msg in req["messages"] if isinstance(msg["content"], list)
+        for b in msg["content"] if b.get("tool_use_id") == tid]
+body = json.dumps(req)
+got = sent[0]["content"] if len(sent) == 1 else None
+stub = isinstance(got, str) and got.startswith("[CCM_CACHED]")
+if got is None or (got != want and not stub) or text not in body:
+    sys.exit("the fork's real result (or its stub) or the user's text is not in the request")
+PY
+then
+  echo "FAIL gen-client-shapes: the request after the purge lacks the fork's real output"; fail=1
+fi
+
 if [ $fail -ne 0 ]; then echo "realclient: some purged transcripts do not resume cleanly"; exit 1; fi
 echo "realclient: every purged transcript resumes in Claude Code $("$claude" --version | cut -d' ' -f1) with a valid request"
