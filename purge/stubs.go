@@ -67,6 +67,7 @@ func (p *Plan) pinFor(rec int) (ccm.PinLevel, string) {
 // queues an edit that puts a stub in its place.
 func (w *rewriter) planStubs(line []byte, rec int) error {
 	o := w.p.opt
+	thr := w.p.thresholdFor(rec)
 	s := bytesView(line)
 	f := &w.p.recs()[rec]
 	level, reason := w.p.pinFor(rec)
@@ -138,12 +139,15 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		transcript.ForEachElement(content, func(blk gjson.Result) bool {
 			switch blk.Get("type").Str {
 			case "tool_result":
-				info := w.tools[blk.Get("tool_use_id").Str]
+				id := blk.Get("tool_use_id").Str
+				info := w.tools[id]
 				if !firstFound {
 					firstResult, firstFound = info, true
 				}
 				inner := lookupIn(blk, "content")
-				if len(inner.Raw) > o.Threshold {
+				if why, ok := microFor(w.p.microResults, rec, id); ok && len(inner.Raw) >= microMin {
+					stubValue(inner, info, why, false, "")
+				} else if len(inner.Raw) > thr {
 					stubValue(inner, info, "", false, "")
 				} else if inner.IsArray() {
 					transcript.ForEachElement(inner, func(ib gjson.Result) bool {
@@ -159,9 +163,14 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 				}
 			case "tool_use":
 				name := blk.Get("name").Str
+				if why, ok := microFor(w.p.microInputs, rec, blk.Get("id").Str); ok {
+					if v := lookupIn(blk, "input.todos"); len(v.Raw) >= microMin {
+						stubValue(v, toolInfoOf(blk), why, false, "")
+					}
+				}
 				for _, field := range inputFields[name] {
 					v := lookupIn(blk, "input."+field)
-					if len(v.Raw) > o.Threshold {
+					if len(v.Raw) > thr {
 						stubValue(v, toolInfoOf(blk), "tool_use input "+field, false, "")
 					}
 				}
@@ -170,6 +179,9 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		})
 	}
 	if f.Type == transcript.TypeUser {
+		// The client never sends the toolUseResult copy: it goes by
+		// --threshold alone, and copyParts' arithmetic needs a threshold
+		// well above a stub's size.
 		if len(tur.Raw) > o.Threshold {
 			for _, c := range copyParts(tur, "toolUseResult", o.Threshold) {
 				stubValue(c.v, firstResult, c.name+" copy", false, "")

@@ -73,7 +73,12 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change; write nothing at all"},
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store"},
-			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "leave everything after the Nth-last user prompt untouched"},
+			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: no window)"},
+			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
+			&cli.IntFlag{Name: "old-threshold", Value: 1000, Usage: "before the --recent-turns window, move content larger than this many bytes to the store (0: use --threshold)"},
+			&cli.BoolFlag{Name: "keep-stale-reads", Usage: "keep Read results of files read again or changed later"},
+			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
+			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
 			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn)"},
 			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
 			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
@@ -123,6 +128,11 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	p.DryRun = cmd.Bool("dry-run")
 	p.Threshold = cmd.Int("threshold")
 	p.RecentTurns = cmd.Int("recent-turns")
+	p.RecentResults = cmd.Int("recent-results")
+	p.OldThreshold = cmd.Int("old-threshold")
+	p.KeepStaleReads = cmd.Bool("keep-stale-reads")
+	p.KeepDuplicates = cmd.Bool("keep-duplicate-outputs")
+	p.KeepOldTodos = cmd.Bool("keep-old-todos")
 	p.KeepThinking = cmd.Bool("keep-thinking")
 	p.KeepProgress = cmd.Bool("keep-progress")
 	p.KeepBookkeeping = cmd.Bool("keep-bookkeeping")
@@ -138,6 +148,10 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 		return o, usagef("--threshold must be a positive number of bytes")
 	case p.RecentTurns < 0:
 		return o, usagef("--recent-turns must be 0 or more")
+	case p.RecentResults < 0:
+		return o, usagef("--recent-results must be 0 or more")
+	case p.OldThreshold < 0:
+		return o, usagef("--old-threshold must be 0 or a positive number of bytes")
 	case p.KeepTurns < 1:
 		return o, usagef("--keep-turns must be 1 or more")
 	case o.Jobs < 0:
