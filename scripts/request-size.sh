@@ -36,18 +36,18 @@ export REALCLIENT_CLAUDE=$claude
 (cd "$repo" && go build -o "$work/ccm" ./cmd/ccm)
 export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/ccmhome
 
-# request_bytes DIR: the size of the first main request the client sent:
-# report.json's stats.request_bytes where the harness gives it, else the
-# size of request.json (the exact body).
-request_bytes() {
+# sizes DIR: the size of the first main request the client sent and of its
+# messages array: report.json's stats.request_bytes and messages_bytes
+# where the harness gives them, else the size of request.json (the exact
+# body) and its "chars" (the serialised messages).
+sizes() {
   python3 - "$1" <<'EOF'
 import json, os, sys
 d = sys.argv[1]
-try:
-    n = json.load(open(os.path.join(d, "report.json")))["stats"].get("request_bytes")
-except Exception:
-    n = None
-print(n if n else os.path.getsize(os.path.join(d, "request.json")))
+st = json.load(open(os.path.join(d, "report.json"))).get("stats", {})
+req = st.get("request_bytes") or os.path.getsize(os.path.join(d, "request.json"))
+msgs = st.get("messages_bytes") or st["chars"]
+print(req, msgs)
 EOF
 }
 
@@ -62,11 +62,12 @@ resume() {
 }
 
 ratios=()
+mratios=()
 skipped=()
-printf '%-48s %12s %12s %7s\n' "file" "before" "after" "ratio"
+printf '%-30s %9s %9s %6s   %9s %9s %6s\n' "file" "request" "after" "ratio" "messages" "after" "ratio"
 while IFS= read -r f; do
   case $f in */subagents/*|*/agent-*.jsonl) continue ;; esac
-  name=$(basename "$(dirname "$f")" | cut -c1-20)/$(basename "$f" .jsonl | cut -c1-8)
+  name=$(basename "$(dirname "$f")" | cut -c1-21)/$(basename "$f" .jsonl | cut -c1-8)
   id=$(basename "$f" .jsonl)
   # -p keeps the modification time: a file written in the last 2 minutes
   # would be purged as a live session.
@@ -75,21 +76,25 @@ while IFS= read -r f; do
     skipped+=("$name ($(head -1 "$work/$id.before.txt" | cut -c1-60))")
     continue
   fi
-  before=$(request_bytes "$work/$id.before")
+  read -r before mbefore < <(sizes "$work/$id.before")
   "$work/ccm" purge --backup none --no-tokens "$@" "$work/$id.jsonl" >/dev/null
   if ! resume "$work/$id.jsonl" "$work/$id.after"; then
     echo "FAIL $name: the purged file does not resume: $(head -1 "$work/$id.after.txt" | cut -c1-160)"
     exit 1
   fi
-  after=$(request_bytes "$work/$id.after")
+  read -r after mafter < <(sizes "$work/$id.after")
   ratio=$(python3 -c "print(f'{$after/$before:.3f}')")
+  mratio=$(python3 -c "print(f'{$mafter/$mbefore:.3f}')")
   ratios+=("$ratio")
-  printf '%-48s %12d %12d %7s\n' "$name" "$before" "$after" "$ratio"
+  mratios+=("$mratio")
+  printf '%-30s %9d %9d %6s   %9d %9d %6s\n' "$name" "$before" "$after" "$ratio" "$mbefore" "$mafter" "$mratio"
 done < <(find "$corpus" -name '*.jsonl' | sort)
 
 for s in ${skipped[@]+"${skipped[@]}"}; do echo "skipped (does not resume before the purge): $s"; done
 python3 -c "
 import statistics, sys
-r = [float(x) for x in sys.argv[1:]]
-print(f'{len(r)} sessions; median request after/before = {statistics.median(r):.3f}')
-" "${ratios[@]}"
+n = (len(sys.argv) - 1) // 2
+r = [float(x) for x in sys.argv[1:1 + n]]
+m = [float(x) for x in sys.argv[1 + n:]]
+print(f'{n} sessions; median after/before: request {statistics.median(r):.3f}, messages {statistics.median(m):.3f}')
+" "${ratios[@]}" "${mratios[@]}"

@@ -44,9 +44,15 @@ API errors:
 
   thinking      thinking blocks of every assistant message but the latest
                 are removed (the latest must stay byte-identical)
-  large content tool outputs over --threshold bytes, their toolUseResult
-                copies, base64 images and large Write/Edit inputs move to
-                the CCM store behind a stub (ccm cache get KEY, ccm restore)
+  large content tool outputs over --threshold bytes (--old-threshold before
+                the --recent-turns window), their toolUseResult copies,
+                base64 images and large Write/Edit inputs move to the CCM
+                store behind a stub (ccm cache get KEY, ccm restore)
+  compaction    also stubbed before the recent window, from 1 KB up: Read
+                results of files edited or read again later, all but the
+                last copy of a repeated tool output, and all but the last
+                TodoWrite list (--keep-stale-reads, --keep-duplicate-outputs,
+                --keep-old-todos turn them off)
   bookkeeping   progress records are dropped; of the per-turn
                 prompt_snapshot and api-request-* records only the latest
                 of each kind stays
@@ -55,7 +61,11 @@ API errors:
                 content are removed; children of every removed record are
                 relinked so the resume walk stays whole
 
-Records after the --recent-turns Nth-last prompt are left as they are. The
+The recent window is left as it is, but for thinking (kept only in the
+latest assistant message, byte for byte) and progress and bookkeeping
+records, which go everywhere. It starts at the later of the --recent-turns
+Nth-last prompt and the --recent-results Nth-last tool result, and never
+after the latest assistant message (its calls and their results stay). The
 original is kept as FILE.backup.<stamp> (a hard link by default); lines
 Claude Code appends meanwhile are carried over, and the file keeps its
 modification time. A session named by --current or written to in the last
