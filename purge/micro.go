@@ -31,6 +31,7 @@ const (
 	reasonStaleRead = "stale: this file was read again or changed later"
 	reasonDuplicate = "duplicate: a later tool output has the same bytes"
 	reasonOldTodos  = "superseded: a later TodoWrite replaced this list"
+	reasonReplayed  = "replayed: a later hook gave the same context"
 )
 
 // microCall is a tool call the microcompaction rules look at.
@@ -59,18 +60,28 @@ type microScan struct {
 	order   []string             // tool_use ids in file order
 	results []microResult
 	failed  map[string]bool // tool_use ids whose result is an error
+	// hooks are the records of hook context the client replays on resume
+	// (isMeta <system-reminder> text, hook_additional_context
+	// attachments) large enough to stub, with a hash of that context.
+	hooks []microResult
 }
 
 // microOn reports whether any rule is on.
 func microOn(opt Options) bool {
-	return !opt.RepairOnly && !opt.NoStore && (!opt.KeepStaleReads || !opt.KeepDuplicates || !opt.KeepOldTodos)
+	return !opt.RepairOnly && !opt.NoStore && (!opt.KeepStaleReads || !opt.KeepDuplicates || !opt.KeepOldTodos || !opt.KeepHookContext)
 }
 
 // note records what the rules need of one record: called by the scan in
 // file order. It decodes only the inputs of the few tools the rules
 // concern and hashes only tool results of at least microMin bytes.
 func (m *microScan) note(i int, rec transcript.Record, f *transcript.Facts, opt Options) {
-	if f.Sidechain || f.ContentString {
+	if f.Sidechain {
+		return
+	}
+	if !opt.KeepHookContext {
+		m.noteHook(i, rec, f)
+	}
+	if f.ContentString {
 		return
 	}
 	want := false
@@ -127,7 +138,10 @@ func (m *microScan) note(i int, rec transcript.Record, f *transcript.Facts, opt 
 			}
 		case `"tool_result"`:
 			inner := transcript.Lookup(blk.Raw, "content")
-			if len(inner.Raw) < microMin || strings.Contains(inner.Raw[:min(len(inner.Raw), stubSearch)], ccm.StubStart) {
+			// Over --threshold a result is stubbed wherever a rule could
+			// stub it, and the store keeps equal values once: hashing it
+			// (most of a transcript's bytes) would buy nothing.
+			if len(inner.Raw) < microMin || len(inner.Raw) > opt.Threshold || strings.Contains(inner.Raw[:min(len(inner.Raw), stubSearch)], ccm.StubStart) {
 				return true
 			}
 			sum := sha256.Sum256([]byte(inner.Raw))
@@ -215,6 +229,9 @@ func (p *Plan) planMicro() {
 			seen[r.hash] = true
 		}
 	}
+	if !p.opt.KeepHookContext {
+		p.planHooks(on, eligible)
+	}
 	if !p.opt.KeepOldTodos {
 		last := true
 		for k := len(m.order) - 1; k >= 0; k-- {
@@ -250,4 +267,99 @@ func supersedes(later []microCall, read microCall) bool {
 func microFor(set map[int]map[string]string, rec int, id string) (string, bool) {
 	why, ok := set[rec][id]
 	return why, ok
+}
+
+// reminderStart is how hook context that Claude Code 2.1.3x stored as an
+// isMeta user text begins (raw, in the line).
+const reminderStart = `"<system-reminder>`
+
+// noteHook notes a record of replayed hook context: an isMeta user record
+// whose content is a <system-reminder> string, or a hook_additional_context
+// attachment with a string of at least microMin bytes.
+func (m *microScan) noteHook(i int, rec transcript.Record, f *transcript.Facts) {
+	var v gjson.Result
+	switch {
+	case f.Type == transcript.TypeUser && f.Meta && f.ContentString:
+		msg := transcript.Lookup(bytesView(rec.Raw()), "message")
+		if !msg.IsObject() {
+			return
+		}
+		v = transcript.Lookup(msg.Raw, "content")
+		if len(v.Raw) < microMin || !strings.HasPrefix(v.Raw, reminderStart) {
+			return
+		}
+	case f.Type == transcript.TypeAttachment && f.Subtype == "hook_additional_context":
+		att := transcript.Lookup(bytesView(rec.Raw()), "attachment")
+		if !att.IsObject() {
+			return
+		}
+		v = transcript.Lookup(att.Raw, "content")
+		large := false
+		if v.IsArray() {
+			transcript.ForEachElement(v, func(e gjson.Result) bool {
+				large = e.Type == gjson.String && len(e.Raw) >= microMin
+				return !large
+			})
+		}
+		if !large {
+			return
+		}
+	default:
+		return
+	}
+	if strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], ccm.StubStart) {
+		return
+	}
+	sum := sha256.Sum256([]byte(v.Raw))
+	var h [16]byte
+	copy(h[:], sum[:16])
+	m.hooks = append(m.hooks, microResult{rec: i, hash: h})
+}
+
+// planHooks marks every record of hook context but the last with the
+// same bytes (on the active chain).
+func (p *Plan) planHooks(on []bool, eligible func(int) bool) {
+	seen := map[[16]byte]bool{}
+	hooks := p.scan.micro.hooks
+	for k := len(hooks) - 1; k >= 0; k-- {
+		h := hooks[k]
+		if !on[h.rec] {
+			continue
+		}
+		if seen[h.hash] && eligible(h.rec) {
+			p.microHooks[h.rec] = reasonReplayed
+			p.scan.info[h.rec].large = true
+			p.Stats.ReplayedHooks++
+		}
+		seen[h.hash] = true
+	}
+}
+
+// stubHook stubs the hook context of a record planHooks marked: the
+// isMeta text, or each large string of the attachment's content and the
+// text the client rendered from it. Arrays stay arrays: the client reads
+// them as such.
+func stubHook(f *transcript.Facts, content, att, rendered gjson.Result, stub func(v gjson.Result)) {
+	if f.Type == transcript.TypeUser {
+		if content.Type == gjson.String && len(content.Raw) >= microMin {
+			stub(content)
+		}
+		return
+	}
+	if c := lookupIn(att, "content"); c.IsArray() {
+		transcript.ForEachElement(c, func(e gjson.Result) bool {
+			if e.Type == gjson.String && len(e.Raw) >= microMin {
+				stub(e)
+			}
+			return true
+		})
+	}
+	if rendered.IsArray() {
+		transcript.ForEachElement(rendered, func(r gjson.Result) bool {
+			if c := lookupIn(r, "content"); c.Type == gjson.String && len(c.Raw) >= microMin {
+				stub(c)
+			}
+			return true
+		})
+	}
 }

@@ -281,3 +281,81 @@ func TestOldThreshold(t *testing.T) {
 		restoreExact(t, e, p, o, in)
 	}
 }
+
+// hookSession is a turn of three Bash calls, each followed by the same
+// 1.5 KB of hook context, as Claude Code stores it: an isMeta
+// <system-reminder> text (2.1.3x) when meta is set, else a
+// hook_additional_context attachment with the text the client rendered
+// (2.1.330, written by the real client in the shape below); then two
+// short turns.
+func hookSession(meta bool) []byte {
+	ctx := "Project rules: " + strings.Repeat("keep functions short and tested. ", 45)
+	lines := []string{userPrompt("u1", "", "run the steps")}
+	parent := "u1"
+	for i := 0; i < 3; i++ {
+		a, r, h, id := fmt.Sprintf("a%d", i), fmt.Sprintf("r%d", i), fmt.Sprintf("h%d", i), fmt.Sprintf("t%d", i)
+		lines = append(lines,
+			assistantToolUse(a, parent, "m"+a, id, "Bash", fmt.Sprintf(`{"command":"echo step%d"}`, i)),
+			toolResult(r, a, id, js(fmt.Sprintf("step%d", i))))
+		if meta {
+			lines = append(lines, rec("parentUuid", r, "isSidechain", false, "type", "user", "isMeta", true,
+				"message", raw(`{"role":"user","content":`+js("<system-reminder>\nPostToolUse:Bash hook additional context: "+ctx+"\n</system-reminder>")+`}`), "uuid", h))
+		} else {
+			lines = append(lines, rec("parentUuid", r, "isSidechain", false,
+				"attachment", raw(`{"type":"hook_additional_context","content":[`+js(ctx)+`],"hookName":"PostToolUse:Bash","toolUseID":`+js(id)+`,"hookEvent":"PostToolUse"}`),
+				"type", "attachment", "uuid", h,
+				"rendered", raw(`[{"content":`+js("<system-reminder>\nPostToolUse:Bash hook additional context: "+ctx+"\n</system-reminder>")+`}]`),
+				"renderedRole", "system"))
+		}
+		parent = h
+	}
+	lines = append(lines, assistantText("a9", parent, "m9", "done"),
+		userPrompt("u2", "a9", "next"), assistantText("a10", "u2", "m10", "ok"),
+		userPrompt("u3", "a10", "last"), assistantText("a11", "u3", "m11", "ok"))
+	return jsonl(lines...)
+}
+
+// TestMicroHookContext: hook context a later hook gave again byte for
+// byte is stubbed, all but its last copy, in both of Claude Code's shapes;
+// --keep-hook-context keeps it.
+func TestMicroHookContext(t *testing.T) {
+	for _, meta := range []bool{true, false} {
+		for _, keep := range []bool{false, true} {
+			t.Run(fmt.Sprintf("meta=%v/keep=%v", meta, keep), func(t *testing.T) {
+				in := hookSession(meta)
+				e := newEnv(t)
+				o := e.opts()
+				o.KeepHookContext = keep
+				p := e.write("s.jsonl", in)
+				rep, out := e.purge(p, o)
+				want := 2
+				if keep {
+					want = 0
+				}
+				if rep.ReplayedHooks != want {
+					t.Errorf("%d replayed hook contexts, want %d", rep.ReplayedHooks, want)
+				}
+				paths := []string{"message.content"}
+				if !meta {
+					paths = []string{"attachment.content.0", "rendered.0.content"}
+				}
+				for i := 0; i < 3; i++ {
+					for _, path := range paths {
+						desc, ok := stubDesc(t, out, fmt.Sprintf("h%d", i), path)
+						if stubbed := !keep && i < 2; ok != stubbed || ok && desc != reasonReplayed {
+							t.Errorf("h%d %s: stubbed=%v (%q), want %v", i, path, ok, desc, stubbed)
+						}
+					}
+				}
+				if !meta {
+					// The attachment's content stays an array.
+					if c := gjson.GetBytes(lineOf(out, "h0"), "attachment.content"); !c.IsArray() {
+						t.Errorf("attachment.content is %s, want an array", c.Type)
+					}
+				}
+				e.invariants(in, p, o, false)
+				restoreExact(t, e, p, o, in)
+			})
+		}
+	}
+}

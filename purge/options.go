@@ -42,6 +42,9 @@ type Options struct {
 	KeepStaleReads bool // Read results of files read again or changed later
 	KeepDuplicates bool // earlier copies of tool outputs repeated byte for byte
 	KeepOldTodos   bool // TodoWrite lists a later TodoWrite replaced
+	// KeepHookContext keeps hook context replayed on resume that a later
+	// hook gave again byte for byte.
+	KeepHookContext bool
 
 	PinDefault ccm.PinLevel // pin level of stubs that no directive covers
 

@@ -47,7 +47,8 @@ type Plan struct {
 	// results (record → tool_use_id) and TodoWrite inputs (record → tool_use
 	// id), each with its reason.
 	microResults, microInputs map[int]map[string]string
-	latest                    string // message.id of the latest assistant message
+	microHooks                map[int]string // records of replayed hook context, with the reason
+	latest                    string         // message.id of the latest assistant message
 	// latestRecs are the records of the latest assistant message on the
 	// chain, which identify it even when its records carry no message.id.
 	latestRecs map[int]bool
@@ -79,6 +80,7 @@ type Stats struct {
 	StaleReads            int    `json:"stubbed_stale_reads"`
 	DuplicateOutputs      int    `json:"stubbed_duplicate_outputs"`
 	OldTodos              int    `json:"stubbed_old_todos"`
+	ReplayedHooks         int    `json:"stubbed_replayed_hook_context"`
 	StubbedBytes          int64  `json:"bytes_moved_to_store"`
 	Injected              bool   `json:"compaction_injected,omitempty"`
 	InjectSkipped         string `json:"compaction_not_injected,omitempty"`
@@ -91,7 +93,7 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	n := len(s.ix.Recs)
 	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{},
 		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{},
-		microResults: map[int]map[string]string{}, microInputs: map[int]map[string]string{}}
+		microResults: map[int]map[string]string{}, microInputs: map[int]map[string]string{}, microHooks: map[int]string{}}
 	p.latest = p.findLatest()
 	p.latestRecs = p.findLatestRecs()
 	p.turnsStart = p.findWindow()

@@ -124,7 +124,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 	// crossed the message, megabytes of output, twice. transcript's walks,
 	// not gjson.Get, for values that may be large: they find them without
 	// decoding them.
-	var content, tur gjson.Result
+	var content, tur, att, rendered gjson.Result
 	var msgSeen, turSeen bool // the first of a duplicated key, as gjson reads it
 	transcript.ForEachMember(gjson.Result{Type: gjson.JSON, Raw: s}, func(k string, v gjson.Result) bool {
 		switch {
@@ -132,9 +132,19 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 			content, msgSeen = lookupIn(v, "content"), true
 		case k == "toolUseResult" && !turSeen:
 			tur, turSeen = v, true
+		case k == "attachment" && !att.Exists():
+			att = v
+		case k == "rendered" && !rendered.Exists():
+			rendered = v
 		}
 		return true
 	})
+	if why, ok := w.p.microHooks[rec]; ok {
+		stubHook(f, content, att, rendered, func(v gjson.Result) {
+			stubValue(v, toolInfo{Name: "hook context"}, why, false, "")
+		})
+		return err
+	}
 	if content.IsArray() {
 		transcript.ForEachElement(content, func(blk gjson.Result) bool {
 			switch blk.Get("type").Str {

@@ -50,9 +50,11 @@ API errors:
                 store behind a stub (ccm cache get KEY, ccm restore)
   compaction    also stubbed before the recent window, from 1 KB up: Read
                 results of files edited or read again later, all but the
-                last copy of a repeated tool output, and all but the last
-                TodoWrite list (--keep-stale-reads, --keep-duplicate-outputs,
-                --keep-old-todos turn them off)
+                last copy of a repeated tool output, all but the last
+                TodoWrite list, and hook context replayed on resume that a
+                later hook gave again (--keep-stale-reads,
+                --keep-duplicate-outputs, --keep-old-todos,
+                --keep-hook-context turn them off)
   bookkeeping   progress records are dropped; of the per-turn
                 prompt_snapshot and api-request-* records only the latest
                 of each kind stays
@@ -89,6 +91,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "keep-stale-reads", Usage: "keep Read results of files read again or changed later"},
 			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
 			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
+			&cli.BoolFlag{Name: "keep-hook-context", Usage: "keep hook context replayed on resume that a later hook gave again"},
 			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn)"},
 			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
 			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
@@ -143,6 +146,7 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	p.KeepStaleReads = cmd.Bool("keep-stale-reads")
 	p.KeepDuplicates = cmd.Bool("keep-duplicate-outputs")
 	p.KeepOldTodos = cmd.Bool("keep-old-todos")
+	p.KeepHookContext = cmd.Bool("keep-hook-context")
 	p.KeepThinking = cmd.Bool("keep-thinking")
 	p.KeepProgress = cmd.Bool("keep-progress")
 	p.KeepBookkeeping = cmd.Bool("keep-bookkeeping")
