@@ -85,7 +85,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change; write nothing at all"},
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store"},
-			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: no window)"},
+			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
 			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
 			&cli.IntFlag{Name: "old-threshold", Value: 1000, Usage: "before the --recent-turns window, move content larger than this many bytes to the store (0: use --threshold)"},
 			&cli.BoolFlag{Name: "keep-stale-reads", Usage: "keep Read results of files read again or changed later"},
