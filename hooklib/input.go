@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -43,6 +44,95 @@ func ReadInput(r io.Reader, limit int64) (*Input, error) {
 		return nil, ErrInputTooLarge
 	}
 	return ParseInput(data)
+}
+
+// InputWait bounds how long a hook waits for its input. Claude Code writes
+// the whole object at once; a writer that never finishes (stdin left open,
+// an endless stream) must not keep the hook, and the session, waiting.
+const InputWait = 3 * time.Second
+
+// drainLimit bounds what is read and thrown away after an oversized
+// input, so that an endless stream (< /dev/zero) cannot keep the hook busy.
+const drainLimit = 256 << 20
+
+// ErrInputTimeout is returned when no complete object arrived in time.
+var ErrInputTimeout = errors.New("stdin not complete within " + InputWait.String())
+
+// ReadInputWithin reads like ReadInput but returns as soon as a complete
+// JSON object has arrived, even if stdin stays open, and gives up after
+// wait. An oversized input is drained up to drainLimit bytes or the rest
+// of wait, never forever.
+func ReadInputWithin(r io.Reader, limit int64, wait time.Duration) (*Input, error) {
+	if limit <= 0 {
+		limit = MaxInput
+	}
+	type result struct {
+		in  *Input
+		err error
+	}
+	done := make(chan result, 1)
+	deadline := time.Now().Add(wait)
+	go func() {
+		in, err := readObject(r, limit, deadline)
+		done <- result{in, err}
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case res := <-done:
+		return res.in, res.err
+	case <-t.C:
+		return nil, ErrInputTimeout // the reader stays blocked; the process ends soon
+	}
+}
+
+// readObject reads until EOF, or until what was read ends in '}' and is a
+// valid JSON object.
+func readObject(r io.Reader, limit int64, deadline time.Time) (*Input, error) {
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			drained := int64(0)
+			for drained < drainLimit && time.Now().Before(deadline) {
+				m, err := r.Read(buf[:cap(buf)])
+				drained += int64(m)
+				if err != nil {
+					break
+				}
+			}
+			return nil, ErrInputTooLarge
+		}
+		if err == io.EOF {
+			return ParseInput(buf)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+		if n > 0 && endsObject(buf) {
+			if in, err := ParseInput(buf); err == nil {
+				return in, nil
+			}
+		}
+	}
+}
+
+// endsObject reports whether data's last non-space byte closes an object.
+func endsObject(data []byte) bool {
+	for i := len(data) - 1; i >= 0; i-- {
+		switch data[i] {
+		case ' ', '\n', '\r', '\t':
+			continue
+		case '}':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // ParseInput checks that data is one JSON object and wraps it.

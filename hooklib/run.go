@@ -47,6 +47,7 @@ var handlers = map[string]handler{
 	SessionStart:     onSessionStart,
 	UserPromptSubmit: onUserPromptSubmit,
 	PreToolUse:       onPreToolUse,
+	PostToolUse:      onPostToolUse,
 	SessionEnd:       onSessionEnd,
 }
 
@@ -81,7 +82,7 @@ func Run(ctx context.Context, o Options) (code int) {
 	if cfg.Disabled() {
 		return 0
 	}
-	in, err := ReadInput(o.Stdin, MaxInput)
+	in, err := ReadInputWithin(o.Stdin, MaxInput, InputWait)
 	if err != nil {
 		log.Printf("bad input: %v", err)
 		return 0
