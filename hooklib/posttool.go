@@ -3,7 +3,6 @@ package hooklib
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -165,7 +164,55 @@ func (h *Hook) project() string {
 	return h.In.Cwd()
 }
 
-// recordFailure is filled in by the tool memory.
-func (h *Hook) recordFailure(ctx context.Context) {}
-
-var _ = fmt.Sprintf
+// pinDirectives applies the `ccm:pin` directives of a prompt to captures:
+// last pins the session's latest capture now, next the next one, start
+// every capture until end (the purge's rules, applied as the session runs).
+func (h *Hook) pinDirectives(ctx context.Context, sid string) {
+	ds := ccm.ParseDirectives(h.In.Prompt())
+	if len(ds) == 0 {
+		return
+	}
+	var last string
+	_, err := h.State.Update(ctx, sid, h.Now, func(s *State) error {
+		for _, d := range ds {
+			switch d.Kind {
+			case "last":
+				last = s.LastCapture
+			case "next":
+				s.PinNext = d.Level.String()
+			case "start":
+				s.PinRange = d.Level.String()
+			case "end":
+				s.PinRange = ""
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		h.Log.Printf("pin: state: %v", err)
+		return
+	}
+	if last == "" {
+		return
+	}
+	k, err := ccm.ParseKey(last)
+	if err == nil {
+		var st *ccm.Store
+		if st, err = ccm.Open(h.Config.Path("CCM_CACHE_DIR")); err == nil {
+			st.LockWait = storeWait
+			lvl := ccm.PinSoft
+			for _, d := range ds {
+				if d.Kind == "last" {
+					lvl = d.Level
+				}
+			}
+			if m, serr := st.Stat(k); serr == nil && m.Pinned.Level > lvl {
+				return // a pin only ever rises here
+			}
+			_, err = st.SetPin(ctx, k, lvl, "ccm:pin last")
+		}
+	}
+	if err != nil {
+		h.Log.Printf("pin last: %v", err)
+	}
+}

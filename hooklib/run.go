@@ -44,11 +44,13 @@ type handler func(ctx context.Context, h *Hook) (Response, error)
 // handlers maps events to what ccm does on them. Events not listed are
 // accepted and ignored.
 var handlers = map[string]handler{
-	SessionStart:     onSessionStart,
-	UserPromptSubmit: onUserPromptSubmit,
-	PreToolUse:       onPreToolUse,
-	PostToolUse:      onPostToolUse,
-	SessionEnd:       onSessionEnd,
+	SessionStart:         onSessionStart,
+	UserPromptSubmit:     onUserPromptSubmit,
+	PreToolUse:           onPreToolUse,
+	PostToolUse:          onPostToolUse,
+	"PostToolUseFailure": onPostToolUseFailure,
+	Stop:                 onStop,
+	SessionEnd:           onSessionEnd,
 }
 
 // Run runs one hook and returns the process exit status, which is always
@@ -145,8 +147,18 @@ func onSessionStart(ctx context.Context, h *Hook) (Response, error) {
 	return Response{Context: h.scoped(effortContext(h))}, nil
 }
 
+// onPreToolUse adds the opus note before a subagent starts and the tool
+// memory's lessons for the tool about to run.
 func onPreToolUse(ctx context.Context, h *Hook) (Response, error) {
-	return Response{Context: h.scoped(opusNote(h))}, nil
+	note := h.scoped(opusNote(h))
+	budget := ContextBudget(PreToolUse) - Size(note) - 2
+	if l := h.lessons(ctx, budget); l != "" {
+		if note != "" {
+			note += "\n\n"
+		}
+		note += l
+	}
+	return Response{Context: note}, nil
 }
 
 // maybeGC sweeps idle state and old compression-cache entries now and
