@@ -56,7 +56,7 @@ const InputWait = 3 * time.Second
 const drainLimit = 256 << 20
 
 // ErrInputTimeout is returned when no complete object arrived in time.
-var ErrInputTimeout = errors.New("stdin not complete within " + InputWait.String())
+var ErrInputTimeout = errors.New("stdin not complete in time")
 
 // ReadInputWithin reads like ReadInput but returns as soon as a complete
 // JSON object has arrived, even if stdin stays open, and gives up after

@@ -23,6 +23,8 @@ type Options struct {
 	Lookup func(string) (string, bool)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// InputWait bounds the wait for stdin (InputWait when 0).
+	InputWait time.Duration
 }
 
 // Hook is one hook run as features see it.
@@ -84,7 +86,11 @@ func Run(ctx context.Context, o Options) (code int) {
 	if cfg.Disabled() {
 		return 0
 	}
-	in, err := ReadInputWithin(o.Stdin, MaxInput, InputWait)
+	wait := o.InputWait
+	if wait <= 0 {
+		wait = InputWait
+	}
+	in, err := ReadInputWithin(o.Stdin, MaxInput, wait)
 	if err != nil {
 		log.Printf("bad input: %v", err)
 		return 0
