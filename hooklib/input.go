@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/hooklib/capture"
 )
 
 // MaxInput bounds what a hook reads from stdin. Events ccm handles carry a
@@ -26,6 +29,9 @@ var (
 // read on demand with gjson; nothing is decoded that is not used.
 type Input struct {
 	raw []byte
+	// The tool fields, parsed once: each gjson lookup scans the input,
+	// which holds the whole tool output on PostToolUse (up to MaxInput).
+	toolInput, toolResponse *gjson.Result
 }
 
 // ReadInput reads one JSON object of at most limit bytes (MaxInput if limit
@@ -89,10 +95,11 @@ func ReadInputWithin(r io.Reader, limit int64, wait time.Duration) (*Input, erro
 // readObject reads until EOF, or until what was read ends in '}' and is a
 // valid JSON object.
 func readObject(r io.Reader, limit int64, deadline time.Time) (*Input, error) {
-	buf := make([]byte, 0, 64<<10)
+	buf := make([]byte, 0, 256<<10)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// Grow fourfold: a 1 MB tool output is copied once, not four times.
+			buf = append(make([]byte, 0, 4*cap(buf)), buf...)
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -181,10 +188,37 @@ func (in *Input) Prompt() string { return in.str("prompt") }
 func (in *Input) ToolName() string { return in.str("tool_name") }
 
 // ToolInput is tool_input, as raw JSON.
-func (in *Input) ToolInput() gjson.Result { return in.Get("tool_input") }
+func (in *Input) ToolInput() gjson.Result {
+	if in.toolInput == nil {
+		r := in.Get("tool_input")
+		in.toolInput = &r
+	}
+	return *in.toolInput
+}
 
-// ToolResponse is PostToolUse's tool_response, as raw JSON.
-func (in *Input) ToolResponse() gjson.Result { return in.Get("tool_response") }
+// ToolResponse is PostToolUse's tool_response, as raw JSON. It is found
+// with capture.Member, which jumps over the tool's output instead of
+// walking it byte by byte as a gjson lookup does.
+func (in *Input) ToolResponse() gjson.Result {
+	if in.toolResponse == nil {
+		r := gjson.Result{}
+		if v, off, ok := capture.Member(in.rawString(), "tool_response"); ok {
+			r = gjson.Parse(v) // v starts with the value: Parse reads only its type
+			r.Index = off
+		}
+		in.toolResponse = &r
+	}
+	return *in.toolResponse
+}
+
+// rawString is the input as a string without a copy: the bytes are never
+// changed once read (a hook input reaches MaxInput).
+func (in *Input) rawString() string {
+	if len(in.raw) == 0 {
+		return ""
+	}
+	return unsafe.String(&in.raw[0], len(in.raw))
+}
 
 // ToolUseID is tool_use_id.
 func (in *Input) ToolUseID() string { return in.str("tool_use_id") }

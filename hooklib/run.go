@@ -67,6 +67,14 @@ func Run(ctx context.Context, o Options) (code int) {
 	if DisabledByEnv(lookup) {
 		return 0 // before reading anything: the cheapest possible no-op
 	}
+	if _, ok := lookup("GOGC"); !ok && o.Lookup == nil {
+		// A hook lives a few milliseconds and allocates a few times its
+		// input (at most MaxInput): collecting garbage would only cost
+		// time. The memory limit still makes the collector run if a run
+		// ever grows past it.
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(512 << 20)
+	}
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now

@@ -29,9 +29,14 @@ func (h *Hook) record(ctx context.Context, tool, input, errText string) {
 	}
 }
 
-// recordFailure records a PostToolUse whose result says it failed (an MCP
-// tool's is_error result, a non-zero exit code).
+// recordFailure records a PostToolUse of an MCP tool whose result says it
+// failed (is_error, a non-zero exit code). Claude Code's own tools report
+// failures through PostToolUseFailure, so their (possibly large) results
+// are not searched for flags.
 func (h *Hook) recordFailure(ctx context.Context) {
+	if !strings.HasPrefix(h.In.ToolName(), "mcp__") {
+		return
+	}
 	if text, ok := memory.ResultError(h.In.ToolResponse()); ok {
 		h.record(ctx, h.In.ToolName(), memory.InputSummary(h.In.ToolInput()), text)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // maxWhole bounds what ccm reads back from disk to store an output whole.
@@ -19,8 +21,9 @@ const maxWhole = 64 << 20
 // output). It is used only when it lies in the session's own tool-results
 // folder, has the announced size, and starts with what the hook was shown.
 func persistedOutput(c Call, shown []byte) []byte {
-	path := c.Response.Get("persistedOutputPath").String()
-	size := c.Response.Get("persistedOutputSize").Int()
+	rawPath, _, _ := Member(c.Response.Raw, "persistedOutputPath")
+	rawSize, _, _ := Member(c.Response.Raw, "persistedOutputSize")
+	path, size := gjson.Parse(rawPath).String(), gjson.Parse(rawSize).Int()
 	if path == "" || size <= 0 || size > maxWhole || c.TranscriptPath == "" {
 		return nil
 	}

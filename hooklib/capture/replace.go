@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"ccm/ccm"
+	"ccm/jsonstr"
 )
 
 // Preview sizes. The whole replacement stays under 2 KB: when the original
@@ -54,7 +55,16 @@ func (cp *Capture) Replace(st Stored) ([]byte, error) {
 		}
 		return sjson.SetRawBytes(raw, cp.field.path, arr)
 	}
-	return sjson.SetBytes(raw, cp.field.path, cp.textPreview(st))
+	f := cp.field
+	if f.end > f.start && f.end <= len(raw) {
+		// Splice the new string where the old one was: every other byte
+		// of the response stays as it was, and nothing is decoded again.
+		out := make([]byte, 0, len(raw)-(f.end-f.start)+4096)
+		out = append(out, raw[:f.start]...)
+		out = jsonstr.Append(out, cp.textPreview(st))
+		return append(out, raw[f.end:]...), nil
+	}
+	return sjson.SetBytes(raw, f.path, cp.textPreview(st))
 }
 
 // Stub is the [CCM_CACHED] block of a capture.

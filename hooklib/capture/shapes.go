@@ -13,6 +13,24 @@ import (
 type field struct {
 	path  string
 	array bool
+	// start and end delimit a string field's raw value in the
+	// tool_response, for the splice that replaces it.
+	start, end int
+}
+
+// stringMember finds a string member of a raw object.
+func stringMember(raw, key string) (field, string, bool) {
+	v, off, ok := Member(raw, key)
+	if !ok || len(v) < 2 || v[0] != '"' {
+		return field{}, "", false
+	}
+	return field{path: key, start: off, end: off + len(v)}, v, true
+}
+
+// decoded returns a string field with its decoded content.
+func decoded(f field, raw string) (field, []byte, bool) {
+	b, ok := unquote(raw)
+	return f, b, ok
 }
 
 // shape is what ccm knows about one tool's output. Only tools whose
@@ -41,17 +59,17 @@ var shapes = map[string]shape{
 			return ""
 		},
 		pick: func(r gjson.Result) (field, []byte, bool) {
-			if !r.IsObject() || r.Get("isImage").Bool() {
+			if img, _, _ := Member(r.Raw, "isImage"); img == "true" {
 				return field{}, nil, false
 			}
-			out, errs := r.Get("stdout"), r.Get("stderr")
-			if out.Type != gjson.String {
+			f, v, ok := stringMember(r.Raw, "stdout")
+			if !ok {
 				return field{}, nil, false
 			}
-			if errs.Type == gjson.String && len(errs.Str) > len(out.Str) {
-				return field{path: "stderr"}, []byte(errs.Str), true
+			if fe, e, ok := stringMember(r.Raw, "stderr"); ok && len(e) > len(v) {
+				f, v = fe, e
 			}
-			return field{path: "stdout"}, []byte(out.Str), true
+			return decoded(f, v)
 		},
 		describe: func(c Call, cp *Capture) {
 			cp.Command = c.Input.Get("command").String()
@@ -75,14 +93,19 @@ var shapes = map[string]shape{
 			return ""
 		},
 		pick: func(r gjson.Result) (field, []byte, bool) {
-			if r.Get("type").String() != "text" {
+			if t, _, _ := Member(r.Raw, "type"); t != `"text"` {
 				return field{}, nil, false // images, PDFs, notebooks: their own shapes (D3 #29)
 			}
-			c := r.Get("file.content")
-			if c.Type != gjson.String {
+			file, off, ok := Member(r.Raw, "file")
+			if !ok {
 				return field{}, nil, false
 			}
-			return field{path: "file.content"}, []byte(c.Str), true
+			f, v, ok := stringMember(file, "content")
+			if !ok {
+				return field{}, nil, false
+			}
+			f.path, f.start, f.end = "file.content", f.start+off, f.end+off
+			return decoded(f, v)
 		},
 		describe: func(c Call, cp *Capture) {
 			cp.File = c.Input.Get("file_path").String()
@@ -112,8 +135,8 @@ var shapes = map[string]shape{
 	"Grep": {
 		skip: func(Call) string { return "" },
 		pick: func(r gjson.Result) (field, []byte, bool) {
-			if c := r.Get("content"); c.Type == gjson.String {
-				return field{path: "content"}, []byte(c.Str), true
+			if f, v, ok := stringMember(r.Raw, "content"); ok {
+				return decoded(f, v)
 			}
 			return pickArray(r, "filenames")
 		},
