@@ -61,8 +61,25 @@ fb() { farm-bench -n "$runs" --warmup 5 "$@" 2>&1 | grep -E '^(A|B) = |wall s|cp
 echo "== 1. a hook with nothing to do beside an empty static Go program"
 fb --vs "sh -c 'exec $tmp/emptyprog < $tmp/pre-read.json'" -- sh -c "exec $tmp/ccm hook PreToolUse < $tmp/pre-read.json"
 
-echo "== 2. capturing a 1 MB Bash output (A) beside a 1 KB output passed through (B)"
-fb --vs "sh -c 'exec $tmp/ccm hook PostToolUse < $tmp/post-1kb.json'" -- sh -c "exec $tmp/ccm hook PostToolUse < $tmp/post-1mb.json >/dev/null"
+echo "== 2. capturing a new 1 MB Bash output each run (A) beside a 1 KB output passed through (B), same pipeline"
+# The output must be new each run (a stored one is only verified): the
+# pipeline puts the shell's pid in front of it. Both sides pay for the
+# shell and the two cats.
+for n in 1mb 1kb; do
+  python3 - "$tmp/post-$n.json" <<'EOF2'
+import sys
+s = open(sys.argv[1]).read()
+i = s.index('"stdout": "') + len('"stdout": "')
+open(sys.argv[1] + ".head", "w").write(s[:i]); open(sys.argv[1] + ".tail", "w").write(s[i:])
+EOF2
+  cat >"$tmp/post-$n.sh" <<EOF2
+#!/bin/sh
+{ cat $tmp/post-$n.json.head; printf 'run %s ' \$\$; cat $tmp/post-$n.json.tail; } | exec $tmp/ccm hook PostToolUse >/dev/null
+EOF2
+  chmod +x "$tmp/post-$n.sh"
+done
+fb --vs "$tmp/post-1kb.sh" -- "$tmp/post-1mb.sh"
+echo "   blobs stored: $(ls "$CCM_CACHE_DIR/blobs" | wc -l)"
 
 echo "== 3. lesson lookup: full memory, 200 MB transcript (A) beside empty memory, no transcript (B)"
 # Each run of A sees a new session (the lesson is shown once per session).
