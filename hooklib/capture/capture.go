@@ -107,20 +107,20 @@ func Decide(c Call, t Thresholds) (*Capture, string) {
 	if limit <= 0 {
 		return nil, SkipThreshold
 	}
-	if why := sh.skip(c); why != "" {
-		return nil, why
-	}
 	f, content, ok := sh.pick(c.Response)
 	if !ok {
 		return nil, SkipShape
+	}
+	if len(content) <= limit {
+		return nil, SkipSmall // checked first: the common case, and not worth a log line
+	}
+	if why := sh.skip(c); why != "" {
+		return nil, why
 	}
 	if sh.full != nil {
 		if whole := sh.full(c, content); whole != nil {
 			content = whole
 		}
-	}
-	if len(content) <= limit {
-		return nil, SkipSmall
 	}
 	cp := &Capture{Tool: c.Tool, Content: content, field: f, resp: c.Response}
 	sh.describe(c, cp)
