@@ -7,7 +7,8 @@
 #     gives back the exact bytes (seq's output; the file); Glob and Grep
 #     outputs are replaced in their own shapes; a failing command becomes a
 #     lesson; a subagent's large output passes through (subagents get full
-#     content);
+#     content); an MCP tool's 80 KB result (a local stdio MCP server) is
+#     captured the same way, and its failing call becomes one lesson;
 #   session 2 (same project, a new session): the lesson reaches the model's
 #     request before Bash runs again.
 #
@@ -59,6 +60,37 @@ open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 EOF
 seq 1 36000 >"$work/seq.txt"   # 204,894 bytes
 
+# A local MCP server (stdio, newline-delimited JSON-RPC): "big" returns
+# 3000 lines of text, "fail" an error result.
+cat >"$work/mcp-server.py" <<'PYEOF'
+import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    m = json.loads(line)
+    mid, meth = m.get("id"), m.get("method")
+    if meth == "initialize":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": m["params"].get("protocolVersion", "2025-06-18"),
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}})
+    elif meth == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [
+            {"name": "big", "description": "returns n lines", "inputSchema": {"type": "object", "properties": {"n": {"type": "number"}}}},
+            {"name": "fail", "description": "always fails", "inputSchema": {"type": "object", "properties": {"host": {"type": "string"}}}}]}})
+    elif meth == "tools/call":
+        if m["params"]["name"] == "big":
+            n = int(m["params"].get("arguments", {}).get("n", 3000))
+            text = "\n".join("row %d of the MCP result" % i for i in range(1, n + 1))
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}], "isError": False}})
+        else:
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "Connection refused: host unreachable"}], "isError": True}})
+    elif mid is not None:
+        send({"jsonrpc": "2.0", "id": mid, "result": {}})
+PYEOF
+printf '{"mcpServers":{"t":{"command":"python3","args":["%s"]}}}\n' "$work/mcp-server.py" >"$work/mcp.json"
+python3 -c 'import sys; open(sys.argv[1], "w").write("\n".join("row %d of the MCP result" % i for i in range(1, 3001)))' "$work/mcp-big.txt"
+
 cat >"$work/script1.json" <<'EOF'
 [
   {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "seq 1 36000", "description": "count"}}]},
@@ -67,6 +99,8 @@ cat >"$work/script1.json" <<'EOF'
   {"content": [{"type": "tool_use", "name": "Glob", "input": {"pattern": "**/*.txt"}}]},
   {"content": [{"type": "tool_use", "name": "Grep", "input": {"pattern": "alpha", "path": "{{PROJECT}}", "output_mode": "content"}}]},
   {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "ls /nonexistent-ccm-lesson-dir", "description": "fail"}}]},
+  {"content": [{"type": "tool_use", "name": "mcp__t__big", "input": {"n": 3000}}]},
+  {"content": [{"type": "tool_use", "name": "mcp__t__fail", "input": {"host": "10.0.0.1"}}]},
   {"content": [{"type": "tool_use", "name": "Agent", "input": {"description": "Count", "prompt": "Count to 3000.", "subagent_type": "general-purpose", "run_in_background": false}}]},
   {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "seq 1 3000", "description": "subagent count"}}]},
   {"text": "Subagent counted."},
@@ -83,7 +117,8 @@ EOF
 run_session() { # name script
   set +e
   $session --settings "$settings" --script "$2" --out "$out" \
-    --allowed-tools "Bash Read Glob Grep Agent Task" --timeout 150 >"$work/$1.txt" 2>&1
+    --allowed-tools "Bash Read Glob Grep Agent Task mcp__t__big mcp__t__fail" --timeout 150 \
+    -- --mcp-config "$work/mcp.json" >"$work/$1.txt" 2>&1
   local status=$?
   set -e
   cat "$work/$1.txt"
@@ -136,7 +171,7 @@ for sess in ("session1", "session2"):
     check("does not match" not in dbg and "schema_invalid" not in dbg, "%s: no updatedToolOutput rejected (debug log)" % sess)
 
 dbg = open(os.path.join(work, "session1", "debug.log"), errors="replace").read()
-check(dbg.count("replaced tool output") >= 4, "session1: the client replaced 4+ tool outputs (%d)" % dbg.count("replaced tool output"))
+check(dbg.count("replaced tool output") >= 5, "session1: the client replaced 5+ tool outputs (%d)" % dbg.count("replaced tool output"))
 seen = results("session1")
 
 def captured(tool, source):
@@ -166,10 +201,18 @@ for tool, src in (("Glob", "Glob **/*.txt"), ("Grep", "Grep alpha")):
     if key:
         check(len(cache_get(key)) > 2000, "  ... ccm cache get gives back its %d bytes" % len(cache_get(key)))
 
+text, key = captured("mcp__t__big", "mcp__t__big")
+check(key is not None, "the MCP tool's 80 KB result reached the model as preview and stub (one text block)")
+if key:
+    check(cache_get(key) == open(os.path.join(work, "mcp-big.txt"), "rb").read(), "  ... ccm cache get gives back its bytes exactly")
+
 mem = subprocess.run([ccm, "memory", "list", "--json"], env=env, capture_output=True, text=True).stdout
 lessons = [json.loads(l) for l in mem.splitlines() if l.strip()]
 check(any(e["tool"] == "Bash" and "nonexistent-ccm-lesson-dir" in e["input"] and "No such file" in e["error"] for e in lessons),
       "the failing command became a lesson: %s" % [e["input"] for e in lessons])
+mcp = [e for e in lessons if e["tool"] == "mcp__t__fail"]
+check(len(mcp) == 1 and "Connection refused" in mcp[0]["error"] and mcp[0]["input"] == "host=10.0.0.1",
+      "the failing MCP call became one lesson (PostToolUseFailure; the Stop scan found the same one): %s" % mcp)
 log = open(os.path.join(cfg, "ccm", "logs", "hooks.log")).read() if os.path.exists(os.path.join(cfg, "ccm", "logs", "hooks.log")) else ""
 check("capture: Bash passed through: subagent call" in log, "the subagent's 13,893-byte Bash output passed through uncaptured")
 check(not any("source: Bash seq 1 3000\n" in t for t in seen), "  ... no stub for it reached any request")
@@ -179,7 +222,7 @@ check(any("Tool memory: earlier calls of Bash" in t and "nonexistent-ccm-lesson-
       "session 2: the lesson reached the model's request before Bash ran again")
 stats = subprocess.run([ccm, "capture", "stats", "--json"], env=env, capture_output=True, text=True).stdout
 total = json.loads(stats)["total"] if stats.strip() else {}
-check(total.get("captures", 0) >= 4, "ccm capture stats counts the captures: %s" % total)
+check(total.get("captures", 0) >= 5, "ccm capture stats counts the captures: %s" % total)
 print("realclient-capture: %s" % ("FAIL: %d check(s)" % len(fails) if fails else "PASS"))
 sys.exit(1 if fails else 0)
 EOF

@@ -28,7 +28,7 @@ that event. The event comes from hook_event_name on stdin, else from EVENT.
                       applies ccm:pin directives to captures
   PreToolUse          Agent/Task on opus under a low or medium profile: a note;
                       the tool memory's lessons for the tool about to run
-  PostToolUse         a large Bash, Read, Glob or Grep output goes into the CCM
+  PostToolUse         a large Bash, Read, Glob, Grep or MCP output goes into the CCM
                       store; the model gets a preview and the stub, in the
                       tool's own shape (updatedToolOutput); MCP error results
                       become lessons

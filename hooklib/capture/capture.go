@@ -100,6 +100,9 @@ func Decide(c Call, t Thresholds) (*Capture, string) {
 		return nil, SkipSubagent
 	}
 	sh, ok := shapes[c.Tool]
+	if !ok && strings.HasPrefix(c.Tool, "mcp__") {
+		sh, ok = mcpShape, true
+	}
 	if !ok {
 		return nil, SkipUnknown
 	}

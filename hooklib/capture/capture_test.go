@@ -38,6 +38,7 @@ func TestReplaceKeepsShape(t *testing.T) {
 		{"glob.json", "filenames", "dir/file_with_a_long_name_0.txt"},
 		{"grep-content.json", "content", "big.txt:1:alpha line 1\n"},
 		{"grep-files.json", "filenames", "src/pkg/file_000.go"},
+		{"mcp.json", "0.text", "row 1 of the MCP result\n"},
 	}
 	for _, c := range cases {
 		call := load(t, c.file)
@@ -51,6 +52,11 @@ func TestReplaceKeepsShape(t *testing.T) {
 		}
 		if !gjson.ValidBytes(out) {
 			t.Fatalf("%s: replacement is not JSON: %s", c.file, out)
+		}
+		if call.Response.IsArray() { // MCP: one text block
+			if gjson.GetBytes(out, "#").Int() != 1 || gjson.GetBytes(out, "0.type").String() != "text" {
+				t.Errorf("%s: %s", c.file, out)
+			}
 		}
 		var before, after map[string]json.RawMessage
 		json.Unmarshal([]byte(call.Response.Raw), &before)
@@ -152,6 +158,8 @@ func TestPassThrough(t *testing.T) {
 		{"ccm cache get", with(bash, `{"command":"ccm cache get sha256:ab --lines 1:400"}`), SkipCCM},
 		{"ccm by path", with(bash, `{"command":"/home/u/go/bin/ccm cache get --last"}`), SkipCCM},
 		{"unknown tool", func() Call { c := bash; c.Tool = "NotebookRead"; return c }(), SkipUnknown},
+		{"MCP image block", Call{Tool: "mcp__x__shot", Input: gjson.Parse(`{}`),
+			Response: gjson.Parse(`[{"type":"text","text":"` + strings.Repeat("t", 20000) + `"},{"type":"image","data":"AAAA","mimeType":"image/png"}]`)}, SkipShape},
 		{"image read", func() Call {
 			c := read
 			c.Response = gjson.Parse(`{"type":"image","file":{"base64":"` + strings.Repeat("A", 40000) + `","type":"image/png"}}`)

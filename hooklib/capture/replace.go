@@ -48,6 +48,10 @@ func Lines(b []byte) int {
 // its bytes.
 func (cp *Capture) Replace(st Stored) ([]byte, error) {
 	raw := []byte(cp.resp.Raw)
+	if cp.field.blocks {
+		out := append([]byte(`[{"type":"text","text":`), jsonstr.Append(nil, cp.textPreview(st))...)
+		return append(out, "}]"...), nil
+	}
 	if cp.field.array {
 		arr, err := json.Marshal(cp.arrayPreview(st))
 		if err != nil {
@@ -81,6 +85,10 @@ func (cp *Capture) header(st Stored) string {
 		what = "file content"
 	case "Glob", "Grep":
 		what = "result"
+	default:
+		if strings.HasPrefix(cp.Tool, "mcp__") {
+			what = "result"
+		}
 	}
 	h := fmt.Sprintf("[ccm captured this %s %s: %d bytes, %d lines", cp.Tool, what, len(cp.Content), st.Lines)
 	if cp.Tool == "Bash" {

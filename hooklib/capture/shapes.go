@@ -13,6 +13,9 @@ import (
 type field struct {
 	path  string
 	array bool
+	// blocks: the whole response is a list of MCP content blocks, all
+	// text; the replacement is one text block.
+	blocks bool
 	// start and end delimit a string field's raw value in the
 	// tool_response, for the splice that replaces it.
 	start, end int
@@ -145,6 +148,43 @@ var shapes = map[string]shape{
 			cp.Source = "Grep " + oneLine(cp.Pattern, 200)
 			cp.Stat = "Grep " + r(c.Input.Get("output_mode").String(), "files_with_matches")
 		},
+	},
+}
+
+// mcpShape is every MCP tool's: Claude Code 2.1.330 hands PostToolUse
+// the result's content blocks, [{"type":"text","text":"..."}, ...]. Only
+// results made of text blocks are captured (images and resources pass
+// through); the stored content is their texts joined by newlines, and
+// the replacement is one text block. An MCP error result fires
+// PostToolUseFailure instead.
+var mcpShape = shape{
+	skip: func(Call) string { return "" },
+	pick: func(r gjson.Result) (field, []byte, bool) {
+		if !r.IsArray() {
+			return field{}, nil, false
+		}
+		var texts []string
+		ok := true
+		r.ForEach(func(_, b gjson.Result) bool {
+			t := b.Get("text")
+			if b.Get("type").String() != "text" || t.Type != gjson.String {
+				ok = false
+				return false
+			}
+			texts = append(texts, t.Str)
+			return true
+		})
+		if !ok || len(texts) == 0 {
+			return field{}, nil, false
+		}
+		return field{blocks: true}, []byte(strings.Join(texts, "\n")), true
+	},
+	describe: func(c Call, cp *Capture) {
+		cp.Source = c.Tool
+		if in := c.Input.Raw; in != "" && len(in) <= 200 {
+			cp.Source += " " + oneLine(in, 200)
+		}
+		cp.Stat = c.Tool
 	},
 }
 

@@ -52,9 +52,15 @@ func (e Entry) Key() string {
 	return Hash(e.Tool, e.Input, e.Error)
 }
 
-// Hash is the content hash of a lesson: 16 hex digits of SHA-256.
+// Hash is the content hash of a lesson: 16 hex digits of SHA-256 of the
+// tool, the input summary and the error's first line. The first line is
+// the error itself; what follows differs by where the failure was seen
+// (Claude Code appends advice to an MCP error in the transcript that the
+// PostToolUseFailure hook never sees), and must not make two lessons of
+// one failure.
 func Hash(tool, input, errText string) string {
-	sum := sha256.Sum256([]byte(tool + "\x00" + input + "\x00" + errText))
+	first, _, _ := strings.Cut(strings.TrimSpace(errText), "\n")
+	sum := sha256.Sum256([]byte(tool + "\x00" + input + "\x00" + strings.TrimSpace(first)))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -115,8 +121,9 @@ func parse(data []byte) []Entry {
 }
 
 // Record adds a lesson. A lesson already stored (same hash) is moved to
-// the end with its time and session updated and its count raised; the
-// store then holds it once. It reports whether the lesson was new.
+// the end with its time and session updated and its count raised, keeping
+// its first wording; the store then holds it once. It reports whether the
+// lesson was new.
 func (s *Store) Record(ctx context.Context, e Entry) (bool, error) {
 	e.Hash = e.Key()
 	if e.Count == 0 {
@@ -134,8 +141,12 @@ func (s *Store) Record(ctx context.Context, e Entry) (bool, error) {
 	all := parse(data)
 	for i, old := range all {
 		if old.Key() == e.Hash {
-			e.Count = max(old.Count, 1) + 1
-			all = append(append(all[:i:i], all[i+1:]...), e)
+			// Seen again: keep the first wording, note when and how often.
+			old.TS, old.Session, old.Hash, old.Count = e.TS, e.Session, e.Hash, max(old.Count, 1)+1
+			if old.Project == "" {
+				old.Project = e.Project
+			}
+			all = append(append(all[:i:i], all[i+1:]...), old)
 			return false, s.rewrite(all)
 		}
 	}

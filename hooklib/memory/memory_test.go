@@ -182,3 +182,20 @@ func TestScanFirstTimeReadsTheTail(t *testing.T) {
 		t.Errorf("found %d next %d err %v", len(found), next, err)
 	}
 }
+
+// TestSameFailureSeenTwice: an MCP failure recorded by PostToolUseFailure
+// and found again by the Stop scan, where Claude Code appended advice to
+// the error, is one lesson, with its first wording.
+func TestSameFailureSeenTwice(t *testing.T) {
+	s := newStore(t, 100)
+	ctx := context.Background()
+	s.Record(ctx, entry("mcp__t__fail", "host=10.0.0.1", "Connection refused: host unreachable"))
+	again := entry("mcp__t__fail", "host=10.0.0.1", "Connection refused: host unreachable\nThis tool's input schema was not in your prompt when you called it.")
+	if added, err := s.Record(ctx, again); added || err != nil {
+		t.Fatal(added, err)
+	}
+	all, _ := s.List()
+	if len(all) != 1 || all[0].Error != "Connection refused: host unreachable" || all[0].Count != 2 {
+		t.Errorf("%+v", all)
+	}
+}
