@@ -322,3 +322,24 @@ func TestToolMemoryConcurrentProcesses(t *testing.T) {
 		t.Errorf("%d lines, %d of 200 new lessons kept\n%s", len(lines), news, s.log())
 	}
 }
+
+// TestLessonsWithinTheCap: many long lessons are cut to what fits the
+// 10,000-character hook output, rendered; the rest stay unshown (and are
+// shown on a later call).
+func TestLessonsWithinTheCap(t *testing.T) {
+	s := newSandbox(t)
+	s.env["AGENTICORE_TOOL_MEMORY_SHOW"] = "100"
+	for i := 0; i < 100; i++ {
+		s.run("PostToolUseFailure", fmt.Sprintf(`{"session_id":"a","hook_event_name":"PostToolUseFailure","cwd":"%s","tool_name":"Bash","tool_input":{"command":"step %d %s"},"error":"%s"}`,
+			s.project, i, strings.Repeat("c", 140), strings.Repeat(`é\"rr `, 60)))
+	}
+	pre := `{"session_id":"b","hook_event_name":"PreToolUse","cwd":"` + s.project + `","tool_name":"Bash","tool_input":{}}`
+	out := s.run(PreToolUse, pre)
+	n := strings.Count(contextOf(t, out), "\n- [")
+	if Size16(out) > MaxPayload || n < 5 || n >= 100 {
+		t.Errorf("output %d characters with %d lessons", Size16(out), n)
+	}
+	if again := contextOf(t, s.run(PreToolUse, pre)); !strings.Contains(again, "\n- [") {
+		t.Error("the lessons that did not fit were never shown")
+	}
+}
