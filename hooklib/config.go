@@ -42,6 +42,18 @@ var Vars = []Var{
 	{"EFFORT_POLICY_ENABLED", "true", "bool", "effort guidance on SessionStart, opus note before subagents"},
 	{"DEFAULT_EFFORT", "medium", "low|medium|high", "effort profile"},
 	{"THINKING_BUDGET_TOKENS", "0", "int", "advisory thinking budget per response; 0 for none"},
+	{"CCM_CAPTURE_ENABLED", "true", "bool", "PostToolUse: keep large tool outputs in the CCM store, give the model a preview and stub"},
+	{"BASH_THRESHOLD", "2000", "int", "capture Bash outputs over N bytes; 0 disables"},
+	{"GLOB_THRESHOLD", "2000", "int", "capture Glob results over N bytes; 0 disables"},
+	{"GREP_THRESHOLD", "2000", "int", "capture Grep results over N bytes; 0 disables"},
+	{"READ_THRESHOLD", "25000", "int", "capture Read file contents over N bytes; 0 disables"},
+	{"CCM_CAPTURE_THRESHOLD", "10000", "int", "capture other tools' outputs over N bytes; 0 disables"},
+	{"CCM_CAPTURE_PIN_DEFAULT", "none", "none|soft|hard", "pin level of captured outputs without a ccm:pin directive"},
+	{"CCM_CACHE_DIR", "", "path", "the CCM store (default <claude config dir>/cache/ccm)"},
+	{"CCM_TOOL_MEMORY_ENABLED", "true", "bool", "remember failed tool calls; show the lessons before the tool runs again"},
+	{"AGENTICORE_TOOL_MEMORY_PATH", "", "path", "tool memory store, NDJSON (default <ccm home>/tool-memory.ndjson)"},
+	{"AGENTICORE_TOOL_MEMORY_MAX", "100", "int", "lessons kept; the oldest go first"},
+	{"AGENTICORE_TOOL_MEMORY_SHOW", "15", "int", "lessons shown before one tool call at most"},
 	// ccm maintain (cron): archive, clean, prune.
 	{"CCM_MAINTAIN_ARCHIVE", "true", "bool", "ccm maintain archives old sessions"},
 	{"CCM_ARCHIVE_OLDER_THAN_DAYS", "", "number", "archive sessions not written for N days (default: below cleanupPeriodDays)"},
@@ -105,6 +117,10 @@ func (c *Config) defaultFor(v Var) string {
 		return filepath.Join(c.Home, "logs", "hooks.log")
 	case "CONTEXT_REFRESH_RULES_DIR":
 		return filepath.Join(c.ClaudeDir, "rules")
+	case "CCM_CACHE_DIR":
+		return filepath.Join(c.ClaudeDir, "cache", "ccm")
+	case "AGENTICORE_TOOL_MEMORY_PATH":
+		return filepath.Join(c.Home, "tool-memory.ndjson")
 	}
 	return v.Default
 }

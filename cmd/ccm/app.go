@@ -65,6 +65,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newConfigCommand(),
 			newCompressCommand(),
 			newRefreshCommand(),
+			newCaptureCommand(),
+			newMemoryCommand(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

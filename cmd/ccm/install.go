@@ -21,6 +21,8 @@ type installOptions struct {
 	DryRun bool
 	Exe    string // the ccm the hooks run; "" for this binary
 	Now    time.Time
+	// NoCapture and NoMemory leave out the capture and the tool memory.
+	NoCapture, NoMemory bool
 }
 
 func installFlags() []cli.Flag {
@@ -37,6 +39,13 @@ func installFlags() []cli.Flag {
 	}
 }
 
+func featureFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "no-capture", Usage: "leave out the PostToolUse capture of large tool outputs"},
+		&cli.BoolFlag{Name: "no-memory", Usage: "leave out the tool memory (lessons of failed tool calls)"},
+	}
+}
+
 func newInstallCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "install",
@@ -45,10 +54,18 @@ func newInstallCommand() *cli.Command {
 place: every other key and your own hooks keep their bytes, the file is
 backed up to <ccm home>/backups first, and a second run changes nothing.
 
-  SessionStart      matcher startup|clear|compact   ccm hook SessionStart
-  UserPromptSubmit                                  ccm hook UserPromptSubmit
-  PreToolUse        matcher Agent|Task              ccm hook PreToolUse
-  SessionEnd                                        ccm hook SessionEnd
+  SessionStart        startup|clear|compact         effort policy
+  UserPromptSubmit                                  refresh, pin directives
+  PreToolUse          Agent|Task and, with the tool memory, the tools that
+                      can fail (Bash, Read, Write, Edit, Glob, Grep, Web*, mcp__*)
+  PostToolUse         ^(Bash|Glob|Grep|Read|WebFetch|mcp__.*)$   capture
+                      (^mcp__.* with --no-capture, for MCP error results)
+  PostToolUseFailure                                tool memory
+  Stop                                              tool memory (MCP errors)
+  SessionEnd                                        removes the session's state
+
+Each runs "ccm hook EVENT". --no-capture and --no-memory leave those features
+out (and remove their handlers if an earlier install added them).
 
 It also writes the slash commands /ccm, /purge, /pin-last, /pin-next,
 /pin-start and /pin-end to the scope's commands folder, keeping files of the
@@ -56,7 +73,7 @@ same name that are not ccm's. A settings file that is not valid JSON, or is
 read-only, is refused. ccm uninstall removes exactly what install added.
 
 ` + exitStatusHelp,
-		Flags: installFlags(),
+		Flags: append(installFlags(), featureFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runInstall(ctx, installOptionsFrom(cmd))
 		},
@@ -64,7 +81,8 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 }
 
 func installOptionsFrom(cmd *cli.Command) installOptions {
-	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm")}
+	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm"),
+		NoCapture: cmd.Bool("no-capture"), NoMemory: cmd.Bool("no-memory")}
 }
 
 // libOptions resolves paths for the install package.
@@ -92,7 +110,8 @@ func (o installOptions) libOptions() (install.Options, error) {
 	}
 	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
 	return install.Options{Scope: o.Scope, DryRun: o.DryRun, ClaudeDir: o.ClaudeDir, ProjectDir: wd,
-		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now}, nil
+		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now,
+		Features: install.Features{NoCapture: o.NoCapture, NoMemory: o.NoMemory}}, nil
 }
 
 func runInstall(_ context.Context, o installOptions) error {

@@ -32,6 +32,7 @@ type Options struct {
 	Exe        string // absolute path of the ccm binary the hooks will run
 	Commands   fs.FS  // slash commands (*.md) to install
 	Now        time.Time
+	Features   Features // optional hooks left out
 }
 
 // Result reports what Install or Uninstall did (or, on a dry run, would do).
@@ -71,7 +72,7 @@ func Install(o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	out, changes, created, err := Merge(data, o.Exe)
+	out, changes, created, err := MergeWith(data, o.Exe, RegistrationsFor(o.Features))
 	if err != nil {
 		return Result{}, settingsError(path, err)
 	}

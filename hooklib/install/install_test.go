@@ -67,22 +67,83 @@ func TestMergeRoundTrip(t *testing.T) {
 // its feature allows and has a timeout (the earlier tools registered 11
 // events with neither: two Python starts per tool call).
 func TestD39MatchersAndTimeouts(t *testing.T) {
-	out, _, _, _ := Merge(nil, exe)
-	if m := gjson.GetBytes(out, "hooks.PreToolUse.0.matcher").String(); m != "Agent|Task" {
-		t.Errorf("PreToolUse matcher %q", m)
+	cases := []struct {
+		f         Features
+		pre, post string
+		failure   bool
+	}{
+		{Features{}, MemoryPreMatcher, CaptureMatcher, true},
+		{Features{NoMemory: true}, "Agent|Task", CaptureMatcher, false},
+		{Features{NoCapture: true}, MemoryPreMatcher, "^mcp__.*", true},
+		{Features{NoCapture: true, NoMemory: true}, "Agent|Task", "", false},
 	}
-	if m := gjson.GetBytes(out, "hooks.SessionStart.0.matcher").String(); m != "startup|clear|compact" {
-		t.Errorf("SessionStart matcher %q", m)
-	}
-	if gjson.GetBytes(out, "hooks.PostToolUse").Exists() || gjson.GetBytes(out, "hooks.Stop").Exists() {
-		t.Error("registered events ccm does nothing on")
-	}
-	gjson.GetBytes(out, "hooks.@values.#.hooks.#.timeout").ForEach(func(_, v gjson.Result) bool {
-		if v.Raw == "" || v.Raw == "[]" {
-			t.Error("a handler without timeout")
+	for _, c := range cases {
+		out, _, _, err := MergeWith(nil, exe, RegistrationsFor(c.f))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return true
-	})
+		if m := gjson.GetBytes(out, "hooks.PreToolUse.0.matcher").String(); m != c.pre {
+			t.Errorf("%+v: PreToolUse matcher %q", c.f, m)
+		}
+		if m := gjson.GetBytes(out, "hooks.PostToolUse.0.matcher"); m.String() != c.post || c.post == "" && gjson.GetBytes(out, "hooks.PostToolUse").Exists() {
+			t.Errorf("%+v: PostToolUse matcher %q", c.f, m.String())
+		}
+		if gjson.GetBytes(out, "hooks.PostToolUseFailure").Exists() != c.failure || gjson.GetBytes(out, "hooks.Stop").Exists() != c.failure {
+			t.Errorf("%+v: PostToolUseFailure/Stop registered: %s", c.f, out)
+		}
+		if m := gjson.GetBytes(out, "hooks.SessionStart.0.matcher").String(); m != "startup|clear|compact" {
+			t.Errorf("SessionStart matcher %q", m)
+		}
+		if gjson.GetBytes(out, "hooks.PreCompact").Exists() || gjson.GetBytes(out, "hooks.Notification").Exists() {
+			t.Error("registered events ccm does nothing on")
+		}
+		gjson.GetBytes(out, "hooks.@values.#.hooks.#.timeout").ForEach(func(_, v gjson.Result) bool {
+			if v.Raw == "" || v.Raw == "[]" {
+				t.Error("a handler without timeout")
+			}
+			return true
+		})
+	}
+}
+
+// TestMergeSwitchesFeatures: installing again with a feature left out
+// removes its handlers and narrows the matchers; installing the full set
+// again brings them back; the user's own hooks keep their bytes
+// throughout, and unmerging gives the original back.
+func TestMergeSwitchesFeatures(t *testing.T) {
+	orig := "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"my-stop.sh\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
+	full, _, created, err := MergeWith([]byte(orig), exe, RegistrationsFor(Features{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, changes, _, err := MergeWith(full, exe, RegistrationsFor(Features{NoCapture: true, NoMemory: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gjson.GetBytes(lean, "hooks.PostToolUse").Exists() || gjson.GetBytes(lean, "hooks.PostToolUseFailure").Exists() {
+		t.Errorf("capture or memory left registered:\n%s", lean)
+	}
+	if gjson.GetBytes(lean, "hooks.Stop.#").Int() != 1 || gjson.GetBytes(lean, "hooks.Stop.0.hooks.0.command").String() != "my-stop.sh" {
+		t.Errorf("the user's Stop hook changed:\n%s", lean)
+	}
+	if m := gjson.GetBytes(lean, "hooks.PreToolUse.0.matcher").String(); m != "Agent|Task" {
+		t.Errorf("PreToolUse matcher not narrowed: %q (%v)", m, changes)
+	}
+	again, _, _, err := MergeWith(lean, exe, RegistrationsFor(Features{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := gjson.GetBytes(again, "hooks.PreToolUse.0.matcher").String(); m != MemoryPreMatcher {
+		t.Errorf("PreToolUse matcher not widened again: %q", m)
+	}
+	twice, changes, _, _ := MergeWith(again, exe, RegistrationsFor(Features{}))
+	if string(twice) != string(again) || len(changes) != 0 {
+		t.Errorf("a second install changed %v", changes)
+	}
+	back, _, err := Unmerge(again, created, exe)
+	if err != nil || string(back) != orig {
+		t.Errorf("unmerge gave\n%s\nwant\n%s", back, orig)
+	}
 }
 
 func TestMergeUpdatesMovedBinary(t *testing.T) {

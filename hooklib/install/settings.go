@@ -19,20 +19,66 @@ type Registration struct {
 	Timeout int    // seconds
 }
 
-// Registrations are ccm's hooks, each matched as narrowly as its features
-// allow (one process start per matching event; the earlier tools'
-// unmatched registrations cost two Python starts per tool call, D4 #39):
+// Matchers of the tool events, as narrow as each feature allows: every
+// matching registration is one process start per tool call and writes
+// progress records into the transcript (the earlier tools' unmatched
+// registrations cost two Python starts per tool call, D4 #39).
+const (
+	// CaptureMatcher: the tools whose output shape ccm knows, and MCP
+	// tools (whose error results the tool memory records).
+	CaptureMatcher = "^(Bash|Glob|Grep|Read|WebFetch|mcp__.*)$"
+	// MemoryPostMatcher: without capture, only MCP tools report errors
+	// through PostToolUse; the others fire PostToolUseFailure.
+	MemoryPostMatcher = "^mcp__.*"
+	// SubagentMatcher: the opus note before a subagent starts.
+	SubagentMatcher = "Agent|Task"
+	// MemoryPreMatcher: the tools whose lessons are shown before they run
+	// (the subagent tools included, for the opus note).
+	MemoryPreMatcher = "^(Agent|Task|Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|WebFetch|WebSearch|mcp__.*)$"
+)
+
+// Events are every event ccm may register, in the order it registers them.
+var Events = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+
+// Features selects the optional registrations.
+type Features struct {
+	NoCapture bool // leave out the PostToolUse capture
+	NoMemory  bool // leave out the tool memory
+}
+
+// RegistrationsFor returns ccm's hooks for a feature set:
 //   - SessionStart: effort policy and state sweeps; resume and fork are
 //     left out because their context is replayed from the transcript.
-//   - UserPromptSubmit: context refresh (no matcher exists for it).
-//   - PreToolUse on Agent and Task only: the opus note.
+//   - UserPromptSubmit: context refresh and pin directives (no matcher
+//     exists for it).
+//   - PreToolUse: the opus note on Agent and Task; with the tool memory,
+//     the lessons before the tools that can fail.
+//   - PostToolUse: capture of large outputs; with the tool memory, MCP
+//     error results.
+//   - PostToolUseFailure (tool memory): every failed call; it runs only
+//     when a tool fails.
+//   - Stop (tool memory): the scan for MCP errors of the turn.
 //   - SessionEnd: removes the session's state.
-var Registrations = []Registration{
-	{"SessionStart", "startup|clear|compact", 10},
-	{"UserPromptSubmit", "", 10},
-	{"PreToolUse", "Agent|Task", 10},
-	{"SessionEnd", "", 5},
+func RegistrationsFor(f Features) []Registration {
+	pre := SubagentMatcher
+	if !f.NoMemory {
+		pre = MemoryPreMatcher
+	}
+	regs := []Registration{{"SessionStart", "startup|clear|compact", 10}, {"UserPromptSubmit", "", 10}, {"PreToolUse", pre, 10}}
+	switch {
+	case !f.NoCapture:
+		regs = append(regs, Registration{"PostToolUse", CaptureMatcher, 10})
+	case !f.NoMemory:
+		regs = append(regs, Registration{"PostToolUse", MemoryPostMatcher, 10})
+	}
+	if !f.NoMemory {
+		regs = append(regs, Registration{"PostToolUseFailure", "", 10}, Registration{"Stop", "", 10})
+	}
+	return append(regs, Registration{"SessionEnd", "", 5})
 }
+
+// Registrations are ccm's hooks with every feature.
+var Registrations = RegistrationsFor(Features{})
 
 // ErrInvalidSettings marks a settings file ccm refuses to edit.
 var ErrInvalidSettings = errors.New("not valid JSON")
@@ -100,6 +146,13 @@ func group(r Registration, exe string, indent string, st style) string {
 // another path (the binary moved) gets its command updated in place with
 // sjson.
 func Merge(data []byte, exe string) (out []byte, changes, created []string, err error) {
+	return MergeWith(data, exe, Registrations)
+}
+
+// MergeWith is Merge for a chosen set of registrations. ccm handlers of
+// events not in regs (a feature left out by this install) are removed, and
+// a matcher that differs from regs' is updated in place.
+func MergeWith(data []byte, exe string, regs []Registration) (out []byte, changes, created []string, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}\n")
 	}
@@ -108,6 +161,10 @@ func Merge(data []byte, exe string) (out []byte, changes, created []string, err 
 	}
 	st := detectStyle(data)
 	self := filepath.Base(exe)
+	data, changes, err = dropUnwanted(data, regs, self)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	top, _ := find(data)
 	hooks, ok := top.member("hooks")
 	if ok && data[hooks.valStart] != '{' {
@@ -116,7 +173,7 @@ func Merge(data []byte, exe string) (out []byte, changes, created []string, err 
 	if !ok {
 		ind := childIndent(data, top, st)
 		var members []string
-		for _, r := range Registrations {
+		for _, r := range regs {
 			members = append(members, quote(r.Event)+colon(st)+"["+nlIndent(st, ind+st.unit+st.unit)+
 				group(r, exe, ind+st.unit+st.unit, st)+nlIndent(st, ind+st.unit)+"]")
 			created = append(created, "hooks/"+r.Event)
@@ -126,7 +183,7 @@ func Merge(data []byte, exe string) (out []byte, changes, created []string, err 
 			strings.Join(members, ","+nlIndent(st, ind+st.unit)) + nlIndent(st, ind) + "}"
 		return appendItem(data, top, raw, st), changes, append([]string{"hooks"}, created...), nil
 	}
-	for _, r := range Registrations {
+	for _, r := range regs {
 		hc, _ := find(data, "hooks")
 		ev, ok := hc.member(r.Event)
 		if ok && data[ev.valStart] != '[' {
@@ -154,8 +211,60 @@ func Merge(data []byte, exe string) (out []byte, changes, created []string, err 
 			}
 			changes = append(changes, "update "+r.Event+" hook command")
 		}
+		if gi >= 0 && r.Matcher != "" && allCCM(data, arr.items[gi], self) {
+			mpath := "hooks." + r.Event + "." + strconv.Itoa(gi) + ".matcher"
+			if m := gjson.GetBytes(data, mpath); m.Exists() && m.String() != r.Matcher {
+				if data, err = sjson.SetBytes(data, mpath, r.Matcher); err != nil {
+					return nil, nil, nil, err
+				}
+				changes = append(changes, "update "+r.Event+" hook matcher")
+			}
+		}
 	}
 	return data, changes, created, nil
+}
+
+// dropUnwanted removes ccm's handlers of the events ccm may register but
+// regs leaves out, and the event arrays that removal empties.
+func dropUnwanted(data []byte, regs []Registration, self string) ([]byte, []string, error) {
+	want := map[string]bool{}
+	for _, r := range regs {
+		want[r.Event] = true
+	}
+	var changes []string
+	for _, ev := range Events {
+		if want[ev] {
+			continue
+		}
+		for {
+			arr, ok := find(data, "hooks", ev)
+			if !ok {
+				break
+			}
+			gi, hi, _ := findHandler(data, arr, ev, self)
+			if gi < 0 {
+				break
+			}
+			g := arr.items[gi]
+			if allCCM(data, g, self) {
+				data = removeItem(data, arr, gi)
+			} else {
+				inner, _ := findIn(data, g.valStart, "hooks")
+				data = removeItem(data, inner, hi)
+			}
+			changes = append(changes, "remove "+ev+" hook")
+			if arr, _ := find(data, "hooks", ev); len(arr.items) == 0 {
+				hc, _ := find(data, "hooks")
+				for k, it := range hc.items {
+					if it.key == ev {
+						data = removeItem(data, hc, k)
+						break
+					}
+				}
+			}
+		}
+	}
+	return data, changes, nil
 }
 
 // findHandler returns the group and handler index of ccm's handler for
