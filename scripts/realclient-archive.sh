@@ -7,19 +7,15 @@
 #
 #   scripts/realclient-archive.sh
 #
-# The resume goes through the project's harness (scripts/realclient, see
-# harness-contract: `rc resume --config-dir D --cwd C --session ID`). Until it
-# is merged, set RC to another command with the same flags. Exits non-zero if
-# any step fails; exits 0 with SKIP when no harness is available.
+# The resume goes through the project's harness (scripts/realclient:
+# `rc resume --config-dir D --cwd C --session ID`); RC runs another with the
+# same flags. Exits non-zero if any step fails.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-archive-rc.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-RC=${RC:-"go run $repo/scripts/realclient"}
-if [ -z "${RC_FORCE:-}" ] && ! (cd "$repo" && test -d scripts/realclient && ls scripts/realclient/*.go >/dev/null 2>&1); then
-  echo "SKIP: realclient-archive: the harness (scripts/realclient) is not in this tree yet; set RC to run it" >&2
-  exit 0
-fi
+(cd "$repo" && go build -o "$work/rc" ./scripts/realclient)
+RC=${RC:-"$work/rc"}
 (cd "$repo" && go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/gen" ./scripts/gen)
 ccm=$work/ccm
 project=$work/my\ project/café

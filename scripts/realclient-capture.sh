@@ -19,20 +19,16 @@
 # failed check exits 1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-shared=${CCM_SHARED:-$repo/../shared}
-rc=$shared/realclient
-# The harness's session command, in one variable: switch to
-# "$rcbin session" once the project's own harness is merged.
-session=${CCM_RC_SESSION:-"python3 $rc/hook_session.py"}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-realclient-capture.XXXXXX")
 keep=${KEEP:-}
 trap '[ -n "$keep" ] || rm -rf "$work"' EXIT
 
-if [ ! -f "$rc/hook_session.py" ]; then
-  echo "realclient-capture: SKIP: no realclient harness at $rc"
-  exit 0
-fi
-if ! claude=$("$rc/install-client.sh" 2>"$work/install.log"); then
+(cd "$repo" && go build -o "$work/rc" ./scripts/realclient)
+rcbin=$work/rc
+# The project's harness (scripts/realclient); CCM_RC_SESSION runs another
+# with the same flags.
+session=${CCM_RC_SESSION:-"$rcbin session"}
+if ! claude=$("$rcbin" install 2>"$work/install.log"); then
   echo "realclient-capture: SKIP: the pinned Claude Code client could not be installed:"
   tail -5 "$work/install.log"
   exit 0

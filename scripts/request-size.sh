@@ -15,10 +15,6 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shared=${CCM_SHARED:-$repo/../shared}
 corpus=$shared/corpus/claude-config/projects
-# The harness that resumes a file and writes DIR/request.json and
-# DIR/report.json: one variable, so it can be switched to the project's own
-# (`$rc resume`) in one line.
-resume_cmd=(python3 "$shared/realclient/resume_check.py")
 # $REQUEST_SIZE_OUT keeps every request for a look at what they carry.
 if [ -n "${REQUEST_SIZE_OUT:-}" ]; then
   work=$REQUEST_SIZE_OUT; rm -rf "$work"; mkdir -p "$work"
@@ -27,7 +23,11 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
-if ! claude=$("$shared/realclient/install-client.sh" 2>"$work/install.log"); then
+(cd "$repo" && go build -o "$work/rc" ./scripts/realclient)
+# The project's harness resumes a file and writes DIR/request.json and
+# DIR/report.json.
+resume_cmd=("$work/rc" resume)
+if ! claude=$("$work/rc" install 2>"$work/install.log"); then
   echo "request-size: the pinned Claude Code client could not be installed:" >&2
   tail -5 "$work/install.log" >&2
   exit 1

@@ -2,7 +2,9 @@
 # Runs every test of ccm: the Go tests (unit, corpus, CLI scripts, crash and
 # concurrency tests), then the checks against the real Claude Code client
 # (offline, against a mock API): purged transcripts resume with a valid
-# request and no lost history, and hook output reaches the model.
+# request and no lost history, hook output reaches the model, large tool
+# outputs are captured and come back exactly, and an archived session
+# comes back where `claude --resume` finds it.
 #
 # The real-client checks use the project's harness (scripts/realclient),
 # which installs the pinned client from the npm registry into
@@ -18,3 +20,5 @@ fi
 go test ./...
 scripts/realclient-resume.sh
 scripts/realclient-hooks.sh
+scripts/realclient-capture.sh
+scripts/realclient-archive.sh
