@@ -34,8 +34,9 @@ type Options struct {
 	// RecentResults bounds the recent window in tool results as well: it
 	// starts no earlier than the Nth-last one (0: no bound).
 	RecentResults int
-	// OldThreshold replaces Threshold before the RecentTurns window (0:
-	// Threshold everywhere).
+	// OldThreshold replaces Threshold before the recent window (the later
+	// of the RecentTurns and RecentResults bounds; 0: Threshold
+	// everywhere).
 	OldThreshold int
 
 	// Microcompaction rules, each on unless its Keep flag is set.

@@ -54,19 +54,19 @@ func (p *Plan) boundWindow(turns int) int {
 
 // thresholdFor is the size over which a record's content moves to the
 // store: --old-threshold (or --threshold where that is lower) before the
-// --recent-turns window, --threshold after it.
+// recent window, --threshold in it.
 func (p *Plan) thresholdFor(rec int) int {
-	if rec < p.turnsStart && p.opt.OldThreshold > 0 {
+	if rec < p.windowStart && p.opt.OldThreshold > 0 {
 		return min(p.opt.OldThreshold, p.opt.Threshold)
 	}
 	return p.opt.Threshold
 }
 
-// settleLarge marks as large the records before the --recent-turns
-// window that hold content over --old-threshold, and rebuilds the pin
+// settleLarge marks as large the records before the recent window that
+// hold content over --old-threshold, and rebuilds the pin
 // events so that directives resolve to the records that get stubs.
 func (p *Plan) settleLarge() {
-	for i := 0; i < min(p.turnsStart, p.windowStart) && i < len(p.scan.info); i++ {
+	for i := 0; i < p.windowStart && i < len(p.scan.info); i++ {
 		if p.scan.info[i].largeOld {
 			p.scan.info[i].large = true
 		}

@@ -45,7 +45,7 @@ API errors:
   thinking      thinking blocks of every assistant message but the latest
                 are removed (the latest must stay byte-identical)
   large content tool outputs over --threshold bytes (--old-threshold before
-                the --recent-turns window), their toolUseResult copies,
+                the recent window), their toolUseResult copies,
                 base64 images and large Write/Edit inputs move to the CCM
                 store behind a stub (ccm cache get KEY, ccm restore)
   compaction    also stubbed before the recent window, from 1 KB up: Read
@@ -87,7 +87,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
 			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
-			&cli.IntFlag{Name: "old-threshold", Value: 1000, Usage: "before the --recent-turns window, move content larger than this many bytes to the store (0: use --threshold)"},
+			&cli.IntFlag{Name: "old-threshold", Value: 1000, Usage: "before the recent window, move content larger than this many bytes to the store (0: use --threshold)"},
 			&cli.BoolFlag{Name: "keep-stale-reads", Usage: "keep Read results of files read again or changed later"},
 			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
 			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
