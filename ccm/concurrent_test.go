@@ -20,6 +20,11 @@ import (
 // returned a key for can be read back.
 func TestConcurrentWritersAndPruner(t *testing.T) {
 	s1 := newStore(t)
+	// The test is about what the lock protocol guarantees, not how fast
+	// the lock comes: flock has no writer preference, so on a loaded
+	// machine a writer can wait seconds for the pruner (it failed once
+	// with "lock still held after 2s"). No wait here is a time limit.
+	s1.LockWait = 10 * time.Minute
 	s2, _ := Open(s1.Root())
 	s2.LockWait = s1.LockWait
 	ctx := context.Background()
@@ -70,7 +75,7 @@ func TestConcurrentWritersAndPruner(t *testing.T) {
 	go func() {
 		defer pw.Done()
 		p, _ := Open(s1.Root())
-		p.LockWait = 5 * time.Second
+		p.LockWait = s1.LockWait
 		for {
 			select {
 			case <-stop:

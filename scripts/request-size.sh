@@ -61,6 +61,7 @@ resume() {
   "${resume_cmd[@]}" "$f" --out "$out" --quiet ${extra[@]+"${extra[@]}"} >"$out.txt" 2>&1
 }
 
+fail=0
 ratios=()
 mratios=()
 skipped=()
@@ -83,6 +84,66 @@ while IFS= read -r f; do
     exit 1
   fi
   read -r after mafter < <(sizes "$work/$id.after")
+  # What the purge must keep: check passes, a second purge changes nothing,
+  # and the request after it has at least the messages and tool pairs of
+  # the one before, every prompt, and every tool output as it was or as a
+  # stub that ccm cache get turns back into the same value.
+  if ! "$work/ccm" check -q "$work/$id.jsonl" >"$work/$id.check" 2>&1; then
+    echo "FAIL $name: the purged file does not pass ccm check: $(head -3 "$work/$id.check")"; fail=1
+  fi
+  cp -p "$work/$id.jsonl" "$work/$id.once"
+  "$work/ccm" purge --backup none --no-tokens "$@" "$work/$id.jsonl" >/dev/null
+  if ! cmp -s "$work/$id.once" "$work/$id.jsonl"; then
+    echo "FAIL $name: a second purge changed the file"; fail=1
+  fi
+  if ! python3 - "$work/$id.before" "$work/$id.after" "$work/ccm" >"$work/$id.keep" 2>&1 <<'EOF'
+import json, re, subprocess, sys
+b, a, ccm = sys.argv[1], sys.argv[2], sys.argv[3]
+rb, ra = (json.load(open(d + "/report.json"))["stats"] for d in (b, a))
+qb, qa = (json.load(open(d + "/request.json")) for d in (b, a))
+bad = []
+if ra["messages"] < rb["messages"] or ra["tool_pairs"] < rb["tool_pairs"]:
+    bad.append("messages %d -> %d, tool pairs %d -> %d" % (rb["messages"], ra["messages"], rb["tool_pairs"], ra["tool_pairs"]))
+def blocks(q, role):
+    for m in q["messages"]:
+        if m["role"] == role:
+            c = m["content"]
+            yield from ([{"type": "text", "text": c}] if isinstance(c, str) else c)
+body = json.dumps(qa, ensure_ascii=False)
+for blk in blocks(qb, "user"):
+    t = blk.get("text", "")
+    if blk.get("type") == "text" and t.strip() and not t.startswith("<") and json.dumps(t, ensure_ascii=False)[1:-1] not in body:
+        bad.append("prompt lost: %.60r" % t)
+after = {blk["tool_use_id"]: blk.get("content") for blk in blocks(qa, "user") if blk.get("type") == "tool_result"}
+def values(v):
+    yield v
+    if isinstance(v, list):
+        for x in v: yield from values(x)
+    elif isinstance(v, dict):
+        for x in v.values(): yield from values(x)
+for blk in blocks(qb, "user"):
+    if blk.get("type") != "tool_result":
+        continue
+    tid, want = blk["tool_use_id"], blk.get("content")
+    got = after.get(tid, "missing")
+    if got == want:
+        continue
+    keys = re.findall(r"key: (sha256:[0-9a-f]{64})", json.dumps(got))
+    if not keys:
+        bad.append("tool output %s changed without a stub: %.80r" % (tid, got))
+        continue
+    originals = list(values(want))
+    for k in keys:
+        r = subprocess.run([ccm, "cache", "get", k], capture_output=True)
+        if r.returncode != 0 or json.loads(r.stdout) not in originals:
+            bad.append("stub %s of %s does not give back the original" % (k[:19], tid))
+for x in bad:
+    print(x)
+sys.exit(1 if bad else 0)
+EOF
+  then
+    echo "FAIL $name: $(head -3 "$work/$id.keep")"; fail=1
+  fi
   ratio=$(python3 -c "print(f'{$after/$before:.3f}')")
   mratio=$(python3 -c "print(f'{$mafter/$mbefore:.3f}')")
   ratios+=("$ratio")
@@ -98,3 +159,4 @@ r = [float(x) for x in sys.argv[1:1 + n]]
 m = [float(x) for x in sys.argv[1 + n:]]
 print(f'{n} sessions; median after/before: request {statistics.median(r):.3f}, messages {statistics.median(m):.3f}')
 " "${ratios[@]}" "${mratios[@]}"
+exit $fail
