@@ -128,6 +128,8 @@ for blk in blocks(qb, "user"):
     got = after.get(tid, "missing")
     if got == want:
         continue
+    if isinstance(want, str) and want.startswith("[Tool call interrupted"):
+        continue  # the client's own stand-in for a call the file never answered, not an output
     keys = re.findall(r"key: (sha256:[0-9a-f]{64})", json.dumps(got))
     if not keys:
         bad.append("tool output %s changed without a stub: %.80r" % (tid, got))
