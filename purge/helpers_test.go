@@ -533,6 +533,7 @@ func (e *env) invariants(in []byte, path string, o Options, subagent bool) {
 	if !subagent {
 		keepsPrompts(e.t, in, out)
 	}
+	keepsRealResults(e.t, in, out)
 	// Idempotence: purging the purged file changes nothing.
 	rep, again := e.purge(path, o)
 	if rep.Changed {

@@ -35,6 +35,10 @@ func synthCases() []struct {
 		{"everything", synth.Options{Seed: 15, Turns: 40, Thinking: true, Progress: true, Images: true, Compactions: 2,
 			Sidechains: true, Rewinds: 2, Pins: true, Defects: synth.AllDefects}},
 		{"benchmark-mix", synth.Benchmark(16, 3<<20)},
+		{"client-shapes", synth.Options{Seed: 17, Turns: 12, Thinking: true, Progress: true, Defects: synth.ClientShapes}},
+		{"client-shapes-330", synth.Options{Seed: 18, Turns: 12, Version: "2.1.330", Defects: synth.ClientShapes}},
+		{"client-shapes-and-defects", synth.Options{Seed: 19, Turns: 30, Thinking: true, Progress: true, Images: true,
+			Defects: append(append([]synth.Defect{}, synth.AllDefects...), synth.ClientShapes...)}},
 	}
 }
 
@@ -97,6 +101,9 @@ func TestInvariantsSeeds(t *testing.T) {
 		o := synth.Options{Seed: seed, Turns: 14, Thinking: true, Progress: seed%2 == 0, Images: seed%3 == 0,
 			Compactions: int(seed % 3), Sidechains: seed%4 == 1, Rewinds: int(seed % 2), Pins: true, InFlight: seed%5 == 0,
 			Defects: synth.AllDefects}
+		if seed%3 == 2 {
+			o.Defects = append(append([]synth.Defect{}, synth.AllDefects...), synth.ClientShapes...)
+		}
 		if seed%2 == 1 {
 			o.Version = "2.1.330"
 		}

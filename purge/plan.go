@@ -63,6 +63,9 @@ type Stats struct {
 	DroppedBookkeeping    int    `json:"records_dropped_bookkeeping"`
 	DroppedArchived       int    `json:"records_archived"`
 	RelinkedDangling      int    `json:"repaired_dangling_parents"`
+	RootedDangling        int    `json:"repaired_dangling_roots"`
+	BrokenCycles          int    `json:"repaired_parent_cycles"`
+	AddedNewline          bool   `json:"final_newline_added,omitempty"`
 	SynthesizedResults    int    `json:"repaired_missing_tool_results"`
 	RemovedOrphanResult   int    `json:"repaired_orphan_tool_results"`
 	DroppedEmpty          int    `json:"repaired_empty_records"`
@@ -108,6 +111,7 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	if !subagent {
 		p.planDangling()
 	}
+	p.planCycles()
 	if !opt.RepairOnly && opt.InjectCompaction {
 		p.planInjection()
 	}
@@ -119,6 +123,17 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 }
 
 func (p *Plan) recs() []transcript.Facts { return p.scan.ix.Recs }
+
+// kept counts the records the plan keeps.
+func (p *Plan) kept() int {
+	n := 0
+	for _, d := range p.drop {
+		if d == keep {
+			n++
+		}
+	}
+	return n
+}
 
 // findWindow returns the index of the Nth-last real user prompt; records
 // from there on are the recent window. With fewer prompts, everything is.

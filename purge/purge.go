@@ -53,6 +53,11 @@ type Report struct {
 // --current. A batch skips such sessions unless they are named.
 const ActiveWindow = 2 * time.Minute
 
+// ErrNothingLeft is returned for a file the purge would leave without a
+// record: one that holds only progress or per-turn bookkeeping records.
+// Such a file is left as it is.
+var ErrNothingLeft = errors.New("the purge would leave no record (the file holds only progress or bookkeeping records); nothing was changed")
+
 // ErrLocked is returned when another ccm process is rewriting the same
 // transcript.
 var ErrLocked = errors.New("another ccm process is rewriting this transcript")
@@ -145,7 +150,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		// tries again.
 		stale, _ = removeStaleTemps(path)
 	}
-	limit, err := lastLineEnd(src, fi.Size())
+	limit, unterminated, err := recordsEnd(src, fi.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +166,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	abs := path // absolute, symlinks resolved: the session path stubs record
 	p := makePlan(s, opt, transcript.IsSubagentPath(name) || transcript.IsSubagentPath(path))
+	if p.kept() == 0 && p.archive == nil && p.inject == nil {
+		return nil, ErrNothingLeft
+	}
 	rep := &Report{Path: name, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
 	// The estimates of the context before and after the purge tokenize
 	// a few hundred KB each. They run once the new file is written,
@@ -208,7 +216,10 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 		defer release()
 	}
-	w := &rewriter{p: p, session: abs}
+	// A planned last line gets the newline Claude Code always writes:
+	// its next append would otherwise be glued to that line, and both
+	// records would be lost to a reader.
+	w := &rewriter{p: p, session: abs, terminate: unterminated}
 	if p.archive != nil {
 		if err := p.storeArchive(ctx, src, store, abs, w); err != nil {
 			return nil, err

@@ -10,7 +10,8 @@ import (
 // tool_use, so the walk attaches it; anything else to the nearest earlier
 // kept user, assistant or system record of the same chain (never a
 // progress record), skipping any choice that would close a cycle.
-// Compact boundaries and real roots have no parent and are left alone.
+// A record with nothing earlier to link to becomes a root. Compact
+// boundaries and real roots have no parent and are left alone.
 func (p *Plan) planDangling() {
 	p.relinkChildren()
 	ix := p.scan.ix
@@ -30,11 +31,46 @@ func (p *Plan) planDangling() {
 			target = p.nearestEarlier(i)
 		}
 		if target < 0 {
+			// Nothing earlier to link to: the session starts mid-way
+			// (or every candidate would close a loop). The record
+			// becomes a root, which is what the walk already makes of
+			// it, and the file no longer names a record it lacks.
+			p.parent[i] = nil
+			p.Stats.RootedDangling++
 			continue
 		}
 		u := p.recs()[target].UUID
 		p.parent[i] = &u
 		p.Stats.RelinkedDangling++
+	}
+}
+
+// planCycles breaks parent loops, which stop the walk (ccm check calls
+// them an error). Claude Code writes a record after its parent, so the
+// link of a loop that points forward in the file (or at the record
+// itself) is the broken one: that record is relinked to the nearest
+// earlier record of its chain, or becomes a root when there is none.
+func (p *Plan) planCycles() {
+	ix := p.scan.ix
+	for i := range p.recs() {
+		if p.drop[i] != keep {
+			continue
+		}
+		par := p.effectiveParent(i)
+		if par == "" {
+			continue
+		}
+		j, ok := ix.Lookup(par)
+		if !ok || j < i || !p.wouldCycle(i, j) {
+			continue
+		}
+		if target := p.nearestEarlier(i); target >= 0 {
+			u := p.recs()[target].UUID
+			p.parent[i] = &u
+		} else {
+			p.parent[i] = nil
+		}
+		p.Stats.BrokenCycles++
 	}
 }
 

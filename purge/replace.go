@@ -2,6 +2,7 @@ package purge
 
 import (
 	"bytes"
+	"ccm/transcript"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,28 @@ func lastLineEnd(f *os.File, size int64) (int64, error) {
 		end = start
 	}
 	return 0, nil
+}
+
+// recordsEnd returns how much of the first size bytes of f the purge
+// plans: up to the last '\n', and the final line too when it is a
+// complete JSON object without its newline (a copy made by another tool,
+// or a writer killed between the object and its newline). Such a line is
+// a record like any other; only a final line that does not parse is torn,
+// possibly still being written, and copied verbatim after the plan.
+// unterminated reports that the planned part ends without a newline.
+func recordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error) {
+	end, err = lastLineEnd(f, size)
+	if err != nil || end == size {
+		return end, false, err
+	}
+	last := make([]byte, size-end) // bounded by the longest line
+	if _, err := f.ReadAt(last, end); err != nil && err != io.EOF {
+		return 0, false, err
+	}
+	if b := bytes.TrimLeft(last, " \t\r"); len(b) > 0 && b[0] == '{' && transcript.ValidJSON(b) {
+		return size, true, nil
+	}
+	return end, false, nil
 }
 
 // replaceFile rewrites path crash-safely while Claude Code may still be

@@ -27,6 +27,8 @@ type rewriter struct {
 	// onLine, when set, sees every record line written and whether it is
 	// on the chain the purged file resumes with (for the token estimate).
 	onLine func(line []byte, rec int)
+	// terminate adds a newline to a last record that has none.
+	terminate bool
 	// Changed reports whether the output differs from the input.
 	Changed bool
 	// archiveStub stands for the archived region (with --archive-compacted).
@@ -87,6 +89,11 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 		}
 		body := l.Body()
 		term := l.Raw[len(body):]
+		if len(term) == 0 && w.terminate {
+			term = []byte{'\n'}
+			w.Changed = true
+			w.p.Stats.AddedNewline = true
+		}
 		if arch != nil && rec == arch.boundary {
 			if _, err := bw.Write(append(arch.line(w.archiveStub, body), '\n')); err != nil {
 				return err

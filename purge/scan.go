@@ -138,7 +138,7 @@ func isLarge(rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes, o
 		return false
 	}
 	for _, o := range sz.ToolResults {
-		if o.Bytes > opt.Threshold {
+		if o.Bytes > opt.Threshold && !lostResult(o.IsError, o.Bytes) {
 			return true
 		}
 	}

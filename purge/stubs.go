@@ -143,7 +143,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 					firstResult, firstFound = info, true
 				}
 				inner := lookupIn(blk, "content")
-				if len(inner.Raw) > o.Threshold {
+				if len(inner.Raw) > o.Threshold && !lostResult(blk.Get("is_error").Bool(), len(inner.Raw)) {
 					stubValue(inner, info, "", false, "")
 				} else if inner.IsArray() {
 					transcript.ForEachElement(inner, func(ib gjson.Result) bool {
@@ -250,6 +250,15 @@ func mediaName(media string) string {
 }
 
 // lostResultText is what a synthesised tool_result says.
+// lostResultLen is the size of lostResultText as written in a line.
+var lostResultLen = len(jsonstr.Append(nil, lostResultText))
+
+// lostResult reports whether a tool_result is (by its is_error flag and
+// size) one ccm purge synthesised. It is never moved to the store: a stub
+// would be no smaller, and purging a purged file again would change it.
+// isLarge and planStubs both decide by it, so they agree.
+func lostResult(isError bool, size int) bool { return isError && size == lostResultLen }
+
 const lostResultText = "[Tool result lost: this call's result was never recorded in the transcript (the session was interrupted or the record was lost), so its outcome is unknown. Check whether it took effect before relying on it or running it again. Repaired by ccm purge.]"
 
 // synthLine builds the user record holding synthesised tool results. Its

@@ -80,4 +80,10 @@
 // dangling parent is written 30 s after the record before it, so Claude Code
 // 2.1.330's 5 s bridging (realclient-findings §3.1) does not mend it.
 // Options.InFlight ends the file after an unanswered tool_use.
+//
+// The same option plants the client shapes (ClientShapes: parallel-fork,
+// unterminated-last-record, midway-root): linkings and file ends that real
+// Claude Code files hold and that the client itself writes and resumes, so
+// a repair must keep them working rather than "fix" them. They are not in
+// AllDefects.
 package synth

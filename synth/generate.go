@@ -37,6 +37,9 @@ type gen struct {
 	hasTip       bool
 	chainPrompts int // user prompts on the walk from tip
 
+	lastMsg     uid // last main-file user or assistant record, for the unterminated tail
+	lastMsgLine int // its line
+
 	ev      []event // scheduled defects, images, pins, rewinds
 	defs    []Defect
 	nCompct int // compactions done
@@ -108,6 +111,9 @@ func (g *gen) envelope(side bool, agentID, slug string) []byte {
 // runMain writes the turns of a main session file, then its tail.
 func (g *gen) runMain() {
 	o := g.o
+	if count(g.defs, MidwayRoot) > 0 {
+		g.midwayStart() // a file has one start: planted once however often listed
+	}
 	for ti := 0; ; ti++ {
 		if o.TargetBytes > 0 {
 			g.frac = float64(g.m.Bytes) / float64(o.TargetBytes)
@@ -135,8 +141,11 @@ func (g *gen) runMain() {
 	if !o.InFlight {
 		g.summary()
 	}
-	if count(g.defs, TornLastLine) > 0 {
+	switch {
+	case count(g.defs, TornLastLine) > 0:
 		g.tornLine() // a file has one end: planted once however often listed
+	case count(g.defs, UnterminatedLastRecord) > 0:
+		g.unterminatedTail()
 	}
 }
 
@@ -202,6 +211,14 @@ func (g *gen) tipRef() *uid {
 
 // setTip makes u the new end of the active chain.
 func (g *gen) setTip(u uid) { g.tip, g.hasTip = u, true }
+
+// noteMsg remembers u, just emitted, as the last user or assistant record
+// of the main file.
+func (g *gen) noteMsg(u uid) {
+	if !g.side {
+		g.lastMsg, g.lastMsgLine = u, g.m.Lines
+	}
+}
 
 // line returns the 1-based number of the next line to be written.
 func (g *gen) line() int { return g.m.Lines + 1 }

@@ -21,7 +21,8 @@ type Manifest struct {
 	// attachment/<attachment.type>, user/prompt, user/tool_result,
 	// user/compact_summary, assistant/<block type>, assistant/empty.
 	// Lines planted by invalid-line, nul-padding, array-line, blank-line and
-	// torn-last-line are counted only in BadLines.
+	// torn-last-line are counted only in BadLines (the complete record of
+	// unterminated-last-record is counted as a record).
 	Types    map[string]int `json:"types"`
 	Subtypes map[string]int `json:"subtypes"`
 	BadLines int            `json:"badLines"`
@@ -65,10 +66,23 @@ type Planted struct {
 	// ToolUseID is the tool id involved, for tool-pair defects and for a
 	// dangling parent on a tool_result.
 	ToolUseID string `json:"toolUseId,omitempty"`
-	// Parent is the absent uuid named by a dangling parentUuid.
+	// Parent is the absent uuid named by a dangling parentUuid (also for
+	// midway-root); for torn-last-line and unterminated-last-record, the
+	// parentUuid of the last record; for parallel-fork, the uuid of the
+	// first tool_use line.
 	Parent string `json:"parent,omitempty"`
-	// OtherLine is the line of the first copy for duplicate-uuid.
+	// OtherLine is the line of the first copy for duplicate-uuid, and for
+	// unterminated-last-record the line of the assistant or user record
+	// the trailing progress records hang off.
 	OtherLine int `json:"otherLine,omitempty"`
+	// UseLines and ResultLines are, for parallel-fork, the lines of the
+	// round's tool_use records and of their tool_result records, in call
+	// order (result i answers use i and hangs off it).
+	UseLines    []int `json:"useLines,omitempty"`
+	ResultLines []int `json:"resultLines,omitempty"`
+	// ProgressLines are, for unterminated-last-record, the lines of the
+	// progress records between OtherLine and Line, in chain order.
+	ProgressLines []int `json:"progressLines,omitempty"`
 	// Note says in words what was planted.
 	Note string `json:"note"`
 }

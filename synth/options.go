@@ -100,15 +100,58 @@ const (
 	BlankLine Defect = "blank-line"
 )
 
-// AllDefects lists every Defect kind, in a stable order.
+// The client shapes Generate can plant: things real Claude Code files hold
+// (transcript-format.md §6) that look like damage to a naive reader but
+// that the client itself writes, so purge and check must keep them working.
+// They are not in AllDefects (see ClientShapes).
+const (
+	// ParallelFork: a round of two or three parallel tool_use lines of one
+	// message, each chained under the previous one (no progress record
+	// between them), answered by one tool_result record per call whose
+	// parentUuid (and sourceToolAssistantUUID, in 2.1.x files) is the line
+	// holding its own tool_use. The first result holds its tool_result
+	// block then a text block (the user typed while the tools ran); the
+	// last result continues the chain. With Progress, the PreToolUse
+	// hook_progress of each call is written just before its result,
+	// hanging off its tool_use line, and the PostToolUse one after it.
+	// Line is the first result; UseLines and ResultLines list the round.
+	ParallelFork Defect = "parallel-fork"
+	// UnterminatedLastRecord: the file ends with a complete system
+	// stop_hook_summary record and no newline; its parentUuid is the last
+	// of one or two Stop hook_progress records (written even without
+	// Progress) hanging off the last assistant or user record. It comes
+	// after the summary record, whose leafUuid names the tip before it.
+	// With InFlight the progress records hang off the unanswered tool_use
+	// line, which still gets no result.
+	// Planted once however often it is listed, and not at all when
+	// TornLastLine is listed too (a file has one end; the torn line wins).
+	// Main files only: WriteSubagent ignores it.
+	UnterminatedLastRecord Defect = "unterminated-last-record"
+	// MidwayRoot: the file starts mid-way, as a session continued into a
+	// new file does: line 1 is a system stop_hook_summary whose parentUuid
+	// names a uuid that is in no record of the file, and the first prompt
+	// hangs off it. No record before it has a uuid. Planted once however
+	// often listed; main files only: WriteSubagent ignores it.
+	MidwayRoot Defect = "midway-root"
+)
+
+// AllDefects lists every damage kind, in a stable order. The client shapes
+// (ClientShapes) are left out on purpose: "-defects all" is fed to the real
+// client by scripts/realclient-resume.sh and to purge's and check's
+// expectations, which were written for damage, not for shapes the client
+// writes itself.
 var AllDefects = []Defect{
 	DanglingParent, OrphanToolUse, OrphanToolResult, EmptyContent, EmptyText,
 	MissingSignature, DuplicateUUID, TornLastLine, InvalidLine, NULPadding,
 	ArrayLine, BlankLine,
 }
 
+// ClientShapes lists the client shapes, in a stable order. ParseDefects
+// spells it "shapes".
+var ClientShapes = []Defect{ParallelFork, UnterminatedLastRecord, MidwayRoot}
+
 // ParseDefects parses a comma-separated list of defect names ("" gives nil).
-// "all" stands for AllDefects.
+// "all" stands for AllDefects and "shapes" for ClientShapes.
 func ParseDefects(s string) ([]Defect, error) {
 	var out []Defect
 	for _, f := range strings.Split(s, ",") {
@@ -117,6 +160,8 @@ func ParseDefects(s string) ([]Defect, error) {
 		case f == "":
 		case f == "all":
 			out = append(out, AllDefects...)
+		case f == "shapes":
+			out = append(out, ClientShapes...)
 		case known(Defect(f)):
 			out = append(out, Defect(f))
 		default:
@@ -127,12 +172,7 @@ func ParseDefects(s string) ([]Defect, error) {
 }
 
 func known(d Defect) bool {
-	for _, k := range AllDefects {
-		if k == d {
-			return true
-		}
-	}
-	return false
+	return count(AllDefects, d) > 0 || count(ClientShapes, d) > 0
 }
 
 // DefaultVersion is the Claude Code version written when Options.Version is

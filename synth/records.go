@@ -144,17 +144,19 @@ func (g *gen) progress(data []byte, sub string, c *call, toolUseID string, paren
 	}
 }
 
-// hookProgress writes the hook_progress record of a PreToolUse hook run.
-func (g *gen) hookProgress(event string, c *call) {
-	d := append(g.esc2[:0], `{"type":"hook_progress","hookEvent":"`...)
-	d = append(d, event...)
-	d = append(d, `","hookName":"`...)
-	d = append(d, event...)
-	d = append(d, ':')
+// hookProgress writes the hook_progress record of c's PreToolUse hook run
+// on the chain.
+func (g *gen) hookProgress(c *call) {
+	g.progress(g.preHookData(c), "progress/hook_progress", c, c.id, nil, true)
+}
+
+// preHookData renders the data of c's PreToolUse hook_progress into g.esc2.
+func (g *gen) preHookData(c *call) []byte {
+	d := append(g.esc2[:0], `{"type":"hook_progress","hookEvent":"PreToolUse","hookName":"PreToolUse:`...)
 	d = append(d, toolNames[c.tool]...)
 	d = append(d, `","command":"${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"}`...)
 	g.esc2 = d
-	g.progress(d, "progress/hook_progress", c, c.id, nil, true)
+	return d
 }
 
 // postProgress writes the PostToolUse hook_progress after the result u of
@@ -208,14 +210,23 @@ func (g *gen) agentProgress(c *call) {
 // turn_duration and the last-prompt metadata record.
 func (g *gen) endOfTurn(turnStart int64) {
 	if g.o.Progress {
-		g.system("stop_hook_summary", "system/stop_hook_summary",
-			`,"hookCount":1,"hookInfos":[{"command":"${CLAUDE_PLUGIN_ROOT}/hooks/stop-hook.sh"}],"hookErrors":[],"preventedContinuation":false,"stopReason":"","hasOutput":false,"level":"suggestion"`,
-			`,"toolUseID":"`+newUUID(g.r).String()+`"`)
+		g.stopSummary(newUUID(g.r))
 	}
 	if g.o.sourceTool() {
 		g.system("turn_duration", "system/turn_duration",
 			`,"durationMs":`+strconv.FormatInt(g.now-turnStart, 10), `,"isMeta":false`)
 	}
+}
+
+// stopSummaryBody is the body of a stop_hook_summary record, between its
+// subtype and its timestamp.
+const stopSummaryBody = `"hookCount":1,"hookInfos":[{"command":"${CLAUDE_PLUGIN_ROOT}/hooks/stop-hook.sh"}],"hookErrors":[],"preventedContinuation":false,"stopReason":"","hasOutput":false,"level":"suggestion"`
+
+// stopSummary writes the Stop hook's chained stop_hook_summary record for
+// the hook run hook and returns its uuid.
+func (g *gen) stopSummary(hook uid) uid {
+	return g.system("stop_hook_summary", "system/stop_hook_summary", ","+stopSummaryBody,
+		`,"toolUseID":"`+hook.String()+`"`)
 }
 
 // summary writes the session title record pointing at the leaf.

@@ -208,7 +208,14 @@ func (g *gen) writeResult(c *call, parent *uid) uid {
 	} else {
 		g.esc2 = tur
 	}
-	b = append(b, `}]}`...)
+	b = append(b, '}')
+	if c.typed != "" {
+		// What the user typed while the tool ran rides in the same record.
+		b = append(b, `,{"type":"text","text":`...)
+		b = appendString(b, c.typed)
+		b = append(b, '}')
+	}
+	b = append(b, `]}`...)
 	b = g.appendTail(b, u)
 	b = append(b, `,"toolUseResult":`...)
 	b = append(reserve(b, len(tur)+1024), tur...)
@@ -220,6 +227,7 @@ func (g *gen) writeResult(c *call, parent *uid) uid {
 	}
 	b = append(b, '}')
 	g.emit(b, "user", "user/tool_result")
+	g.noteMsg(u)
 	g.m.ToolResults++
 	return u
 }

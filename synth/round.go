@@ -5,7 +5,8 @@ package synth
 // Linking follows the real files (transcript-format §6.4): the result of the
 // last call continues the chain, the results of the other calls hang off the
 // first tool_use line of the message, so a naive parentUuid walk misses them
-// and a loader must pair them by tool_use_id / sourceToolAssistantUUID.
+// and a loader must pair them by tool_use_id / sourceToolAssistantUUID. The
+// parallel-fork shape links every result to its own tool_use line instead.
 
 // round writes one tool round as planned by p.
 func (g *gen) round(p roundPlan) {
@@ -16,7 +17,8 @@ func (g *gen) round(p roundPlan) {
 	case x >= 7:
 		k = 2
 	}
-	if p.defect == OrphanToolUse || p.defect == OrphanToolResult {
+	fork := p.defect == ParallelFork
+	if p.defect == OrphanToolUse || p.defect == OrphanToolResult || fork {
 		k = max(k, 2)
 	}
 	if p.inFlight {
@@ -93,8 +95,8 @@ func (g *gen) round(p roundPlan) {
 		if !haveFirst {
 			first, haveFirst = c.use, true
 		}
-		if g.o.Progress {
-			g.hookProgress("PreToolUse", c)
+		if g.o.Progress && !fork {
+			g.hookProgress(c)
 		}
 	}
 	if p.inFlight {
@@ -110,6 +112,11 @@ func (g *gen) round(p roundPlan) {
 			}
 		}
 	}
+	if fork {
+		calls[0].typed = typedWhileRunning[g.r.IntN(len(typedWhileRunning))]
+	}
+	var forkUses, forkResults []int
+	var forkFirst uid
 	for i := range calls {
 		c := &calls[i]
 		last := i == k-1
@@ -125,6 +132,16 @@ func (g *gen) round(p roundPlan) {
 		if !last {
 			parent = &first
 		}
+		if fork {
+			// Each result hangs off its own tool_use line (the shape of
+			// transcript-format §6.4 seen in 2.1.x files), the last one
+			// included, whatever progress records came in between.
+			use := c.use
+			parent = &use
+			if g.o.Progress {
+				g.progress(g.preHookData(c), "progress/hook_progress", c, c.id, &use, false)
+			}
+		}
 		dangling := last && p.defect == DanglingParent
 		if dangling {
 			bogus := newUUID(g.r)
@@ -132,6 +149,12 @@ func (g *gen) round(p roundPlan) {
 			g.tick(30000, 40000)
 		}
 		u := g.writeResult(c, parent)
+		if fork {
+			forkUses, forkResults = append(forkUses, c.useLine), append(forkResults, g.m.Lines)
+			if i == 0 {
+				forkFirst = u
+			}
+		}
 		if c.omitUse {
 			g.planted(Planted{Kind: OrphanToolResult, Line: g.m.Lines, UUID: u.String(), ToolUseID: c.id,
 				Note: "tool_result whose tool_use line is absent"})
@@ -150,6 +173,19 @@ func (g *gen) round(p roundPlan) {
 			g.postProgress(c, u, last)
 		}
 	}
+	if fork {
+		g.planted(Planted{Kind: ParallelFork, Line: forkResults[0], UUID: forkFirst.String(), ToolUseID: calls[0].id,
+			Parent: calls[0].use.String(), UseLines: forkUses, ResultLines: forkResults,
+			Note: "parallel tool_use lines chained one under the other; each tool_result hangs off its own tool_use line, the first also holds the user's text, the last continues the chain"})
+	}
+}
+
+// typedWhileRunning are the messages a user types while parallel tools run.
+var typedWhileRunning = [...]string{
+	"do we need to fix the callers too?",
+	"also check the tests under internal/",
+	"wait, keep the old flag working for now",
+	"and please don't touch the generated files",
 }
 
 // planted records a planted defect.

@@ -7,7 +7,8 @@ package synth
 // the first turn that starts at or past that position and planted in that
 // turn. The last turn arms everything still waiting, so every requested item
 // is planted even in a three-turn file. The line-level defects (blank,
-// invalid, array, NUL padding, torn tail) are written here too.
+// invalid, array, NUL padding, torn tail) are written here too, and so are
+// the client shapes of a file's two ends (midway root, unterminated tail).
 
 type evKind uint8
 
@@ -37,8 +38,8 @@ func (g *gen) schedule() {
 	n := len(o.Defects)
 	for i, d := range o.Defects {
 		g.defs = append(g.defs, d)
-		if d == TornLastLine {
-			continue // always the very end
+		if d == TornLastLine || d == UnterminatedLastRecord || d == MidwayRoot {
+			continue // always the very end, or the very start
 		}
 		g.ev = append(g.ev, event{kind: evDefect, d: d, at: float64(i+1) / float64(n+1)})
 	}
@@ -175,3 +176,55 @@ func (g *gen) tornLine() {
 	g.planted(Planted{Kind: TornLastLine, Line: ln, Parent: tip.String(),
 		Note: "file ends inside an assistant record (its text block), no newline; Parent is its parentUuid"})
 }
+
+// midwayStart begins the file mid-way: a stop_hook_summary whose parent is
+// a uuid absent from the file (the previous file's last record, say), so
+// the chain's first record dangles and nothing precedes it.
+func (g *gen) midwayStart() {
+	absent := newUUID(g.r)
+	g.setTip(absent)
+	u := g.stopSummary(newUUID(g.r))
+	g.planted(Planted{Kind: MidwayRoot, Line: g.m.Lines, UUID: u.String(), Parent: absent.String(),
+		Note: "first record with a uuid: a stop_hook_summary whose parentUuid is absent from the file; Parent is that uuid"})
+}
+
+// unterminatedTail ends the file with one or two Stop hook_progress records
+// hanging off the last assistant or user record, then a complete
+// stop_hook_summary under them with no newline after it.
+func (g *gen) unterminatedTail() {
+	anchor, anchorLine := g.lastMsg, g.lastMsgLine
+	g.setTip(anchor)
+	hook := newUUID(g.r) // the Stop hook run: toolUseID of all three records
+	c := &call{id: hook.String()}
+	var lines []int
+	for i, n := 0, between(g.r, 1, 2); i < n; i++ {
+		d := append(g.esc2[:0], `{"type":"hook_progress","hookEvent":"Stop","hookName":"Stop","command":"`...)
+		d = append(d, stopHooks[i]...)
+		d = append(d, `"}`...)
+		g.esc2 = d
+		lines = append(lines, g.line())
+		g.progress(d, "progress/hook_progress", c, c.id, nil, true)
+	}
+	parent := g.tip
+	ln := g.line()
+	u := newUUID(g.r)
+	g.tick(20, 300)
+	b := g.begin(g.tipRef())
+	b = append(b, `,"type":"system","subtype":"stop_hook_summary",`...)
+	b = append(b, stopSummaryBody...)
+	b = g.appendTimeUUID(b, u)
+	b = append(b, `,"toolUseID":"`...)
+	b = append(b, hook[:]...)
+	b = append(b, `"}`...)
+	g.writeRaw(b, 1) // no newline: the record is whole, its line is not
+	g.m.Types["system"]++
+	g.m.Subtypes["system/stop_hook_summary"]++
+	g.rec = b[:0]
+	g.setTip(u)
+	g.planted(Planted{Kind: UnterminatedLastRecord, Line: ln, UUID: u.String(), Parent: parent.String(),
+		OtherLine: anchorLine, ProgressLines: lines,
+		Note: "complete stop_hook_summary as the last line, no newline; its parent is a Stop hook_progress hanging off the last assistant or user record (OtherLine)"})
+}
+
+// stopHooks are the commands of the Stop hooks the unterminated tail runs.
+var stopHooks = [...]string{"${CLAUDE_PLUGIN_ROOT}/hooks/stop-hook.sh", "terminal-notifier -message done"}

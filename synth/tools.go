@@ -48,7 +48,8 @@ type call struct {
 	isErr   bool // Bash exits non-zero
 	image   bool // Read of a PNG
 	agentID string
-	omitUse bool // orphan-tool-result: the tool_use line is not written
+	omitUse bool   // orphan-tool-result: the tool_use line is not written
+	typed   string // parallel-fork: user text written after the tool_result block
 }
 
 // planCall fills c for call i of a round planned by p.

@@ -15,7 +15,7 @@ type amsg struct {
 
 // roundPlan says what a tool round must contain.
 type roundPlan struct {
-	defect     Defect   // DanglingParent, OrphanToolUse, OrphanToolResult or ""
+	defect     Defect   // DanglingParent, OrphanToolUse, OrphanToolResult, ParallelFork or ""
 	msgDefects []Defect // MissingSignature, EmptyText, EmptyContent, DuplicateUUID
 	imageTool  bool     // one call is a Read of a PNG, answered with an image
 	task       bool     // one call is a Task (inline sidechain when enabled)
@@ -64,7 +64,7 @@ func (g *gen) turn(ti int, inFlight bool) {
 	}
 
 	var rd []Defect
-	for _, d := range []Defect{DanglingParent, OrphanToolUse, OrphanToolResult} {
+	for _, d := range []Defect{DanglingParent, OrphanToolUse, OrphanToolResult, ParallelFork} {
 		for n := g.takeAll(evDefect, d); n > 0; n-- {
 			rd = append(rd, d)
 		}
@@ -164,6 +164,7 @@ func (g *gen) prompt(u uid, text []byte, image bool) {
 	}
 	b = append(b, '}')
 	g.emit(b, "user", "user/prompt")
+	g.noteMsg(u)
 	g.setTip(u)
 	g.chainPrompts++
 	g.m.Prompts++
@@ -234,6 +235,7 @@ func (g *gen) assistantLineU(m *amsg, blk []byte, stop, sub string, u uid) uid {
 	b = g.appendTail(b, u)
 	b = append(b, '}')
 	g.emit(b, "assistant", sub)
+	g.noteMsg(u)
 	g.setTip(u)
 	return u
 }

@@ -21,8 +21,16 @@ func Check(ix *Index, opt CheckOptions) []Finding {
 	c := ix.ActiveChain()
 	out := ix.CheckAPI(c, ix.Messages(c))
 	if !opt.Subagent {
+		first := ix.firstLinkable()
 		for _, i := range ix.Dangling() {
 			f := &ix.Recs[i]
+			if i <= first[f.Sidechain] {
+				// Nothing comes before it: the session starts mid-way
+				// (a copy of a later part), and the walk loses nothing.
+				out = append(out, Finding{Line: f.Line, Severity: Warning, Code: "starts-midway",
+					Text: fmt.Sprintf("parentUuid %s names no record in the file, and no record comes before this one: the session starts mid-way; nothing is lost (ccm purge makes it a root)", f.Parent)})
+				continue
+			}
 			what := "resume loses every earlier record of this branch"
 			if i == c.BrokenAt {
 				what = "resume stops here and drops all history before this line"
@@ -30,6 +38,10 @@ func Check(ix *Index, opt CheckOptions) []Finding {
 			out = append(out, Finding{Line: f.Line, Severity: Error, Code: "dangling-parent",
 				Text: fmt.Sprintf("parentUuid %s names no record in the file: %s", f.Parent, what)})
 		}
+	}
+	if c.Start < 0 && len(ix.Recs) > 0 {
+		out = append(out, Finding{Line: ix.Recs[0].Line, Severity: Warning, Code: "no-conversation",
+			Text: "no user or assistant record: there is no conversation to resume (Claude Code says \"No conversation found\")"})
 	}
 	if c.Cycle {
 		out = append(out, Finding{Line: ix.Recs[c.Recs[0]].Line, Severity: Error, Code: "parent-cycle",
@@ -74,6 +86,25 @@ func Check(ix *Index, opt CheckOptions) []Finding {
 	offWarn(off.OtherBranch, "on other branches (rewinds, retries)")
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Line < out[b].Line })
 	return out
+}
+
+// firstLinkable returns, for the main chain (false) and sidechains
+// (true), the index of the first user, assistant or system record with a
+// uuid: the first record a dangling parent could be relinked to, as
+// ccm purge relinks (len(Recs) when there is none).
+func (ix *Index) firstLinkable() map[bool]int {
+	first := map[bool]int{false: len(ix.Recs), true: len(ix.Recs)}
+	for i := range ix.Recs {
+		f := &ix.Recs[i]
+		if !f.HasUUID || first[f.Sidechain] < i {
+			continue
+		}
+		switch f.Type {
+		case TypeUser, TypeAssistant, TypeSystem:
+			first[f.Sidechain] = i
+		}
+	}
+	return first
 }
 
 func countBad(bad []BadLine) int {

@@ -179,7 +179,20 @@ func TestCorpusCheck(t *testing.T) {
 		t.Errorf("fake signatures on the chain: %d, want 6", fake)
 	}
 	ix = indexCorpus(t, testutil.Acompact)
-	if n := Errors(Check(ix, CheckOptions{Subagent: false})); n != 3 {
-		t.Errorf("acompact checked as a main file: %d errors, want 3 dangling parents", n)
+	// Lines 1 to 3 name parents in the main session. Line 1 has nothing
+	// before it (the walk loses nothing there); lines 2 and 3 would lose
+	// the records before them.
+	fs := Check(ix, CheckOptions{Subagent: false})
+	midway := 0
+	for _, f := range fs {
+		if f.Code == "starts-midway" {
+			midway++
+			if f.Line != 1 || f.Severity != Warning {
+				t.Errorf("starts-midway finding at line %d, severity %v; want line 1, a warning", f.Line, f.Severity)
+			}
+		}
+	}
+	if n := Errors(fs); n != 2 || midway != 1 {
+		t.Errorf("acompact checked as a main file: %d errors and %d starts-midway warnings, want 2 dangling parents (lines 2, 3) and 1", n, midway)
 	}
 }

@@ -50,31 +50,69 @@ func (ix *Index) Messages(c *Chain) []Message {
 }
 
 // placeAttached puts an attached tool-result record into the user message
-// after the assistant message holding its tool_use, after the tool results
-// already there, or into a new user message when none follows.
+// after the assistant message holding its tool_use (its results after the
+// tool results already there, its other blocks at the end), or into a new
+// user message when none follows.
 func (ix *Index) placeAttached(msgs []Message, rec int) []Message {
-	id := ix.Recs[rec].Blocks[0].ID
+	if f := &ix.Recs[rec]; f.Type == TypeAssistant {
+		return ix.placeSibling(msgs, rec)
+	}
+	blocks := ix.Recs[rec].Blocks
+	id := ""
+	var results, rest []BlockRef
+	for b := range blocks {
+		if blocks[b].Type == BlockToolResult {
+			if id == "" {
+				id = blocks[b].ID
+			}
+			results = append(results, BlockRef{Rec: rec, Block: b})
+		} else {
+			rest = append(rest, BlockRef{Rec: rec, Block: b})
+		}
+	}
 	for k := range msgs {
 		if msgs[k].Role != "assistant" || !ix.messageHasToolUse(&msgs[k], id) {
 			continue
 		}
-		refs := make([]BlockRef, len(ix.Recs[rec].Blocks))
-		for b := range refs {
-			refs[b] = BlockRef{Rec: rec, Block: b}
-		}
 		if k+1 < len(msgs) && msgs[k+1].Role == "user" {
+			// The results go after the results already there, anything
+			// else the record holds at the end of the turn.
 			m := &msgs[k+1]
 			at := 0
 			for at < len(m.Blocks) && ix.block(m.Blocks[at]).Type == BlockToolResult {
 				at++
 			}
-			m.Blocks = append(m.Blocks[:at], append(refs, m.Blocks[at:]...)...)
+			m.Blocks = append(m.Blocks[:at], append(results, m.Blocks[at:]...)...)
+			m.Blocks = append(m.Blocks, rest...)
 			m.Recs = append(m.Recs, rec)
 			return msgs
 		}
-		nm := Message{Role: "user", Recs: []int{rec}, Blocks: refs}
+		nm := Message{Role: "user", Recs: []int{rec}, Blocks: append(results, rest...)}
 		msgs = append(msgs[:k+1], append([]Message{nm}, msgs[k+1:]...)...)
 		return msgs
+	}
+	return msgs
+}
+
+// placeSibling adds an attached assistant line to the assistant message
+// holding the other lines of its message.id.
+func (ix *Index) placeSibling(msgs []Message, rec int) []Message {
+	id := ix.Recs[rec].MsgID
+	for k := range msgs {
+		m := &msgs[k]
+		if m.Role != "assistant" {
+			continue
+		}
+		for _, r := range m.Recs {
+			if ix.Recs[r].MsgID != id {
+				continue
+			}
+			m.Recs = append(m.Recs, rec)
+			for b := range ix.Recs[rec].Blocks {
+				m.Blocks = append(m.Blocks, BlockRef{Rec: rec, Block: b})
+			}
+			return msgs
+		}
 	}
 	return msgs
 }

@@ -16,6 +16,13 @@ func (l *Lines) add(line int) {
 	}
 }
 
+// DanglingParent is a record whose parentUuid names no record in the file.
+type DanglingParent struct {
+	Line    int    `json:"line"`
+	UUID    string `json:"uuid"`
+	Missing string `json:"missing_parent"`
+}
+
 // ChainInfo describes the active chain.
 type ChainInfo struct {
 	Records   int  `json:"records"`
@@ -29,21 +36,24 @@ type ChainInfo struct {
 
 // Structure lists the structural findings of a transcript.
 type Structure struct {
-	Chain            ChainInfo `json:"active_chain"`
-	DanglingParents  Lines     `json:"dangling_parents"`
-	DuplicateUUIDs   Lines     `json:"duplicate_uuids"`
-	OrphanToolUse    Lines     `json:"orphan_tool_use"`
-	ToolUseInFlight  Lines     `json:"tool_use_in_flight"`
-	OrphanToolResult Lines     `json:"orphan_tool_result"`
-	EmptyContent     Lines     `json:"empty_content"`
-	EmptyText        Lines     `json:"empty_text_blocks"`
-	BlankText        Lines     `json:"whitespace_text_blocks"`
-	TornLines        Lines     `json:"torn_lines"`
-	InvalidLines     Lines     `json:"invalid_lines"`
-	NULLines         Lines     `json:"nul_lines"`
-	OffChainBefore   Lines     `json:"off_chain_before_boundary"`
-	OffChainBranches Lines     `json:"off_chain_other_branches"`
-	OffChainSide     Lines     `json:"off_chain_sidechains"`
+	Chain           ChainInfo `json:"active_chain"`
+	DanglingParents Lines     `json:"dangling_parents"`
+	// Dangling names, for the first of the dangling parents, the record
+	// and the uuid its parentUuid names.
+	Dangling         []DanglingParent `json:"dangling_parent_uuids,omitempty"`
+	DuplicateUUIDs   Lines            `json:"duplicate_uuids"`
+	OrphanToolUse    Lines            `json:"orphan_tool_use"`
+	ToolUseInFlight  Lines            `json:"tool_use_in_flight"`
+	OrphanToolResult Lines            `json:"orphan_tool_result"`
+	EmptyContent     Lines            `json:"empty_content"`
+	EmptyText        Lines            `json:"empty_text_blocks"`
+	BlankText        Lines            `json:"whitespace_text_blocks"`
+	TornLines        Lines            `json:"torn_lines"`
+	InvalidLines     Lines            `json:"invalid_lines"`
+	NULLines         Lines            `json:"nul_lines"`
+	OffChainBefore   Lines            `json:"off_chain_before_boundary"`
+	OffChainBranches Lines            `json:"off_chain_other_branches"`
+	OffChainSide     Lines            `json:"off_chain_sidechains"`
 }
 
 // Structural computes the findings over the whole file, with the tool-pair
@@ -61,7 +71,11 @@ func (ix *Index) Structural(c *Chain, msgs []Message) Structure {
 		s.Chain.BrokenAt = ix.Recs[c.BrokenAt].Line
 	}
 	for _, i := range ix.Dangling() {
-		s.DanglingParents.add(ix.Recs[i].Line)
+		f := &ix.Recs[i]
+		s.DanglingParents.add(f.Line)
+		if len(s.Dangling) < maxListed {
+			s.Dangling = append(s.Dangling, DanglingParent{Line: f.Line, UUID: f.UUID, Missing: f.Parent})
+		}
 	}
 	for _, i := range ix.Dups {
 		s.DuplicateUUIDs.add(ix.Recs[i].Line)

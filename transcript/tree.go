@@ -89,11 +89,15 @@ func (ix *Index) ActiveChain() *Chain {
 
 // attachParallelResults finds tool-result records that hang off the walk
 // by their parent and answer a tool_use on the walk that has no result on
-// it. Claude Code attaches these by tool id (transcript-format §6.4).
+// it. Claude Code attaches these by tool id (transcript-format §6.4),
+// also when the record carries text besides its results: parallel calls
+// are sometimes written as a chain of tool_use lines whose results are
+// siblings, each hanging off its own tool_use line.
 func (ix *Index) attachParallelResults(c *Chain) {
+	ix.attachSplitSiblings(c)
 	uses := make(map[string]bool)
 	answered := make(map[string]bool)
-	for _, i := range c.Recs {
+	for _, i := range append(c.Recs[:len(c.Recs):len(c.Recs)], c.Attached...) {
 		for _, b := range ix.Recs[i].Blocks {
 			switch b.Type {
 			case BlockToolUse:
@@ -115,18 +119,59 @@ func (ix *Index) attachParallelResults(c *Chain) {
 		if p < 0 || !c.On[p] {
 			continue
 		}
-		ok := true
+		// Every tool result must answer a call on the walk that has no
+		// result yet; other blocks may come with them: a user record can
+		// hold a parallel call's result and the text the user typed while
+		// the tools ran, and the client sends both (the text after the
+		// results of that turn).
+		results, ok := 0, true
 		for _, b := range f.Blocks {
-			if b.Type != BlockToolResult || !uses[b.ID] || answered[b.ID] {
+			if b.Type != BlockToolResult {
+				continue
+			}
+			results++
+			if !uses[b.ID] || answered[b.ID] {
 				ok = false
 				break
 			}
 		}
-		if !ok {
+		if !ok || results == 0 {
 			continue
 		}
 		for _, b := range f.Blocks {
-			answered[b.ID] = true
+			if b.Type == BlockToolResult {
+				answered[b.ID] = true
+			}
+		}
+		c.On[i] = true
+		c.Attached = append(c.Attached, i)
+	}
+}
+
+// attachSplitSiblings attaches the off-walk lines of assistant messages
+// that are on the walk: a line of the same message.id whose parent is on
+// the walk. Claude Code writes parallel calls as a chain of tool_use lines
+// and may continue the conversation from an earlier one of them, so a
+// later tool_use line (and its result) hangs beside the walk; the client
+// still sends it as part of that message. Attached siblings come first in
+// c.Attached, before the results that answer them.
+func (ix *Index) attachSplitSiblings(c *Chain) {
+	ids := make(map[string]bool)
+	for _, i := range c.Recs {
+		if f := &ix.Recs[i]; f.Type == TypeAssistant && f.MsgID != "" {
+			ids[f.MsgID] = true
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	for i := range ix.Recs {
+		f := &ix.Recs[i]
+		if c.On[i] || f.Type != TypeAssistant || f.Sidechain != c.Sidechain || f.MsgID == "" || !ids[f.MsgID] {
+			continue
+		}
+		if p := ix.ParentOf(i); p < 0 || !c.On[p] {
+			continue
 		}
 		c.On[i] = true
 		c.Attached = append(c.Attached, i)

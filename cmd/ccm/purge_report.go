@@ -126,7 +126,11 @@ func printStaleTemps(w io.Writer, r *purge.Report) {
 
 // repairCount adds up the repairs of a purge.
 func repairCount(s purge.Stats) int {
-	return s.RelinkedDangling + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText + s.RemovedBrokenThinking + s.RenamedDuplicateIDs
+	n := s.RelinkedDangling + s.RootedDangling + s.BrokenCycles + s.SynthesizedResults + s.RemovedOrphanResult + s.DroppedEmpty + s.RemovedEmptyText + s.RemovedBrokenThinking + s.RenamedDuplicateIDs
+	if s.AddedNewline {
+		n++
+	}
+	return n
 }
 
 // repairParts lists the repairs a purge made, one phrase each.
@@ -137,6 +141,8 @@ func repairParts(s purge.Stats) []string {
 		what string
 	}{
 		{s.RelinkedDangling, "dangling parents relinked"},
+		{s.RootedDangling, "records with a missing parent and nothing before them made roots"},
+		{s.BrokenCycles, "parent loops broken"},
 		{s.SynthesizedResults, "missing tool results added"},
 		{s.RemovedOrphanResult, "orphan tool results removed"},
 		{s.RenamedDuplicateIDs, "duplicate tool ids renamed"},
@@ -147,6 +153,9 @@ func repairParts(s purge.Stats) []string {
 		if r.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", r.n, r.what))
 		}
+	}
+	if s.AddedNewline {
+		out = append(out, "newline added after the last record")
 	}
 	return out
 }

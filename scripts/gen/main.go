@@ -3,6 +3,7 @@
 //
 //	go run ./scripts/gen -o /tmp/bench.jsonl -bench -size 200MB
 //	go run ./scripts/gen -o /tmp/t.jsonl -turns 20 -thinking -progress -defects dangling-parent,torn-last-line -manifest /tmp/t.json
+//	go run ./scripts/gen -o /tmp/s.jsonl -turns 12 -version 2.1.330 -progress -defects shapes -manifest /tmp/s.json
 //	go run ./scripts/gen -o /tmp/agent.jsonl -agent a1b2c3d -turns 8
 package main
 
@@ -34,7 +35,7 @@ func run(args []string) error {
 		turns    = fs.Int("turns", 0, "number of turns when -size is not given (default 10)")
 		seed     = fs.Int64("seed", 42, "random seed")
 		version  = fs.String("version", synth.DefaultVersion, "Claude Code version to imitate (2.0.76 or 2.1.330 style)")
-		defects  = fs.String("defects", "", "comma-separated defects to plant, or all: "+joinDefects())
+		defects  = fs.String("defects", "", defectsUsage())
 		manifest = fs.String("manifest", "", "write the manifest (JSON) to `file`")
 		agent    = fs.String("agent", "", "write a subagent file with this agent id instead of a session")
 		bench    = fs.Bool("bench", false, "benchmark preset: thinking, images, 2 compactions, pins, prior-art defects")
@@ -144,9 +145,16 @@ func parseSize(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-func joinDefects() string {
+// defectsUsage is the help text of -defects: every name, and what the
+// words all and shapes stand for.
+func defectsUsage() string {
+	return "comma-separated defects to plant; all = " + joinDefects(synth.AllDefects) +
+		"; shapes (client shapes, not in all) = " + joinDefects(synth.ClientShapes)
+}
+
+func joinDefects(ds []synth.Defect) string {
 	var s []string
-	for _, d := range synth.AllDefects {
+	for _, d := range ds {
 		s = append(s, string(d))
 	}
 	return strings.Join(s, ",")
