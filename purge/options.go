@@ -50,7 +50,7 @@ type Options struct {
 	// DryRunOutput, in a dry run, receives the file the purge would write
 	// (ccm report measures it turn by turn); nil discards it.
 	DryRunOutput io.Writer
-	Backup BackupMode
+	Backup       BackupMode
 	// Tokens asks for cl100k estimates of the resume context before and after.
 	Tokens bool
 
