@@ -125,12 +125,13 @@ func (c *collector) assistant(rec transcript.Record, f *transcript.Facts, sz *tr
 		}
 		c.turns[len(c.turns)-1].Usage = f.Usage // a later line of the message carries the final output count
 	}
-	var inputs int64
+	var inputs, names int64
 	hasBash := false
 	for _, b := range f.Blocks {
 		if b.Type != transcript.BlockToolUse {
 			continue
 		}
+		names += int64(len(b.Name))
 		c.calls[b.ID] = callInfo{tool: b.Name}
 		c.consumer(c.tools, b.Name).Calls++
 		if b.Name == "Bash" {
@@ -165,7 +166,7 @@ func (c *collector) assistant(rec transcript.Record, f *transcript.Facts, sz *tr
 	if f.ThinkingBytes > 0 {
 		c.add(Contribution{Kind: "thinking", Line: f.Line, Bytes: f.ThinkingBytes})
 	}
-	if text := f.TextBytes - f.ThinkingBytes - inputs; text > 0 {
+	if text := f.TextBytes - f.ThinkingBytes - inputs - names; text > 0 {
 		c.add(Contribution{Kind: "reply", Line: f.Line, Bytes: text})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"ccm/internal/sessions"
 	"ccm/purge"
 	"ccm/transcript"
 )
@@ -23,6 +24,9 @@ type Session struct {
 	Lines    int       `json:"lines"`
 	Records  int       `json:"records"`
 	Modified time.Time `json:"modified"`
+	Project  string    `json:"project,omitempty"` // the records' cwd
+	Title    string    `json:"title,omitempty"`
+	Prompt   string    `json:"first_prompt,omitempty"`
 	Model    string    `json:"model,omitempty"` // the model of most requests
 	// Window is the model's context window: 200k tokens, or 1M when the
 	// model name says so or a request already used more than 200k.
@@ -98,6 +102,9 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 		Records: len(ix.Recs), Modified: fi.ModTime(), Analysis: a, Turns: c.turns, SideTurns: c.sideTurns,
 		Boundaries: c.boundaries, Stubs: c.stubs, Tools: topConsumers(c.tools, 12), Commands: topConsumers(c.commands, 12),
 		origCum: cum.points}
+	if pk, err := sessions.PeekFile(path, fi.Size()); err == nil {
+		s.Project, s.Title, s.Prompt = pk.Cwd, pk.Title, pk.FirstPrompt
+	}
 	chain := ix.ActiveChain()
 	if u, ok := ix.ChainUsage(chain); ok {
 		a.LastUsage = &u
@@ -120,7 +127,10 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 			s.Missing = append(s.Missing, fmt.Sprintf("line %d is torn (cut off, no newline): it is left out", b.Line))
 		}
 	}
-	if n := len(ix.Bad); n > 0 {
+	switch n := len(ix.Bad); {
+	case n == 1:
+		s.Missing = append(s.Missing, fmt.Sprintf("line %d is not a record (torn, invalid or NUL padding): see the findings", ix.Bad[0].Line))
+	case n > 1:
 		s.Missing = append(s.Missing, fmt.Sprintf("%d lines are not records (torn, invalid or NUL padding): see the findings", n))
 	}
 	if opt.Purge && len(c.turns) > 0 {
