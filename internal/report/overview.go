@@ -45,6 +45,7 @@ type projectView struct {
 
 type rowView struct {
 	Project, ID, Label, Age string
+	ShortID                 string // the id's first 8 characters; the whole id is its title
 	Bytes, AgeSeconds       int64
 	Context                 int64
 	Checked                 bool
@@ -96,7 +97,7 @@ func Overview(ctx context.Context, o OverviewOptions) (*AllSessions, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rv := rowView{Project: r.Project, ID: r.ID, Label: r.Label(), Bytes: r.TotalBytes, Context: r.Context}
+		rv := rowView{Project: r.Project, ID: r.ID, ShortID: shortID(r.ID), Label: r.Label(), Bytes: r.TotalBytes, Context: r.Context}
 		age := o.Now.Sub(r.ModTime)
 		rv.AgeSeconds, rv.Age = int64(age.Seconds()), ageText(age)
 		rv.Errors, rv.CheckErr = checkFile(r.Path)
@@ -144,3 +145,10 @@ func ageText(d time.Duration) string {
 
 // SetOverview puts the overview on the page.
 func (p *Page) SetOverview(v *AllSessions) { p.Overview = v }
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

@@ -42,13 +42,14 @@ func (c *cumulator) take(f *transcript.Facts) {
 	c.images += f.Images
 }
 
-// purgeCurve runs ccm purge's dry run and measures the file it would
+// startPurgeCurve starts ccm purge's dry run and measures the file it would
 // write the same way as the original, request by request: the text and
 // images it would remove before each request are taken off the context
 // that request recorded. Bytes become tokens at this session's own rate:
 // the cl100k estimate of its resume context (tokens per byte of text),
-// or 4 bytes a token when there is no text to measure.
-func (s *Session) purgeCurve(ctx context.Context, opt purge.Options) error {
+// or 4 bytes a token when there is no text to measure. The function it
+// returns waits for the dry run and draws the curve.
+func startPurgeCurve(ctx context.Context, path string, opt purge.Options) func(s *Session) error {
 	opt.DryRun = true
 	opt.Tokens = true
 	opt.Store = nil
@@ -63,40 +64,53 @@ func (s *Session) purgeCurve(ctx context.Context, opt purge.Options) error {
 	}
 	done := make(chan result, 1)
 	go func() {
-		rep, err := purge.File(ctx, s.Path, opt)
+		rep, err := purge.File(ctx, path, opt)
 		pw.CloseWithError(err) // nil closes with io.EOF
 		done <- result{rep, err}
 	}()
+	measured := make(chan error, 1)
 	cum := &cumulator{}
-	last := ""
-	_, buildErr := transcript.Build(pr, transcript.BuildOptions{Visit: func(_ transcript.Line, _ transcript.Record, f *transcript.Facts, _ *transcript.Sizes) error {
-		if f != nil && !f.Sidechain && f.Type == transcript.TypeAssistant && f.HasUsage && !f.APIError {
-			if f.MsgID == "" || f.MsgID != last {
-				cum.mark(f.MsgID)
-				last = f.MsgID
+	go func() {
+		last := ""
+		_, err := transcript.Build(pr, transcript.BuildOptions{Visit: func(_ transcript.Line, _ transcript.Record, f *transcript.Facts, _ *transcript.Sizes) error {
+			if f != nil && !f.Sidechain && f.Type == transcript.TypeAssistant && f.HasUsage && !f.APIError {
+				if f.MsgID == "" || f.MsgID != last {
+					cum.mark(f.MsgID)
+					last = f.MsgID
+				}
 			}
+			cum.take(f)
+			return nil
+		}})
+		io.Copy(io.Discard, pr) // let the purge finish whatever Build left unread
+		measured <- err
+	}()
+	return func(s *Session) error {
+		buildErr := <-measured
+		res := <-done
+		if res.err != nil {
+			return res.err
 		}
-		cum.take(f)
+		if buildErr != nil {
+			return buildErr
+		}
+		s.applyPurge(res.rep, cum.points)
 		return nil
-	}})
-	io.Copy(io.Discard, pr) // let the purge finish whatever Build left unread
-	res := <-done
-	if res.err != nil {
-		return res.err
 	}
-	if buildErr != nil {
-		return buildErr
-	}
-	s.PurgeReport = res.rep
+}
+
+// applyPurge draws the second curve from the purge's report and the
+// points measured in the file it would write.
+func (s *Session) applyPurge(rep *purge.Report, after []cumPoint) {
+	s.PurgeReport = rep
 	perByte := 0.25
-	if e := res.rep.TokensBefore; e != nil && e.Bytes > 0 {
+	if e := rep.TokensBefore; e != nil && e.Bytes > 0 {
 		if t := e.Tokens - int64(e.Images)*transcript.ImageTokens; t > 0 {
 			perByte = float64(t) / float64(e.Bytes)
 		}
 		s.Estimate = e
 	}
 	s.After = make([]int64, len(s.Turns))
-	after := cum.points
 	j := 0
 	var saved int64
 	for i, t := range s.Turns {
@@ -107,7 +121,6 @@ func (s *Session) purgeCurve(ctx context.Context, opt purge.Options) error {
 		}
 		s.After[i] = max(0, t.Context()-max(0, saved))
 	}
-	return nil
 }
 
 // mergeDefaults fills the options a caller left zero from ccm purge's

@@ -134,7 +134,9 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 		s.Missing = append(s.Missing, fmt.Sprintf("%d lines are not records (torn, invalid or NUL padding): see the findings", n))
 	}
 	if opt.Purge && len(c.turns) > 0 {
-		if err := s.purgeCurve(ctx, opt.PurgeOptions); err != nil {
+		// After the reading of the original, not beside it: on two cores
+		// the two passes side by side took 30 % more CPU and time.
+		if err := startPurgeCurve(ctx, path, opt.PurgeOptions)(s); err != nil {
 			if errors.Is(err, context.Canceled) {
 				return nil, err
 			}
