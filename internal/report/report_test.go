@@ -277,3 +277,14 @@ func render(t *testing.T, s *Session) string {
 	}
 	return b.String()
 }
+
+func TestPurgeLimit(t *testing.T) {
+	p := purgeFixture(t)
+	s, err := Collect(context.Background(), p, Options{Purge: true, PurgeOptions: purge.DefaultOptions(), PurgeLimit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.After != nil || !strings.Contains(s.PurgeNote, "over 1000 B") || !strings.Contains(s.PurgeNote, "--purge") {
+		t.Errorf("a file over the limit gets no curve and a note; after %v, note %q", s.After, s.PurgeNote)
+	}
+}

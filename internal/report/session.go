@@ -63,6 +63,9 @@ type Options struct {
 	Purge bool
 	// PurgeOptions are the purge's options (DryRun is forced).
 	PurgeOptions purge.Options
+	// PurgeLimit, when positive, skips the purge curve of a transcript
+	// larger than this many bytes (the page says so).
+	PurgeLimit int64
 }
 
 // Collect reads one transcript and gathers the figures of its page.
@@ -132,6 +135,10 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 		s.Missing = append(s.Missing, fmt.Sprintf("line %d is not a record (torn, invalid or NUL padding): see the findings", ix.Bad[0].Line))
 	case n > 1:
 		s.Missing = append(s.Missing, fmt.Sprintf("%d lines are not records (torn, invalid or NUL padding): see the findings", n))
+	}
+	if opt.Purge && opt.PurgeLimit > 0 && fi.Size() > opt.PurgeLimit && len(c.turns) > 0 {
+		opt.Purge = false
+		s.PurgeNote = fmt.Sprintf("no purge curve: the transcript is over %s, and the purge's dry run would read it twice more (ccm report --purge draws it)", bytesShort(opt.PurgeLimit))
 	}
 	if opt.Purge && len(c.turns) > 0 {
 		// After the reading of the original, not beside it: on two cores
