@@ -284,7 +284,7 @@ func TestPurgeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.After != nil || !strings.Contains(s.PurgeNote, "over 1000 B") || !strings.Contains(s.PurgeNote, "--purge") {
+	if s.After != nil || !strings.Contains(s.PurgeNote, "over 1.0 KB") || !strings.Contains(s.PurgeNote, "--purge") {
 		t.Errorf("a file over the limit gets no curve and a note; after %v, note %q", s.After, s.PurgeNote)
 	}
 }
