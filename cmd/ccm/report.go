@@ -55,7 +55,8 @@ a failure never leaves a partial page. The purge curve runs ccm purge's dry
 run, which reads the transcript twice more: it is drawn for transcripts up to
 300 MB unless --purge (always) or --no-purge (never) is given. Default output: ccm-report-<session>.html
 (ccm-report-all.html with --all) in the working directory; -o - writes to
-standard output.
+standard output. With --json, the figures of each session are printed as JSON
+instead of a page.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
@@ -91,6 +92,9 @@ func runReport(ctx context.Context, o reportOptions) error {
 	if o.Top < 0 {
 		return usagef("--top must be 0 or more")
 	}
+	if o.JSON && o.All {
+		return usagef("report --all writes HTML only; ccm sessions --json and ccm du --json give its figures")
+	}
 	if o.Purge && o.NoPurge {
 		return usagef("give --purge or --no-purge, not both")
 	}
@@ -115,7 +119,7 @@ func runReport(ctx context.Context, o reportOptions) error {
 		}
 	}
 	// Refuse a destination that cannot be written before reading anything.
-	if out != "-" {
+	if out != "-" && !o.JSON {
 		if err := checkOutputDir(out); err != nil {
 			return err
 		}
@@ -157,6 +161,9 @@ func runReport(ctx context.Context, o reportOptions) error {
 			}
 			p.AddSession(s)
 		}
+	}
+	if o.JSON {
+		return writeJSON(o.Stdout, p.Figures())
 	}
 	if out == "-" {
 		return p.Render(o.Stdout)

@@ -113,6 +113,13 @@ func buildChart(s *Session) *chart {
 		return padL + float64(i)*plotW/float64(n-1)
 	}
 	yOf := func(v int64) float64 { return padT + plotH - float64(v)*plotH/float64(top) }
+	// A lone request is drawn as a bar, not a line of no width.
+	spread := func(i int) []float64 {
+		if n == 1 {
+			return []float64{xOf(0) - 14, xOf(0) + 14}
+		}
+		return []float64{xOf(i)}
+	}
 	ch.ColumnStep = float64(plotW) / float64(max(1, len(cols)-1))
 	// Stacked from the bottom: cache read, cache creation, input, output.
 	parts := []struct {
@@ -130,10 +137,15 @@ func buildChart(s *Session) *chart {
 		tops := make([]int64, len(cols))
 		for k, i := range cols {
 			tops[k] = base[k] + p.get(s.Turns[i])
-			fmt.Fprintf(&b, "%.1f,%.1f ", xOf(i), yOf(tops[k]))
+			for _, x := range spread(i) {
+				fmt.Fprintf(&b, "%.1f,%.1f ", x, yOf(tops[k]))
+			}
 		}
 		for k := len(cols) - 1; k >= 0; k-- {
-			fmt.Fprintf(&b, "%.1f,%.1f ", xOf(cols[k]), yOf(base[k]))
+			xs := spread(cols[k])
+			for j := len(xs) - 1; j >= 0; j-- {
+				fmt.Fprintf(&b, "%.1f,%.1f ", xs[j], yOf(base[k]))
+			}
 		}
 		ch.Layers = append(ch.Layers, layer{Name: p.name, Color: p.color, Points: strings.TrimSpace(b.String())})
 		base = tops
@@ -141,7 +153,9 @@ func buildChart(s *Session) *chart {
 	if s.After != nil {
 		var b strings.Builder
 		for _, i := range cols {
-			fmt.Fprintf(&b, "%.1f,%.1f ", xOf(i), yOf(s.After[i]))
+			for _, x := range spread(i) {
+				fmt.Fprintf(&b, "%.1f,%.1f ", x, yOf(s.After[i]))
+			}
 		}
 		ch.After = strings.TrimSpace(b.String())
 	}

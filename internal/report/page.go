@@ -36,6 +36,15 @@ func NewPage(title, version, claudeDir string, now time.Time) *Page {
 // Render writes the page.
 func (p *Page) Render(w io.Writer) error { return page.Execute(w, p) }
 
+// Figures returns the sessions on the page, for --json.
+func (p *Page) Figures() []*Session {
+	out := []*Session{}
+	for _, v := range p.Sessions {
+		out = append(out, v.S)
+	}
+	return out
+}
+
 // AddSession adds a session's section.
 func (p *Page) AddSession(s *Session) {
 	v := &sessionView{S: s, Chart: buildChart(s), PointsID: fmt.Sprintf("points-%d", len(p.Sessions)+1)}

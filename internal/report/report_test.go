@@ -288,3 +288,48 @@ func TestPurgeLimit(t *testing.T) {
 		t.Errorf("a file over the limit gets no curve and a note; after %v, note %q", s.After, s.PurgeNote)
 	}
 }
+
+func TestPurgeMarkers(t *testing.T) {
+	p := handFixture(t)
+	// A purge at 10:30 UTC, between request 2 (10:00:12) and 3 (11:00:00);
+	// backup names carry local time.
+	at := time.Date(2026, 1, 2, 10, 30, 0, 0, time.UTC).In(time.Local)
+	if err := os.WriteFile(p+".backup."+at.Format(purge.BackupStamp), []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Collect(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Purges) != 1 || s.Purges[0].Turn != 2 {
+		t.Fatalf("purges = %+v, want one after 2 requests", s.Purges)
+	}
+	ch := buildChart(s)
+	marks := 0
+	for _, m := range ch.Marks {
+		if m.Class == "mp" {
+			marks++
+		}
+	}
+	if marks != 1 {
+		t.Errorf("%d purge marks on the chart, want 1", marks)
+	}
+}
+
+func TestLoneRequestIsABar(t *testing.T) {
+	p := write(t, "one.jsonl", []string{
+		rec(t, map[string]any{"type": "user", "uuid": "u1", "parentUuid": nil, "message": map[string]any{"role": "user", "content": "hi"}}),
+		rec(t, map[string]any{"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": map[string]any{"id": "m1", "role": "assistant",
+			"usage": use(1, 50000, 2, 3), "content": []any{map[string]any{"type": "text", "text": "hello"}}}}),
+	})
+	s, err := Collect(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := buildChart(s)
+	// Four corners: two x positions 28 units apart.
+	pts := strings.Fields(ch.Layers[0].Points)
+	if len(pts) != 4 || !strings.HasPrefix(pts[0], "570.0,") || !strings.HasPrefix(pts[1], "598.0,") {
+		t.Errorf("cache read layer of one request = %q", ch.Layers[0].Points)
+	}
+}
