@@ -45,7 +45,9 @@ cat >"$work/hostile.jsonl" <<'EOF'
 {"type":"custom-title","customTitle":"</script><script>alert(3)</script>"}
 {"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","model":"<img src=x onerror=alert(4)>","usage":{"input_tokens":3,"cache_read_input_tokens":1000,"output_tokens":9},"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"</script><img src=x onerror=alert(5)>"}}]}}
 {"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"<script>alert(6)</script>"}]}}
-{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"id":"m2","role":"assistant","usage":{"input_tokens":3,"cache_read_input_tokens":1500,"output_tokens":9},"content":[{"type":"text","text":"<style>body{display:none}</style>"}]}}
+{"type":"assistant","uuid":"a3","parentUuid":"r1","message":{"id":"m3","role":"assistant","usage":{"input_tokens":3,"cache_read_input_tokens":1200,"output_tokens":9},"content":[{"type":"tool_use","id":"t2","name":"</script><script>alert(7)</script>","input":{}}]}}
+{"type":"user","uuid":"r2","parentUuid":"a3","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"</script><script>alert(8)</script>"}]}}
+{"type":"assistant","uuid":"a2","parentUuid":"r2","message":{"id":"m2","role":"assistant","usage":{"input_tokens":3,"cache_read_input_tokens":1500,"output_tokens":9},"content":[{"type":"text","text":"<style>body{display:none}</style>"}]}}
 EOF
 
 "$work/ccm" report -o "$out/session.html" "$session" >/dev/null

@@ -32,7 +32,7 @@ func hostileFixture(t *testing.T) string {
 			"message": map[string]any{"id": "m1", "role": "assistant", "model": imgOnerror, "usage": use(1, 2, 3, 4),
 				"content": []any{
 					map[string]any{"type": "tool_use", "id": "t1", "name": "Bash", "input": map[string]any{"command": scriptBreak + " " + imgOnerror}},
-					map[string]any{"type": "tool_use", "id": "t2", "name": imgOnerror, "input": map[string]any{}},
+					map[string]any{"type": "tool_use", "id": "t2", "name": scriptBreak + imgOnerror, "input": map[string]any{}},
 				}}}),
 		rec(t, map[string]any{"type": "user", "uuid": "r1", "parentUuid": "a1", "message": map[string]any{"role": "user", "content": []any{
 			map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": wholePage},
