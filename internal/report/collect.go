@@ -69,6 +69,7 @@ type collector struct {
 	calls      map[string]callInfo // tool_use id → tool and command, until its result
 	stubs      int                 // records carrying ccm stubs
 	sideTurns  int
+	subagent   bool // a subagent's file: its sidechain records are its conversation
 }
 
 type callInfo struct{ tool, command string }
@@ -88,10 +89,10 @@ func (c *collector) visit(l transcript.Line, rec transcript.Record, f *transcrip
 	if bytes.Contains(l.Raw, stubMark) {
 		c.stubs++
 	}
-	if f.IsCompactBoundary() && !f.Sidechain {
+	if f.IsCompactBoundary() && inConversation(f, c.subagent) {
 		c.boundaries = append(c.boundaries, Marker{Turn: len(c.turns), Line: f.Line, Label: "compact boundary"})
 	}
-	if f.Sidechain {
+	if !inConversation(f, c.subagent) {
 		if f.Type == transcript.TypeAssistant && f.HasUsage {
 			c.sideTurns++
 		}

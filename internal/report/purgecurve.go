@@ -19,9 +19,10 @@ type cumPoint struct {
 
 // cumulator adds up the text and images of the main conversation.
 type cumulator struct {
-	text   int64
-	images int
-	points []cumPoint
+	subagent bool
+	text     int64
+	images   int
+	points   []cumPoint
 }
 
 // mark records the point a request starts at.
@@ -31,7 +32,7 @@ func (c *cumulator) mark(msgID string) {
 
 // take adds a record.
 func (c *cumulator) take(f *transcript.Facts) {
-	if f == nil || f.Sidechain {
+	if f == nil || !inConversation(f, c.subagent) {
 		return
 	}
 	if f.IsCompactBoundary() {
@@ -69,11 +70,11 @@ func startPurgeCurve(ctx context.Context, path string, opt purge.Options) func(s
 		done <- result{rep, err}
 	}()
 	measured := make(chan error, 1)
-	cum := &cumulator{}
+	cum := &cumulator{subagent: transcript.IsSubagentPath(path)}
 	go func() {
 		last := ""
 		_, err := transcript.Build(pr, transcript.BuildOptions{Visit: func(_ transcript.Line, _ transcript.Record, f *transcript.Facts, _ *transcript.Sizes) error {
-			if f != nil && !f.Sidechain && f.Type == transcript.TypeAssistant && f.HasUsage && !f.APIError {
+			if f != nil && isRequestLine(f, cum.subagent) {
 				if f.MsgID == "" || f.MsgID != last {
 					cum.mark(f.MsgID)
 					last = f.MsgID

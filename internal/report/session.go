@@ -85,10 +85,12 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 	if fi.Size() == 0 {
 		return nil, fmt.Errorf("%s: empty file (0 bytes), nothing to show", path)
 	}
+	subagent := transcript.IsSubagentPath(path)
 	c := newCollector()
-	cum := &cumulator{}
+	c.subagent = subagent
+	cum := &cumulator{subagent: subagent}
 	visit := func(l transcript.Line, rec transcript.Record, fa *transcript.Facts, sz *transcript.Sizes) error {
-		if fa != nil && !fa.Sidechain && fa.Type == transcript.TypeAssistant && fa.HasUsage && !fa.APIError {
+		if fa != nil && isRequestLine(fa, subagent) {
 			n := len(c.turns)
 			if n == 0 || fa.MsgID == "" || c.turns[n-1].msgID != fa.MsgID {
 				cum.mark(fa.MsgID)
@@ -107,6 +109,9 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 		origCum: cum.points}
 	if pk, err := sessions.PeekFile(path, fi.Size()); err == nil {
 		s.Project, s.Title, s.Prompt = pk.Cwd, pk.Title, pk.FirstPrompt
+	}
+	if s.Turns == nil {
+		s.Turns = []Turn{} // JSON: an empty list, not null
 	}
 	chain := ix.ActiveChain()
 	if u, ok := ix.ChainUsage(chain); ok {

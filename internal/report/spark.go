@@ -85,16 +85,26 @@ func UnicodeTerminal(getenv func(string) string) bool {
 	return false
 }
 
-// Contexts returns the context of every request of the main conversation
-// in file order, from an index's facts: one value per assistant message
-// (one message.id, however many lines) that records usage, the last line's
-// figure. ccm report's collector counts the same requests.
-func Contexts(recs []transcript.Facts) []int64 {
+// inConversation tells the records of the conversation a file holds: the
+// main one, or in a subagent's file (all sidechain records) the subagent's.
+func inConversation(f *transcript.Facts, subagent bool) bool { return !f.Sidechain || subagent }
+
+// isRequestLine tells an assistant line that records a request's usage.
+func isRequestLine(f *transcript.Facts, subagent bool) bool {
+	return inConversation(f, subagent) && f.Type == transcript.TypeAssistant && f.HasUsage && !f.APIError
+}
+
+// Contexts returns the context of every request of the conversation in
+// file order, from an index's facts: one value per assistant message (one
+// message.id, however many lines) that records usage, the last line's
+// figure. subagent is true for a subagent's transcript, whose records are
+// all sidechain records. ccm report's collector counts the same requests.
+func Contexts(recs []transcript.Facts, subagent bool) []int64 {
 	var out []int64
 	last := ""
 	for i := range recs {
 		f := &recs[i]
-		if f.Sidechain || f.Type != transcript.TypeAssistant || !f.HasUsage || f.APIError {
+		if !isRequestLine(f, subagent) {
 			continue
 		}
 		if len(out) == 0 || f.MsgID == "" || f.MsgID != last {
