@@ -30,6 +30,7 @@ type chart struct {
 	PlotH      int
 	Points     []hoverPoint // one per column, for the hover read-out
 	ColumnStep float64
+	HoverX0    float64 // the x of the first column
 }
 
 type layer struct {
@@ -121,6 +122,7 @@ func buildChart(s *Session) *chart {
 		return []float64{xOf(i)}
 	}
 	ch.ColumnStep = float64(plotW) / float64(max(1, len(cols)-1))
+	ch.HoverX0 = xOf(0)
 	// Stacked from the bottom: cache read, cache creation, input, output.
 	parts := []struct {
 		name, color string
