@@ -33,9 +33,11 @@ func newAnalyzeCommand() *cli.Command {
 blocks by type; bytes by category (thinking, tool results, toolUseResult
 copies, tool_use inputs, images, progress records, file-history snapshots,
 the rest); the largest tool outputs; the parent tree and the active chain
-that resume walks; structural findings; compact boundaries; and the context
+that resume walks; structural findings; compact boundaries; the context
 the session would resume with, from the last recorded usage and a cl100k
-estimate over the messages after the last boundary.
+estimate over the messages after the last boundary; and the context of every
+request as a sparkline as wide as the terminal (plain ASCII with --ascii or
+when the locale is not UTF-8).
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{

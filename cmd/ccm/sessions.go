@@ -42,7 +42,8 @@ settings files; default 30) will delete it; then the title or first prompt.
 Only the head and tail of each transcript are read: records of files over
 128 KB are estimated from the mean line length there (marked ~).
 
-A header on a terminal; tab-separated columns without a header when piped.
+A header and a size bar beside each size on a terminal (--ascii: '#' bars);
+tab-separated columns without a header when piped.
 --archived lists archived sessions from their manifests, without unpacking.
 
 ` + exitStatusHelp,
