@@ -10,6 +10,7 @@ package report
 import (
 	"bytes"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -68,6 +69,7 @@ type collector struct {
 	commands   map[string]*Consumer
 	calls      map[string]callInfo // tool_use id → tool and command, until its result
 	stubs      int                 // records carrying ccm stubs
+	stubKeys   map[string]int64    // the stubs' store keys and the bytes they stand for
 	sideTurns  int
 	subagent   bool // a subagent's file: its sidechain records are its conversation
 }
@@ -76,7 +78,7 @@ type callInfo struct{ tool, command string }
 
 func newCollector() *collector {
 	return &collector{models: map[string]int{}, tools: map[string]*Consumer{}, commands: map[string]*Consumer{},
-		calls: map[string]callInfo{}}
+		calls: map[string]callInfo{}, stubKeys: map[string]int64{}}
 }
 
 var stubMark = []byte("[CCM_CACHED]")
@@ -88,6 +90,7 @@ func (c *collector) visit(l transcript.Line, rec transcript.Record, f *transcrip
 	}
 	if bytes.Contains(l.Raw, stubMark) {
 		c.stubs++
+		c.readStubs(l.Raw)
 	}
 	if f.IsCompactBoundary() && inConversation(f, c.subagent) {
 		c.boundaries = append(c.boundaries, Marker{Turn: len(c.turns), Line: f.Line, Label: "compact boundary"})
@@ -209,6 +212,45 @@ func (c *collector) user(f *transcript.Facts, sz *transcript.Sizes) {
 		kind = "pasted text"
 	}
 	c.add(Contribution{Kind: kind, Line: f.Line, Bytes: text})
+}
+
+// readStubs notes the key and size of every stub in a raw line. Inside a
+// JSON string a stub's line breaks are written \n; the fields are the
+// ones ccm.Stub writes (key first, bytes after source and desc).
+func (c *collector) readStubs(raw []byte) {
+	for {
+		i := bytes.Index(raw, stubMark)
+		if i < 0 {
+			return
+		}
+		raw = raw[i+len(stubMark):]
+		end := bytes.Index(raw, []byte("[/CCM_CACHED]"))
+		if end < 0 || end > 4096 {
+			continue
+		}
+		body := raw[:end]
+		key := stubField(body, `\nkey: `)
+		n, err := strconv.ParseInt(string(stubField(body, `\nbytes: `)), 10, 64)
+		if len(key) == 0 || err != nil {
+			continue
+		}
+		if _, ok := c.stubKeys[string(key)]; !ok {
+			c.stubKeys[string(key)] = n
+		}
+	}
+}
+
+// stubField returns the value after name, up to the next escaped line break.
+func stubField(body []byte, name string) []byte {
+	i := bytes.Index(body, []byte(name))
+	if i < 0 {
+		return nil
+	}
+	v := body[i+len(name):]
+	if j := bytes.IndexByte(v, '\\'); j >= 0 {
+		v = v[:j]
+	}
+	return v
 }
 
 // add notes an addition to the context since the last request.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"ccm/ccm"
 	"ccm/purge"
 	"ccm/transcript"
 )
@@ -331,5 +332,36 @@ func TestLoneRequestIsABar(t *testing.T) {
 	pts := strings.Fields(ch.Layers[0].Points)
 	if len(pts) != 4 || !strings.HasPrefix(pts[0], "570.0,") || !strings.HasPrefix(pts[1], "598.0,") {
 		t.Errorf("cache read layer of one request = %q", ch.Layers[0].Points)
+	}
+}
+
+func TestPurgedSessionStubs(t *testing.T) {
+	p := purgeFixture(t)
+	st, err := ccm.Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := purge.DefaultOptions()
+	opt.Store = st
+	opt.LockDir = t.TempDir()
+	if _, err := purge.File(context.Background(), p, opt); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Collect(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The one Read output of 20,000 characters, stubbed in its
+	// tool_result: the store holds the JSON string cut out, quotes and all.
+	if s.Stubs != 1 || s.StoreBlobs != 1 || s.StoreBytes != 20002 {
+		t.Errorf("stubs %d, blobs %d, bytes %d; want 1, 1, 20002", s.Stubs, s.StoreBlobs, s.StoreBytes)
+	}
+	if out := render(t, s); !strings.Contains(out, "1 records carry stubs for 1 blobs, 20.0 KB in the CCM store") {
+		t.Errorf("the page should name the stubs")
+	}
+	// The purge left a backup: a purge mark (the fixture has no times, so
+	// it goes after the last request).
+	if len(s.Purges) != 1 || s.Purges[0].Turn != len(s.Turns) {
+		t.Errorf("purges %+v", s.Purges)
 	}
 }

@@ -38,8 +38,12 @@ type Session struct {
 	Boundaries []Marker             `json:"compact_boundaries"`
 	Purges     []Marker             `json:"purges"`
 	Stubs      int                  `json:"records_with_ccm_stubs"`
-	Tools      []Consumer           `json:"tools"`
-	Commands   []Consumer           `json:"commands"`
+	// StoreBlobs and StoreBytes are the distinct blobs the stubs name and
+	// the bytes they stand for (from the stubs' own fields).
+	StoreBlobs int        `json:"store_blobs"`
+	StoreBytes int64      `json:"store_bytes"`
+	Tools      []Consumer `json:"tools"`
+	Commands   []Consumer `json:"commands"`
 
 	Errors, Warnings int                  `json:"-"`
 	Findings         []transcript.Finding `json:"findings"`
@@ -109,6 +113,10 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 		origCum: cum.points}
 	if pk, err := sessions.PeekFile(path, fi.Size()); err == nil {
 		s.Project, s.Title, s.Prompt = pk.Cwd, pk.Title, pk.FirstPrompt
+	}
+	for _, n := range c.stubKeys {
+		s.StoreBlobs++
+		s.StoreBytes += n
 	}
 	if s.Turns == nil {
 		s.Turns = []Turn{} // JSON: an empty list, not null
