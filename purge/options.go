@@ -1,6 +1,7 @@
 package purge
 
 import (
+	"io"
 	"time"
 
 	"ccm/ccm"
@@ -61,7 +62,10 @@ type Options struct {
 	LiveWindow time.Duration
 
 	DryRun bool
-	Backup BackupMode
+	// DryRunOutput, in a dry run, receives the file the purge would write
+	// (ccm report measures it turn by turn); nil discards it.
+	DryRunOutput io.Writer
+	Backup       BackupMode
 	// Tokens asks for cl100k estimates of the resume context before and after.
 	Tokens bool
 

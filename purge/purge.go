@@ -254,7 +254,11 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return w.Changed, nil
 	}
 	if opt.DryRun {
-		if _, err := produce(io.Discard); err != nil {
+		out := io.Writer(io.Discard)
+		if opt.DryRunOutput != nil {
+			out = opt.DryRunOutput
+		}
+		if _, err := produce(out); err != nil {
 			return nil, err
 		}
 		if err := estimate(); err != nil {

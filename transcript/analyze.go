@@ -60,6 +60,10 @@ type Analysis struct {
 // AnalyzeOptions configure Analyze.
 type AnalyzeOptions struct {
 	Top int // how many of the largest tool outputs to list
+	// Visit, when set, sees every line after the analysis has taken it,
+	// with the same arguments (ccm report collects per-turn figures in the
+	// same pass).
+	Visit Visitor
 }
 
 // Analyze indexes a transcript and accounts for its bytes in one pass.
@@ -68,11 +72,19 @@ func Analyze(r io.Reader, opt AnalyzeOptions) (*Index, *Analysis, error) {
 		Largest: []LargeOutput{}, Boundaries: []Boundary{}}
 	toolNames := make(map[string]string)
 	top := &outputHeap{}
+	var account func(l Line, rec Record, f *Facts, sz *Sizes)
 	visit := func(l Line, rec Record, f *Facts, sz *Sizes) error {
+		account(l, rec, f, sz)
+		if opt.Visit != nil {
+			return opt.Visit(l, rec, f, sz)
+		}
+		return nil
+	}
+	account = func(l Line, rec Record, f *Facts, sz *Sizes) {
 		if f == nil {
 			a.Records["(not a record: "+l.Kind.String()+")"] = addStat(a.Records["(not a record: "+l.Kind.String()+")"], len(l.Raw))
 			a.Categories.Rest += int64(len(l.Raw))
-			return nil
+			return
 		}
 		name := f.TypeName
 		if name == "" {
@@ -85,10 +97,10 @@ func Analyze(r io.Reader, opt AnalyzeOptions) (*Index, *Analysis, error) {
 		switch f.Type {
 		case TypeProgress:
 			a.Categories.Progress += int64(f.Size)
-			return nil
+			return
 		case TypeFileHistory:
 			a.Categories.FileHistory += int64(f.Size)
-			return nil
+			return
 		}
 		if f.IsCompactBoundary() {
 			a.Boundaries = append(a.Boundaries, Boundary{Line: f.Line,
@@ -123,7 +135,7 @@ func Analyze(r io.Reader, opt AnalyzeOptions) (*Index, *Analysis, error) {
 		for _, o := range sz.ToolResults {
 			top.offer(LargeOutput{Line: f.Line, Tool: toolNames[o.ToolUseID], ToolUseID: o.ToolUseID, Bytes: o.Bytes, IsError: o.IsError}, opt.Top)
 		}
-		return nil
+		return
 	}
 	ix, err := Build(r, BuildOptions{Sizes: true, Visit: visit})
 	if err != nil {

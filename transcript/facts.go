@@ -144,6 +144,10 @@ type Facts struct {
 	// them without reading the line again.
 	TextBytes int64
 	Images    int
+	// ThinkingBytes is the part of TextBytes in thinking blocks: the API
+	// drops earlier turns' thinking from the context, so a report of what
+	// a purge saves in context leaves it out.
+	ThinkingBytes int64
 }
 
 // textSize is how much a raw text value adds to TextBytes: a string
@@ -384,6 +388,7 @@ func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 		f.TextBytes += textSize(text)
 	case BlockThinking:
 		f.TextBytes += textSize(thinking)
+		f.ThinkingBytes += textSize(thinking)
 	case BlockToolUse:
 		f.TextBytes += textSize(name) + textSize(input)
 	case BlockImage:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/internal/report"
 	"ccm/tokens"
 	"ccm/transcript"
 )
@@ -20,6 +21,7 @@ type analyzeOptions struct {
 	inputOptions
 	Top      int
 	NoTokens bool
+	ASCII    bool
 }
 
 func newAnalyzeCommand() *cli.Command {
@@ -31,9 +33,11 @@ func newAnalyzeCommand() *cli.Command {
 blocks by type; bytes by category (thinking, tool results, toolUseResult
 copies, tool_use inputs, images, progress records, file-history snapshots,
 the rest); the largest tool outputs; the parent tree and the active chain
-that resume walks; structural findings; compact boundaries; and the context
+that resume walks; structural findings; compact boundaries; the context
 the session would resume with, from the last recorded usage and a cl100k
-estimate over the messages after the last boundary.
+estimate over the messages after the last boundary; and the context of every
+request as a sparkline as wide as the terminal (plain ASCII with --ascii or
+when the locale is not UTF-8).
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
@@ -41,6 +45,7 @@ estimate over the messages after the last boundary.
 			&cli.StringFlag{Name: "session", Usage: "analyze the session with this id"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many of the largest tool outputs"},
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate"},
+			&cli.BoolFlag{Name: "ascii", Usage: "draw the context sparkline in plain ASCII"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runAnalyze(ctx, analyzeOptions{
@@ -48,6 +53,7 @@ estimate over the messages after the last boundary.
 				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session")},
 				Top:           cmd.Int("top"),
 				NoTokens:      cmd.Bool("no-tokens"),
+				ASCII:         cmd.Bool("ascii"),
 			})
 		},
 	}
@@ -59,6 +65,9 @@ type analyzeReport struct {
 	*transcript.Analysis
 	Structure transcript.Structure `json:"structure"`
 	Estimate  *transcript.Estimate `json:"context_estimate,omitempty"`
+	// Contexts is the context of every request of the main conversation
+	// (its recorded usage), in file order.
+	Contexts []int64 `json:"context_per_request"`
 }
 
 // runAnalyze analyzes every selected transcript.
@@ -88,7 +97,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 			reports = append(reports, r)
 			continue
 		}
-		printAnalysis(o.Stdout, r)
+		printAnalysis(o.Stdout, r, sparkStyle(o.Stdout, o.ASCII))
 	}
 	if o.JSON {
 		enc := json.NewEncoder(o.Stdout)
@@ -120,7 +129,10 @@ func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
 	if u, ok := ix.ChainUsage(c); ok {
 		a.LastUsage = &u
 	}
-	r := analyzeReport{Path: path, Analysis: a, Structure: ix.Structural(c, msgs)}
+	r := analyzeReport{Path: path, Analysis: a, Structure: ix.Structural(c, msgs), Contexts: report.Contexts(ix.Recs, transcript.IsSubagentPath(path))}
+	if r.Contexts == nil {
+		r.Contexts = []int64{}
+	}
 	if !o.NoTokens && len(msgs) > 0 {
 		est, err := ix.EstimateContext(f, c, msgs)
 		if err != nil {
@@ -131,7 +143,7 @@ func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
 	return r, nil
 }
 
-func printAnalysis(w io.Writer, r analyzeReport) {
+func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 	a := r.Analysis
 	fmt.Fprintf(w, "%s\n  %s in %d lines\n", r.Path, humanBytes(a.Bytes), a.Lines)
 
@@ -265,6 +277,7 @@ func printAnalysis(w io.Writer, r analyzeReport) {
 		}
 		fmt.Fprintf(w, " (%s; Claude's tokenizer differs)\n", how)
 	}
+	printGrowth(w, r.Contexts, sp)
 	fmt.Fprintln(w)
 }
 

@@ -52,6 +52,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newPinsCommand(),
 			newPruneCommand(),
 			// sessions, disk usage, archives, cleaning, cron
+			newReportCommand(),
 			newSessionsCommand(),
 			newDuCommand(),
 			newArchiveCommand(),

@@ -14,6 +14,7 @@ import (
 
 	"ccm/hooklib"
 	"ccm/internal/archive"
+	"ccm/internal/report"
 	"ccm/internal/sessions"
 )
 
@@ -25,6 +26,7 @@ type sessionsOptions struct {
 	Jobs     int
 	To       string
 	Now      time.Time
+	ASCII    bool // draw the size bars in plain ASCII
 }
 
 func newSessionsCommand() *cli.Command {
@@ -40,7 +42,8 @@ settings files; default 30) will delete it; then the title or first prompt.
 Only the head and tail of each transcript are read: records of files over
 128 KB are estimated from the mean line length there (marked ~).
 
-A header on a terminal; tab-separated columns without a header when piped.
+A header and a size bar beside each size on a terminal (--ascii: '#' bars);
+tab-separated columns without a header when piped.
 --archived lists archived sessions from their manifests, without unpacking.
 
 ` + exitStatusHelp,
@@ -50,13 +53,14 @@ A header on a terminal; tab-separated columns without a header when piped.
 			&cli.BoolFlag{Name: "archived", Usage: "list archived sessions instead"},
 			&cli.StringFlag{Name: "to", Usage: "with --archived: the archive folder (default <ccm home>/archive)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
+			&cli.BoolFlag{Name: "ascii", Usage: "draw the size bars in plain ASCII"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("sessions takes no arguments (see ccm sessions --help)")
 			}
 			o := sessionsOptions{globalOptions: globals(cmd), Project: cmd.String("project"), Sort: cmd.String("sort"),
-				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to")}
+				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to"), ASCII: cmd.Bool("ascii")}
 			return runSessions(ctx, o)
 		},
 	}
@@ -191,7 +195,13 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROJECT\tSESSION\tSIZE\tRECORDS\tMODIFIED\tCONTEXT\tBACKUPS\tSTATE\tSWEPT IN\tTITLE / FIRST PROMPT")
+	// A size bar beside each size, against the largest session listed.
+	var largest int64
+	for _, r := range rows {
+		largest = max(largest, r.TotalBytes)
+	}
+	ascii := o.ASCII || !report.UnicodeTerminal(os.Getenv)
+	fmt.Fprintln(tw, "PROJECT\tSESSION\tSIZE\t\tRECORDS\tMODIFIED\tCONTEXT\tBACKUPS\tSTATE\tSWEPT IN\tTITLE / FIRST PROMPT")
 	for _, r := range rows {
 		sweep := "-"
 		switch {
@@ -211,7 +221,8 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		if r.Context > 0 {
 			ctx = fmt.Sprintf("%dk", (r.Context+500)/1000)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, humanBytes(r.TotalBytes), recs,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, humanBytes(r.TotalBytes),
+			report.Bar(r.TotalBytes, largest, sessionBarWidth, ascii), recs,
 			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, r.Backups, state(r), sweep, cut(r.Label(), 60))
 	}
 	if err := tw.Flush(); err != nil {
@@ -227,6 +238,9 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 	}
 	return nil
 }
+
+// sessionBarWidth is the width of the size bars, in characters.
+const sessionBarWidth = 10
 
 func state(r *sessions.Row) string {
 	switch {
