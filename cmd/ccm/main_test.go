@@ -34,9 +34,14 @@ func TestScripts(t *testing.T) {
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// [corpus]: the shared corpus is there. [root]: running as root,
+		// for whom a folder's mode does not stop a write.
 		Condition: func(cond string) (bool, error) {
-			if cond == "corpus" {
+			switch cond {
+			case "corpus":
 				return haveCorpus, nil
+			case "root":
+				return os.Geteuid() == 0, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -50,13 +55,6 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
-		// [root]: running as root, for whom a folder's mode does not stop a write.
-		Condition: func(cond string) (bool, error) {
-			if cond == "root" {
-				return os.Geteuid() == 0, nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
-		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// mtime AGE FILE...: set the files' modification time to AGE
 			// (a Go duration) ago, as old sessions have.
