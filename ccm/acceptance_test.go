@@ -245,11 +245,11 @@ func TestPyCache21_Delete(t *testing.T) {
 	}
 }
 
-// TestD23_DedupSemantics: the Python tool upgraded a pin on dedupe only
+// TestDedupSemantics: the Python tool upgraded a pin on dedupe only
 // from none (soft never became hard) and did not verify the blob it
 // deduplicated against. Here the pin rises to the maximum, the access time
 // moves, and a blob that does not verify is replaced.
-func TestD23_DedupSemantics(t *testing.T) {
+func TestDedupSemantics(t *testing.T) {
 	s := newStore(t)
 	content := strings.Repeat("dedup\n", 400)
 	k := put(t, s, content, PinSoft)

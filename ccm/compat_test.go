@@ -120,8 +120,8 @@ func TestReadsPythonStore(t *testing.T) {
 	}
 }
 
-// TestD26_Drift: what the Python tool documented but never did.
-func TestD26_Drift(t *testing.T) {
+// TestDrift: what the Python tool documented but never did.
+func TestDrift(t *testing.T) {
 	t.Run("session path absolute", func(t *testing.T) {
 		s := newStore(t)
 		k, err := s.Put(context.Background(), []byte("x"), Source{ToolName: "Read", SessionPath: "rel/s.jsonl"}, PinNone, "")

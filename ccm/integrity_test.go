@@ -93,10 +93,10 @@ func TestTruncatedBlob(t *testing.T) {
 	}
 }
 
-// TestD24_KeyTraversal: the Python tool let "--pin ../../../settings"
+// TestKeyTraversal: the Python tool let "--pin ../../../settings"
 // rewrite settings.json and "ccm-get ../../../notes" print notes.txt.
 // Every entry point of the store validates keys before touching a file.
-func TestD24_KeyTraversal(t *testing.T) {
+func TestKeyTraversal(t *testing.T) {
 	s := newStore(t)
 	put(t, s, "legit", PinHard)
 	outside := filepath.Dir(s.Root())
@@ -196,9 +196,9 @@ func TestSymlinkedFilesRefused(t *testing.T) {
 	}
 }
 
-// TestD25_Permissions: files are 0600 and directories 0700 from creation,
+// TestPermissions: files are 0600 and directories 0700 from creation,
 // whatever the umask, including index.jsonl and last_key.
-func TestD25_Permissions(t *testing.T) {
+func TestPermissions(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 	s := newStore(t)

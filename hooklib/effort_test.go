@@ -54,9 +54,9 @@ func TestOpusNote(t *testing.T) {
 	}
 }
 
-// TestD72EffortNoteBeforeTheSubagent: the note is sent on PreToolUse, as
+// TestEffortNoteBeforeTheSubagent: the note is sent on PreToolUse, as
 // additionalContext, so it reaches the model before the subagent runs.
-func TestD72EffortNoteBeforeTheSubagent(t *testing.T) {
+func TestEffortNoteBeforeTheSubagent(t *testing.T) {
 	s := newSandbox(t)
 	s.env["DEFAULT_EFFORT"] = "low"
 	out := s.run(PreToolUse, `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Agent","tool_input":{"model":"opus","prompt":"x"}}`)

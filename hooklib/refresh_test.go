@@ -202,11 +202,11 @@ func TestNotificationsAreNotPrompts(t *testing.T) {
 	}
 }
 
-// TestD49ForcedRefreshRestartsCadence: the last-refresh turns the state
+// TestForcedRefreshRestartsCadence: the last-refresh turns the state
 // records are what the cadence counts from (the earlier tool wrote a
 // last_rules_turn nothing read), so a forced refresh is not followed by a
 // periodic copy a few prompts later.
-func TestD49ForcedRefreshRestartsCadence(t *testing.T) {
+func TestForcedRefreshRestartsCadence(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "5"
 	s.env["CONTEXT_REFRESH_CLAUDE_MD_INTERVAL"] = "0"
@@ -225,9 +225,9 @@ func TestD49ForcedRefreshRestartsCadence(t *testing.T) {
 	}
 }
 
-// TestD50MarksAndPromptsRace: marks and prompts from many writers at once
+// TestMarksAndPromptsRace: marks and prompts from many writers at once
 // go through the same lock, so neither a mark nor a prompt is lost.
-func TestD50MarksAndPromptsRace(t *testing.T) {
+func TestMarksAndPromptsRace(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	now := time.Now()

@@ -13,7 +13,7 @@ import (
 // concern the runtime, refresh and effort policy. The preprocessor's
 // (#51-#61) are in package compress.
 
-func TestD36D37ToolEventsUseHookSpecificOutput(t *testing.T) {
+func TestToolEventsUseHookSpecificOutput(t *testing.T) {
 	s := newSandbox(t)
 	out := s.run(PreToolUse, `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Task","tool_input":{"model":"claude-opus-4-1"}}`)
 	if !strings.HasPrefix(out, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"Subagent`) {
@@ -22,7 +22,7 @@ func TestD36D37ToolEventsUseHookSpecificOutput(t *testing.T) {
 	checkAccepted(t, PreToolUse, out)
 }
 
-func TestD38NoBoxFraming(t *testing.T) {
+func TestNoBoxFraming(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"
 	s.env["CONTEXT_REFRESH_COMPRESSION"] = "off"
@@ -36,7 +36,7 @@ func TestD38NoBoxFraming(t *testing.T) {
 	}
 }
 
-func TestD40IntervalZero(t *testing.T) {
+func TestIntervalZero(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "0"
 	s.env["CONTEXT_REFRESH_CLAUDE_MD_INTERVAL"] = "0"
@@ -51,7 +51,7 @@ func TestD40IntervalZero(t *testing.T) {
 	}
 }
 
-func TestD41CRLFAndBOMFrontmatter(t *testing.T) {
+func TestCRLFAndBOMFrontmatter(t *testing.T) {
 	for name, data := range map[string]string{
 		"crlf":     "---\r\npriority: 1\r\ndescription: d\r\n---\r\nbody line\r\nsecond\r\n",
 		"bom":      "\uFEFF---\npriority: 1\n---\nbody line\nsecond\n",
@@ -64,7 +64,7 @@ func TestD41CRLFAndBOMFrontmatter(t *testing.T) {
 	}
 }
 
-func TestD42NonIntegerPriorityReported(t *testing.T) {
+func TestNonIntegerPriorityReported(t *testing.T) {
 	s := newSandbox(t)
 	s.write("claude/rules/r.md", "---\npriority: high\n---\nbody\n")
 	var warns []string
@@ -74,7 +74,7 @@ func TestD42NonIntegerPriorityReported(t *testing.T) {
 	}
 }
 
-func TestD43OversizeRuleSkipped(t *testing.T) {
+func TestOversizeRuleSkipped(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"
 	s.env["CONTEXT_REFRESH_COMPRESSION"] = "off"
@@ -93,7 +93,7 @@ func TestD43OversizeRuleSkipped(t *testing.T) {
 	}
 }
 
-func TestD44SameContentOnce(t *testing.T) {
+func TestSameContentOnce(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"
 	s.env["CONTEXT_REFRESH_COMPRESSION"] = "off"
@@ -106,7 +106,7 @@ func TestD44SameContentOnce(t *testing.T) {
 	}
 }
 
-func TestD45ScopedRulesLeftToClaudeCode(t *testing.T) {
+func TestScopedRulesLeftToClaudeCode(t *testing.T) {
 	fm := ParseFrontmatter("---\npaths:\n  - \"src/**/*.go\"\npriority: 2\n---\nGo rule\n")
 	if !fm.Scoped || fm.Priority != 2 {
 		t.Errorf("%+v", fm)
@@ -121,10 +121,10 @@ func TestD45ScopedRulesLeftToClaudeCode(t *testing.T) {
 	}
 }
 
-// TestD46D47PayloadWithinCap fills both parts far past the cap: the whole
+// TestPayloadWithinCap fills both parts far past the cap: the whole
 // output stays within 10,000 characters, CLAUDE.md is cut at a section
 // boundary, and the marker says where the full text is.
-func TestD46D47PayloadWithinCap(t *testing.T) {
+func TestPayloadWithinCap(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"
 	s.env["CONTEXT_REFRESH_CLAUDE_MD_INTERVAL"] = "1"
@@ -157,7 +157,7 @@ func TestD46D47PayloadWithinCap(t *testing.T) {
 	}
 }
 
-func TestD47FirstSectionTooBigIsCutAtParagraph(t *testing.T) {
+func TestFirstSectionTooBigIsCutAtParagraph(t *testing.T) {
 	files := []MemoryFile{{Path: "/x/CLAUDE.md", Text: "# One\n\n" + strings.Repeat("para para para.\n\n", 200)}}
 	text := RenderMemory("H", files, 500, func(s string) string { return s })
 	if Size(text) > 500 || !strings.HasSuffix(text, CutMarker([]string{"/x/CLAUDE.md"})) || !strings.Contains(text, "para para para.\n\n"+CutMarker(nil)[:8]) {
@@ -295,11 +295,11 @@ func TestForcedRefresh(t *testing.T) {
 	}
 }
 
-// TestD48NoDuplicateInjection: what is already in the payload, or already
+// TestNoDuplicateInjection: what is already in the payload, or already
 // in the replayed transcript, is not injected again: a rule whose content
 // equals CLAUDE.md goes in once per payload, and SessionStart on resume adds
 // no second copy of the effort text.
-func TestD48NoDuplicateInjection(t *testing.T) {
+func TestNoDuplicateInjection(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"
 	s.env["CONTEXT_REFRESH_CLAUDE_MD_INTERVAL"] = "1"

@@ -302,9 +302,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestD73FieldNames: the fields are the ones Claude Code sends
+// TestFieldNames: the fields are the ones Claude Code sends
 // (tool_response, top-level cwd), not the ones the earlier docs named.
-func TestD73FieldNames(t *testing.T) {
+func TestFieldNames(t *testing.T) {
 	in, _ := ParseInput([]byte(`{"tool_output":"wrong","tool_response":{"stdout":"right"},"session":{"cwd":"/wrong"},"cwd":"/right"}`))
 	if in.ToolResponse().Get("stdout").String() != "right" || in.Cwd() != "/right" {
 		t.Errorf("%s %s", in.ToolResponse().Raw, in.Cwd())

@@ -86,13 +86,13 @@ func stub(k ccm.Key) string {
 	return ccm.Stub{Key: k, Source: "Bash make", Bytes: 5000, Lines: 40}.String()
 }
 
-// TestD20_GCFindsEveryReference: the Python gc read only message.content
+// TestGCFindsEveryReference: the Python gc read only message.content
 // strings and list-block text, so after a purge it would have deleted 44
 // of 45 blobs. Here a stub anywhere in a line counts: tool_result content
 // (string and nested list), toolUseResult, a prefixed hook reply, a
 // subagent file, a purge backup, a b2s key on a Retrieve line, and a
 // "ccm cache get" command the model ran.
-func TestD20_GCFindsEveryReference(t *testing.T) {
+func TestGCFindsEveryReference(t *testing.T) {
 	s, claude := testStore(t)
 	old := time.Now().Add(-48 * time.Hour)
 	var ks []ccm.Key
@@ -162,11 +162,11 @@ func TestGCRefusesWithoutTranscripts(t *testing.T) {
 	same(t, before, snapshot(t, s.Root()))
 }
 
-// TestD21_SizeMeasuredOnDisk: the Python prune measured compressed bytes,
+// TestSizeMeasuredOnDisk: the Python prune measured compressed bytes,
 // subtracted uncompressed ones, and stopped early (asked for 15 MB, left
 // 19.16 MB). Here the size is the blob files on disk, before and after,
 // and the store ends at or under the limit; fractions of a MB work.
-func TestD21_SizeMeasuredOnDisk(t *testing.T) {
+func TestSizeMeasuredOnDisk(t *testing.T) {
 	s, claude := testStore(t)
 	base := time.Now().Add(-30 * 24 * time.Hour)
 	var zst, raw int
@@ -258,10 +258,10 @@ func randomText(seed, n int) string {
 	return string(b)
 }
 
-// TestD22_AgePrune: by last access, compared as times (a naive Python
+// TestAgePrune: by last access, compared as times (a naive Python
 // timestamp and an RFC 3339 one with a zone compare correctly), pinned
 // blobs kept, and only deletions that happened are counted.
-func TestD22_AgePrune(t *testing.T) {
+func TestAgePrune(t *testing.T) {
 	s, claude := testStore(t)
 	now := time.Now()
 	oldK := putAt(t, s, "old", now.Add(-10*24*time.Hour), ccm.PinNone)

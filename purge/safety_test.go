@@ -106,7 +106,7 @@ func genFile(t testing.TB, path string, o synth.Options) synth.Manifest {
 // in place, and lost 538 of 768 lines appended meanwhile. Another process
 // appends 1000 lines while a large file is purged: all 1000 arrive in the
 // new file, unchanged and in order.
-func TestD1_01_ConcurrentAppend(t *testing.T) {
+func TestConcurrentAppend(t *testing.T) {
 	e := newEnv(t)
 	p := filepath.Join(e.dir, "big.jsonl")
 	genFile(t, p, synth.Options{Seed: 101, TargetBytes: 50 << 20, Thinking: true, Progress: true, Images: true, Version: "2.1.39"})
@@ -238,7 +238,7 @@ func sum(b []byte) [32]byte { return sha256.Sum256(b) }
 // random points: the path always holds the original or the complete
 // purged file, a purged file has its backup, every stored blob verifies,
 // and the next purge completes with the same result.
-func TestD1_02_KillDuringPurge(t *testing.T) {
+func TestKillDuringPurge(t *testing.T) {
 	base := t.TempDir()
 	src := filepath.Join(base, "orig.jsonl")
 	genFile(t, src, synth.Options{Seed: 102, TargetBytes: 24 << 20, Thinking: true, Progress: true, Images: true, Version: "2.1.39",

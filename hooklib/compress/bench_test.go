@@ -34,9 +34,9 @@ func BenchmarkCompress8KLight(b *testing.B)      { benchmarkLevel(b, Light) }
 func BenchmarkCompress8KStandard(b *testing.B)   { benchmarkLevel(b, Standard) }
 func BenchmarkCompress8KAggressive(b *testing.B) { benchmarkLevel(b, Aggressive) }
 
-// TestD61Speed8K keeps the 5 ms target honest in ordinary test runs, with
+// TestSpeed8K keeps the 5 ms target honest in ordinary test runs, with
 // room for a loaded CI machine (the earlier tool took 107 ms).
-func TestD61Speed8K(t *testing.T) {
+func TestSpeed8K(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
 	}

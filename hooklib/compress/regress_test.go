@@ -31,7 +31,7 @@ Call getContextFillPct() against localhost:5432 or https://example.com/authentic
 `,
 }
 
-func TestD51AggressiveNeverRaisesTokens(t *testing.T) {
+func TestAggressiveNeverRaisesTokens(t *testing.T) {
 	cl := CL100K()
 	for name, s := range samplesD51 {
 		in := cl.Count(s)
@@ -44,7 +44,7 @@ func TestD51AggressiveNeverRaisesTokens(t *testing.T) {
 	}
 }
 
-func TestD52FillerMeaningFlips(t *testing.T) {
+func TestFillerMeaningFlips(t *testing.T) {
 	cases := []struct{ in, mustKeep string }{
 		{"Migrate the users from staging to production, not from production to staging.", "to prod, not from prod to staging"},
 		{"Migrate the users from staging to production, not from production to staging.", "from staging to"},
@@ -67,7 +67,7 @@ func TestD52FillerMeaningFlips(t *testing.T) {
 	}
 }
 
-func TestD53GlobsAreNotItalics(t *testing.T) {
+func TestGlobsAreNotItalics(t *testing.T) {
 	in := "Delete *.log and *.tmp files, keep **/*.go and test_*.py"
 	for l := Light; l <= Aggressive; l++ {
 		out := forced(l, in)
@@ -79,7 +79,7 @@ func TestD53GlobsAreNotItalics(t *testing.T) {
 	}
 }
 
-func TestD54CodeFencesByteIdentical(t *testing.T) {
+func TestCodeFencesByteIdentical(t *testing.T) {
 	fenceGo := "```go\nfunc main() {\n    if x {\n        return   // the end\n    }\n}\n```"
 	fenceYAML := "~~~yaml\nkey:\n  - the  value\n\n\n\n  - is: on\n~~~"
 	in := "Some text is here.\n\n" + fenceGo + "\n\nMore  text with   spaces.\n" + fenceYAML + "\n\n    indented code  is  kept\n"
@@ -94,7 +94,7 @@ func TestD54CodeFencesByteIdentical(t *testing.T) {
 	}
 }
 
-func TestD55IdentifiersAndFileNames(t *testing.T) {
+func TestIdentifiersAndFileNames(t *testing.T) {
 	ids := []string{"configuration.yaml", "deploy/kubernetes/deployment.yaml", "hooks/observability/context_audit.py",
 		".golangci.yml", "getContextFillPct()", "localhost:5432", "https://example.com/authentication/configuration",
 		"snake_case_configuration", "../relative/path", "/absolute/path/to/file", "src/main.go"}
@@ -109,7 +109,7 @@ func TestD55IdentifiersAndFileNames(t *testing.T) {
 	}
 }
 
-func TestD56CommandsUnchanged(t *testing.T) {
+func TestCommandsUnchanged(t *testing.T) {
 	cmds := []string{"kubectl get services", "kubectl rollout restart deployment/api", "helm upgrade payments --namespace payments"}
 	for _, cmd := range cmds {
 		in := "To restart it, run " + cmd + " after the deployment."
@@ -121,7 +121,7 @@ func TestD56CommandsUnchanged(t *testing.T) {
 	}
 }
 
-func TestD57ProtectedWords(t *testing.T) {
+func TestProtectedWords(t *testing.T) {
 	words := []string{"shouldn't", "deleted", "committed", "deploying", "Nothing", "none", `"restrict clearance"`, `"careful mode"`, "won't", "can't"}
 	in := "You shouldn't say it was deleted, committed or deploying. Nothing is none of that; say \"restrict clearance\" or \"careful mode\" and it won't, can't matter."
 	vc := New(Options{Level: Aggressive, Counter: vowelCounter{}}) // a counter that would reward every vowel removed
@@ -134,7 +134,7 @@ func TestD57ProtectedWords(t *testing.T) {
 	}
 }
 
-func TestD58HeadersConsistent(t *testing.T) {
+func TestHeadersConsistent(t *testing.T) {
 	in := "## Never push to main\n### Hard Block — ONLY secrets\n# Global CLAUDE\n# Git\nAlways commit.\n## Plain header\n"
 	want := "[Never push to main]\n[Hard Block — ONLY secrets]\n[Global CLAUDE]\n[Git]\nAlways commit.\n[Plain header]\n"
 	if got := forced(Light, in); got != want {
@@ -142,7 +142,7 @@ func TestD58HeadersConsistent(t *testing.T) {
 	}
 }
 
-func TestD59NoActionVerbFromAbbreviation(t *testing.T) {
+func TestNoActionVerbFromAbbreviation(t *testing.T) {
 	for l := Standard; l <= Aggressive; l++ {
 		if out := forced(l, "Delete the deployment"); strings.Contains(out, "deploy ") || strings.HasSuffix(out, "deploy") {
 			t.Errorf("%s: %q", l, out)
@@ -150,7 +150,7 @@ func TestD59NoActionVerbFromAbbreviation(t *testing.T) {
 	}
 }
 
-func TestD60Leftovers(t *testing.T) {
+func TestLeftovers(t *testing.T) {
 	fm := "---\npriority: 1\ndescription: the rule\n---\n# Rule\ntext\n"
 	if out := forced(Aggressive, fm); !strings.HasPrefix(out, "---\npriority: 1\ndescription: the rule\n---\n") {
 		t.Errorf("YAML frontmatter treated as thematic breaks: %q", out)

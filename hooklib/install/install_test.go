@@ -63,10 +63,10 @@ func TestMergeRoundTrip(t *testing.T) {
 	}
 }
 
-// TestD39MatchersAndTimeouts: every registration is matched as narrowly as
+// TestMatchersAndTimeouts: every registration is matched as narrowly as
 // its feature allows and has a timeout (the earlier tools registered 11
 // events with neither: two Python starts per tool call).
-func TestD39MatchersAndTimeouts(t *testing.T) {
+func TestMatchersAndTimeouts(t *testing.T) {
 	cases := []struct {
 		f         Features
 		pre, post string

@@ -27,7 +27,7 @@ import (
 // D1 #3: no locking between hooks, purge and prune. A purge holds the
 // store's shared lock while it writes blobs, so a prune (exclusive lock)
 // waits; and two purges of one transcript never run at once.
-func TestD1_03_Locking(t *testing.T) {
+func TestLocking(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 103, Turns: 10, Images: true})
 	ctx := context.Background()
 
@@ -154,7 +154,7 @@ func snapshot(t testing.TB, root string) map[string]string {
 // D1 #4: --dry-run wrote the cache. A dry run has no side effect at all:
 // no store, no backup, no temp file, no lock file, the transcript's bytes
 // and mtime unchanged; it still reports what would change.
-func TestD1_04_DryRunNoSideEffects(t *testing.T) {
+func TestDryRunNoSideEffects(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 104, Turns: 16, Thinking: true, Progress: true, Images: true, Defects: synth.AllDefects})
 	e := newEnv(t)
 	p := e.write("s.jsonl", in)
@@ -218,7 +218,7 @@ func TestD1_04_DryRunNoSideEffects(t *testing.T) {
 
 // D1 #5: backup names had 1-second resolution (two runs in one second
 // overwrote the first backup), and the backup was made after processing.
-func TestD1_05_BackupNamesUnique(t *testing.T) {
+func TestBackupNamesUnique(t *testing.T) {
 	e := newEnv(t)
 	v1 := thinkingFixture()
 	v2 := stubFixture()
@@ -269,7 +269,7 @@ func TestD1_05_BackupNamesUnique(t *testing.T) {
 
 // D1 #6: removing an orphan tool_result left "content": [] (rejected by
 // the API).
-func TestD1_06_NoEmptyContent(t *testing.T) {
+func TestNoEmptyContent(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 106, Turns: 20, Defects: []synth.Defect{synth.OrphanToolResult, synth.EmptyContent, synth.EmptyText}})
 	hand := jsonl(
 		userPrompt("u1", "", "one"),
@@ -293,7 +293,7 @@ func TestD1_06_NoEmptyContent(t *testing.T) {
 
 // D1 #7: an orphan tool_use alone in its record was kept, so the API error
 // stayed. It gets a synthesised is_error result.
-func TestD1_07_OrphanToolUseAlone(t *testing.T) {
+func TestOrphanToolUseAlone(t *testing.T) {
 	in, m := gen(t, synth.Options{Seed: 107, Turns: 20, Defects: []synth.Defect{synth.OrphanToolUse}})
 	if n := len(checkErrors(t, in, false)); n == 0 {
 		t.Fatal("fixture passes check")
@@ -319,7 +319,7 @@ func TestD1_07_OrphanToolUseAlone(t *testing.T) {
 // D1 #8: pairing was global: a result whose tool_use exists anywhere
 // counted as paired, across messages and compaction boundaries. The API
 // wants the result in the very next message.
-func TestD1_08_PairingByAdjacency(t *testing.T) {
+func TestPairingByAdjacency(t *testing.T) {
 	t.Run("result two messages late", func(t *testing.T) {
 		in := jsonl(
 			userPrompt("u1", "", "one"),
@@ -378,7 +378,7 @@ func TestD1_08_PairingByAdjacency(t *testing.T) {
 // D1 #9: the parent relink took the previous line with any uuid (progress,
 // system, sidechain, other branch). Relinks go to the logical parent, and
 // saved_hook_context records sharing one uuid are not a cycle.
-func TestD1_09_RelinkLogicalParent(t *testing.T) {
+func TestRelinkLogicalParent(t *testing.T) {
 	in := jsonl(
 		userPrompt("u1", "", "one"),
 		assistantText("a1", "u1", "m1", "ok"),
@@ -421,7 +421,7 @@ func TestD1_09_RelinkLogicalParent(t *testing.T) {
 
 // D1 #10: --remove-thinking left empty assistant records, stripped the
 // latest turn's thinking and removed redacted_thinking uncounted.
-func TestD1_10_ThinkingRemoval(t *testing.T) {
+func TestOlderThinkingRemoved(t *testing.T) {
 	in := thinkingFixture()
 	e := newEnv(t)
 	rep, out := e.purgeBytes(in, e.opts())
@@ -442,7 +442,7 @@ func TestD1_10_ThinkingRemoval(t *testing.T) {
 // D1 #11: a synthetic compaction was injected by default (a fake summary,
 // no boundary, a "now" timestamp out of order). By default nothing is
 // injected; when asked for, the pair is a real one.
-func TestD1_11_NoInjectionByDefault(t *testing.T) {
+func TestNoInjectionByDefault(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 111, Turns: 12, Thinking: true})
 	e := newEnv(t)
 	rep, out := e.purgeBytes(in, e.opts())
@@ -506,7 +506,7 @@ func TestD1_11_NoInjectionByDefault(t *testing.T) {
 // without metadata truncated, --no-ccm truncating everything. Nothing is
 // ever cut without its bytes stored: every output value is the input's,
 // or a stub whose blob holds exactly what it replaced.
-func TestD1_12_NeverTruncate(t *testing.T) {
+func TestNeverTruncate(t *testing.T) {
 	tools := jsonl(
 		userPrompt("u1", "", "one"),
 		assistantToolUse("a1", "u1", "m1", "t1", "TodoWrite", `{"todos":[]}`),
@@ -597,7 +597,7 @@ func unstubbedBytes(v gjson.Result) int {
 // results, images in tool results and tool_use inputs stayed. After a
 // default purge, no content over the threshold is left before the recent
 // window.
-func TestD1_13_NoMissedSavings(t *testing.T) {
+func TestNoMissedSavings(t *testing.T) {
 	in, _ := gen(t, synth.Benchmark(113, 4<<20))
 	e := newEnv(t)
 	o := e.opts()
@@ -659,7 +659,7 @@ func TestD1_13_NoMissedSavings(t *testing.T) {
 // D1 #14: --current replaced only "/" in the working directory, so paths
 // with "_", "." or spaces never matched, and CLAUDE_CONFIG_DIR was
 // ignored. The CLI side is in cmd/ccm/testdata/script/purge_current.txtar.
-func TestD1_14_CurrentSessionFolderNaming(t *testing.T) {
+func TestCurrentSessionFolderNaming(t *testing.T) {
 	cfg := t.TempDir()
 	cwd := "/home/u/x/my_proj.v2/with space+plus"
 	dir := filepath.Join(transcript.ProjectsDir(cfg), "-home-u-x-my-proj-v2-with-space-plus")
@@ -692,7 +692,7 @@ func TestD1_14_CurrentSessionFolderNaming(t *testing.T) {
 
 // D1 #15: a JSON line that is not an object crashed the tool before any
 // write. Such lines, and every other bad line, pass through verbatim.
-func TestD1_15_NonObjectLines(t *testing.T) {
+func TestNonObjectLines(t *testing.T) {
 	in := jsonl(
 		`[{"type":"user"}]`,
 		userPrompt("u1", "", "one"),
@@ -730,7 +730,7 @@ func TestD1_15_NonObjectLines(t *testing.T) {
 // D1 #16: thresholds counted characters, and modified lines were
 // re-serialised with \uXXXX escapes. Sizes are bytes; edited lines keep
 // their raw non-ASCII text and escapes as written.
-func TestD1_16_BytesAndRawText(t *testing.T) {
+func TestBytesAndRawText(t *testing.T) {
 	escaped := `"escaped: \u00e9 \ud83d\ude00 \"q\" \/ \t"`
 	in := jsonl(
 		userPrompt("u1", "", "first é ✓ 🎉"),
@@ -768,7 +768,7 @@ func TestD1_16_BytesAndRawText(t *testing.T) {
 
 // D1 #17: the savings report was absurd ("15,839 % of message space").
 // The report's sizes are the files' sizes and the token estimate shrinks.
-func TestD1_17_HonestReport(t *testing.T) {
+func TestHonestReport(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 117, Turns: 14, Thinking: true, Progress: true, Images: true})
 	e := newEnv(t)
 	p := e.write("s.jsonl", in)
@@ -806,7 +806,7 @@ func TestD1_17_HonestReport(t *testing.T) {
 // D1 #18: the proxy flag (~/.claude/proxy-state/no-thinking/<stem>) was
 // touched on every run, even in tests. ccm writes nothing outside the
 // transcript's directory (new file, backup), the store and the lock dir.
-func TestD1_18_NoStrayFiles(t *testing.T) {
+func TestNoStrayFiles(t *testing.T) {
 	home := t.TempDir()
 	tmp := t.TempDir()
 	t.Setenv("HOME", home)
@@ -851,7 +851,7 @@ func TestD1_18_NoStrayFiles(t *testing.T) {
 // D1 #19: the whole file was read again after the write, to find /context
 // output. Once the new file is in place, purge reads neither it nor the
 // old one (no appends happened), token estimate included.
-func TestD1_19_NoRereadAfterWrite(t *testing.T) {
+func TestNoRereadAfterWrite(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 119, Turns: 10, Thinking: true, Progress: true})
 	e := newEnv(t)
 	p := e.write("s.jsonl", in)
