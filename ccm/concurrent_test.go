@@ -155,12 +155,8 @@ func TestHoldBlocksExclusive(t *testing.T) {
 	put(t, s, "y", PinNone)
 	p, _ := Open(s.Root())
 	p.LockWait = 50 * time.Millisecond
-	start := time.Now()
 	if _, err := p.LockExclusive(context.Background()); !errors.Is(err, ErrLocked) {
 		t.Fatalf("exclusive while held: %v", err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatal("lock wait not bounded")
 	}
 	release()
 	release() // twice is fine

@@ -341,10 +341,9 @@ func TestPruneLockedAndMissing(t *testing.T) {
 	defer release()
 	p2, _ := ccm.Open(s.Root())
 	p2.LockWait = 100 * time.Millisecond
-	start := time.Now()
 	_, err := Prepare(context.Background(), p2, Policy{AgeLimit: true}, Options{ClaudeDir: claude})
-	if !errors.Is(err, ccm.ErrLocked) || time.Since(start) > 3*time.Second {
-		t.Fatalf("locked store: %v after %s", err, time.Since(start))
+	if !errors.Is(err, ccm.ErrLocked) {
+		t.Fatalf("locked store: %v", err)
 	}
 }
 

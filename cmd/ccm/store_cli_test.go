@@ -73,14 +73,10 @@ func TestStoreExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	code, _, errs := runCCM("", "prune", "--max-size-mb", "1", "--lock-wait", "100ms")
 	release()
 	if code != 4 || !strings.Contains(errs, "ccm: store locked by another ccm process") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("locked prune: exit %d, stderr %q", code, errs)
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Errorf("lock wait not bounded: %s", time.Since(start))
 	}
 
 	// Unreadable metadata: listings still list the rest and exit 1.
