@@ -33,4 +33,3 @@ func benchmarkLevel(b *testing.B, l Level) {
 func BenchmarkCompress8KLight(b *testing.B)      { benchmarkLevel(b, Light) }
 func BenchmarkCompress8KStandard(b *testing.B)   { benchmarkLevel(b, Standard) }
 func BenchmarkCompress8KAggressive(b *testing.B) { benchmarkLevel(b, Aggressive) }
-
