@@ -2,6 +2,7 @@ package purge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/fsutil"
+	"ccm/jsonstr"
 	"ccm/transcript"
 )
 
@@ -32,6 +34,12 @@ type RestoreReport struct {
 	DryRun      bool          `json:"dry_run,omitempty"`
 	// HeldOpen: as in Report.
 	HeldOpen []int `json:"held_open_by,omitempty"`
+	// ByValue counts the stubs of the Python tool, restored by value: its
+	// store holds the decoded text, which goes back as the JSON string
+	// Claude Code writes for it, not as the original bytes. ByValueLines
+	// are their lines (the first 50).
+	ByValue      int   `json:"stubs_restored_by_value,omitempty"`
+	ByValueLines []int `json:"lines_restored_by_value,omitempty"`
 
 	objects int  // JSON object lines read: none means not a transcript
 	typed   bool // one of them has a "type", as every record does
@@ -255,10 +263,23 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 				return
 			}
 			if meta, err := store.Stat(st.Key); err == nil && meta.Source.Type != rawValueType {
-				// Not cut out by a purge (a hook's or the Python tool's stub
-				// holds plain text): splicing it would not give back JSON.
-				rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key,
-					Reason: "not a value ccm purge stored (a hook's or the Python tool's stub): left as is; ccm cache get shows it"})
+				// Not cut out by ccm purge: the Python tool stored the
+				// decoded text, so the value goes back as the JSON Claude
+				// Code would have written for it (by value, not byte for
+				// byte).
+				e, err := valueFromText(ctx, store, st, v, parent, key)
+				if err != nil {
+					if errors.Is(err, context.Canceled) {
+						ferr = err
+						return
+					}
+					rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key, Reason: err.Error()})
+					return
+				}
+				edits = append(edits, e)
+				rep.Restored++
+				rep.ByValue++
+				rep.ByValueLines = addLine(rep.ByValueLines, num)
 				return
 			}
 			content, err := store.Get(ctx, st.Key)
@@ -395,4 +416,34 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 	rep.HeldOpen = res.HeldOpen
 	rep.BytesAfter += res.TailBytes
 	return rep, nil
+}
+
+// valueFromText is the splice that puts back a stub whose stored content
+// is text rather than the JSON value cut out of the line: the Python
+// tool's stubs. A tool output or text goes back as a JSON string; an
+// image (source "Image (PNG)"; the store holds its base64 data) goes
+// back as the image block the text block stood for.
+func valueFromText(ctx context.Context, store *ccm.Store, st ccm.Stub, v, parent gjson.Result, key string) (edit, error) {
+	content, err := store.Get(ctx, st.Key)
+	if err != nil {
+		return edit{}, err
+	}
+	if media, ok := strings.CutPrefix(st.Source, "Image ("); ok && key == "text" && parent.Get("type").Str == "text" {
+		media = "image/" + strings.ToLower(strings.TrimSuffix(media, ")"))
+		blk := []byte(`{"type":"image","source":{"type":"base64","media_type":`)
+		blk = jsonstr.Append(blk, media)
+		blk = append(blk, `,"data":`...)
+		blk = jsonstr.Append(blk, bytes.TrimSpace(content))
+		blk = append(blk, "}}"...)
+		return valueEdit(parent, blk), nil
+	}
+	return valueEdit(v, jsonstr.Append(nil, content)), nil
+}
+
+// addLine adds a line number to a list of at most 50.
+func addLine(lines []int, n int) []int {
+	if len(lines) < 50 && (len(lines) == 0 || lines[len(lines)-1] != n) {
+		lines = append(lines, n)
+	}
+	return lines
 }
