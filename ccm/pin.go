@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // PinLevel says how strongly a blob is protected from pruning. Levels are
@@ -81,8 +82,11 @@ type Directive struct {
 
 // directiveRE is the Python tool's grammar, unchanged (case-insensitive;
 // level defaults to soft; a level=none or any other word is not part of the
-// directive, so "ccm:pin last level=none" pins soft, as it did there).
-var directiveRE = regexp.MustCompile(`(?i)ccm:pin\s+(last|next|start|end)(?:\s+level=(soft|hard))?(?:\s+reason="([^"]*)")?`)
+// directive, so "ccm:pin last level=none" pins soft, as it did there). It
+// is compiled on first use, not in every `ccm hook` process.
+var directiveRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)ccm:pin\s+(last|next|start|end)(?:\s+level=(soft|hard))?(?:\s+reason="([^"]*)")?`)
+})
 
 // ParseDirectives returns every pin directive in text, in order. The caller
 // decides what text is user-authored: user prompts and slash-command
@@ -93,7 +97,7 @@ func ParseDirectives(text string) []Directive {
 		return nil
 	}
 	var out []Directive
-	for _, m := range directiveRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range directiveRE().FindAllStringSubmatch(text, -1) {
 		d := Directive{Kind: strings.ToLower(m[1]), Level: PinSoft, Reason: m[3]}
 		if strings.EqualFold(m[2], "hard") {
 			d.Level = PinHard

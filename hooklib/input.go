@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -21,7 +22,7 @@ const MaxInput = 16 << 20
 // Input errors. A hook that gets one stays silent and logs it.
 var (
 	ErrEmptyInput    = errors.New("empty stdin")
-	ErrInputTooLarge = fmt.Errorf("stdin larger than %d bytes", MaxInput)
+	ErrInputTooLarge = errors.New("stdin larger than " + strconv.Itoa(MaxInput) + " bytes") // not fmt: init runs in every hook
 	ErrNotObject     = errors.New("stdin is not a JSON object")
 )
 

@@ -273,7 +273,7 @@ func mediaName(media string) string {
 
 // lostResultText is what a synthesised tool_result says.
 // lostResultLen is the size of lostResultText as written in a line.
-var lostResultLen = len(jsonstr.Append(nil, lostResultText))
+var lostResultLen = len(lostResultText) + 2 // quoted; the text has nothing to escape
 
 // lostResult reports whether a tool_result is (by its is_error flag and
 // size) one ccm purge synthesised. It is never moved to the store: a stub

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -40,9 +41,13 @@ type summaryFacts struct {
 	turns                             int
 }
 
-var testCmd = regexp.MustCompile(`(^|[\s;&|(])(go test|pytest|npm (run )?test|yarn test|pnpm test|cargo test|make (test|check)|mvn test|gradle test|jest|vitest|rspec|tox|ctest|phpunit|mix test|dotnet test)\b`)
+// testCmd and taskIDRe are compiled on first use, not in every process
+// that links purge (every `ccm hook`).
+var testCmd = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s;&|(])(go test|pytest|npm (run )?test|yarn test|pnpm test|cargo test|make (test|check)|mvn test|gradle test|jest|vitest|rspec|tox|ctest|phpunit|mix test|dotnet test)\b`)
+})
 
-var taskIDRe = regexp.MustCompile(`#(\d+)`)
+var taskIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) })
 
 // gatherSummary reads the first limit bytes of r (everything before the
 // kept tail) for the summary.
@@ -84,7 +89,7 @@ func gatherSummary(r io.Reader) (*summaryFacts, error) {
 					s.errors.add(name + ": " + cut(firstLine(resultText(b)), 200))
 				}
 				if name == "TaskCreate" {
-					if m := taskIDRe.FindStringSubmatch(resultText(b)); m != nil {
+					if m := taskIDRe().FindStringSubmatch(resultText(b)); m != nil {
 						s.noteTask(strings.Clone(m[1]), cut(afterColon(resultText(b)), 200))
 					}
 				}
@@ -109,7 +114,7 @@ func gatherSummary(r io.Reader) (*summaryFacts, error) {
 				case "Bash":
 					c := in.Get("command").Str
 					s.commands.add(cut(c, 160))
-					if testCmd.MatchString(c) {
+					if testCmd().MatchString(c) {
 						s.tests.add(cut(c, 160))
 					}
 				case "TodoWrite":

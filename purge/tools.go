@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -27,9 +28,12 @@ func (t toolInfo) source() string {
 	return name + " " + t.Detail
 }
 
-var home, _ = os.UserHomeDir()
+// home is the user's home directory, looked up on first use (package
+// initialisation runs in every `ccm hook` process).
+var home = sync.OnceValue(func() string { h, _ := os.UserHomeDir(); return h })
 
 func tildePath(p string) string {
+	home := home()
 	if home != "" && home != "/" && strings.HasPrefix(p, home+"/") {
 		return "~" + p[len(home):]
 	}
@@ -88,13 +92,14 @@ func toolInfoOf(block gjson.Result) toolInfo {
 	return t
 }
 
-var exitRe = regexp.MustCompile(`exit[: ](\d+)`)
+// exitRe is compiled on first use, not in every process that links purge.
+var exitRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`exit[: ](\d+)`) })
 
 // exitCode finds "exit N" in the first 100 bytes of an output, as the
 // Python tool did; 0 when there is none.
 func exitCode(raw []byte) int {
 	head := raw[:min(len(raw), 100)]
-	if m := exitRe.FindSubmatch(head); m != nil {
+	if m := exitRe().FindSubmatch(head); m != nil {
 		n, _ := strconv.Atoi(string(m[1]))
 		return n
 	}

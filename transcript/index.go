@@ -59,10 +59,21 @@ type BuildOptions struct {
 var ErrNotTranscript = errors.New("not a transcript")
 
 // The two ways a file is not a transcript; both are ErrNotTranscript.
+// They are static values, not fmt.Errorf calls: package initialisation
+// runs in every `ccm hook` process, and fmt's first use costs page faults.
 var (
-	ErrNoObjects = fmt.Errorf("%w: no line is a JSON object", ErrNotTranscript)
-	ErrUntyped   = fmt.Errorf("%w: its JSON objects have no \"type\" field, which every Claude Code record has", ErrNotTranscript)
+	ErrNoObjects error = &reasonError{"not a transcript: no line is a JSON object", ErrNotTranscript}
+	ErrUntyped   error = &reasonError{"not a transcript: its JSON objects have no \"type\" field, which every Claude Code record has", ErrNotTranscript}
 )
+
+// reasonError is a sentinel error that wraps a more general one.
+type reasonError struct {
+	msg string
+	err error
+}
+
+func (e *reasonError) Error() string { return e.msg }
+func (e *reasonError) Unwrap() error { return e.err }
 
 // checkTranscript says whether what was indexed is a transcript at all:
 // some line must be a JSON object, and some object must name its type.

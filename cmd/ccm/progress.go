@@ -3,10 +3,10 @@ package main
 import (
 	"io"
 	"os"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"ccm/internal/progress"
 )
 
 // isTerminal reports whether w is a terminal. Progress bars and other
@@ -21,7 +21,7 @@ func isTerminal(w any) bool {
 // not a terminal.
 type termProgress struct {
 	w   io.Writer
-	bar *progressbar.ProgressBar
+	bar *progress.Bar
 }
 
 func newProgress(w io.Writer) *termProgress {
@@ -32,24 +32,12 @@ func newProgress(w io.Writer) *termProgress {
 }
 
 func (p *termProgress) Start(label string, total int64, isBytes bool) {
-	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(p.w),
-		progressbar.OptionSetDescription(label),
-		progressbar.OptionThrottle(100 * time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionSetWidth(30),
-	}
-	if isBytes {
-		opts = append(opts, progressbar.OptionShowBytes(true))
-	} else {
-		opts = append(opts, progressbar.OptionShowCount())
-	}
-	p.bar = progressbar.NewOptions64(total, opts...)
+	p.bar = progress.New(p.w, label, total, isBytes)
 }
 
 func (p *termProgress) Add(n int64) {
 	if p.bar != nil {
-		p.bar.Add64(n)
+		p.bar.Add(n)
 	}
 }
 

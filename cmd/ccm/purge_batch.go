@@ -8,9 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"ccm/purge"
 )
 
@@ -69,10 +66,11 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 	if jobs == 0 {
 		jobs = runtime.NumCPU()
 	}
-	var bar *progressbar.ProgressBar
-	if f, ok := o.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && !o.JSON {
-		bar = progressbar.NewOptions(len(todo), progressbar.OptionSetWriter(o.Stderr), progressbar.OptionSetDescription("purging"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	var bar *termProgress
+	if !o.JSON {
+		if bar = newProgress(o.Stderr); bar != nil {
+			bar.Start("purging", int64(len(todo)), false)
+		}
 	}
 	var mu sync.Mutex
 	work := make(chan string)

@@ -107,11 +107,11 @@ func isASCIILetters(s string) bool {
 // excluded reports whether w, or w without a plural or verb ending, is in
 // the exclusion list.
 func excluded(w string) bool {
-	if vowelExclusions[w] || protectedWord(w) || direction[w] {
+	if vowelExclusions.has(w) || protectedWord(w) || direction.has(w) {
 		return true
 	}
 	for _, suf := range []string{"s", "es", "ed", "d", "ing", "ion", "ions"} {
-		if b, ok := strings.CutSuffix(w, suf); ok && vowelExclusions[b] {
+		if b, ok := strings.CutSuffix(w, suf); ok && vowelExclusions.has(b) {
 			return true
 		}
 	}

@@ -239,7 +239,7 @@ func TestParseLevel(t *testing.T) {
 }
 
 func TestDictionary(t *testing.T) {
-	if n := BuiltinDict().Len(); n != 54 || len(builtinDict) != BuiltinDictSize {
+	if n := BuiltinDict().Len(); n != 54 || len(builtinDict()) != BuiltinDictSize {
 		t.Fatalf("built-in dictionary has %d entries", n)
 	}
 	dir := t.TempDir()

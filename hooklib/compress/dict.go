@@ -7,32 +7,36 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
 
 // builtinDict is the earlier preprocessor's data/abbreviations.json
-// (_version 1, 54 entries), unchanged.
-var builtinDict = map[string]string{
-	"authentication": "auth", "authorization": "authz", "configuration": "cfg",
-	"environment": "env", "repository": "repo", "container": "ctr",
-	"deployment": "deploy", "infrastructure": "infra", "administrator": "admin",
-	"management": "mgmt", "documentation": "docs", "dependency": "dep",
-	"dependencies": "deps", "implementation": "impl", "initialization": "init",
-	"namespace": "ns", "kubernetes": "k8s", "application": "app",
-	"applications": "apps", "services": "svcs", "service": "svc",
-	"database": "db", "directory": "dir", "temporary": "tmp",
-	"production": "prod", "development": "dev", "staging": "stg",
-	"connection": "conn", "permission": "perm", "permissions": "perms",
-	"message": "msg", "messages": "msgs", "password": "pwd",
-	"timeout": "tmo", "request": "req", "response": "resp",
-	"function": "fn", "parameter": "param", "parameters": "params",
-	"argument": "arg", "arguments": "args", "variable": "var",
-	"variables": "vars", "certificate": "cert", "certificates": "certs",
-	"specification": "spec", "specifications": "specs", "operation": "op",
-	"operations": "ops", "information": "info", "distributed": "distrib",
-	"executable": "exec", "automatic": "auto", "automatically": "auto",
-}
+// (_version 1, 54 entries), unchanged. It is built on first use, not at
+// package initialisation, which every `ccm hook` process pays for.
+var builtinDict = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"authentication": "auth", "authorization": "authz", "configuration": "cfg",
+		"environment": "env", "repository": "repo", "container": "ctr",
+		"deployment": "deploy", "infrastructure": "infra", "administrator": "admin",
+		"management": "mgmt", "documentation": "docs", "dependency": "dep",
+		"dependencies": "deps", "implementation": "impl", "initialization": "init",
+		"namespace": "ns", "kubernetes": "k8s", "application": "app",
+		"applications": "apps", "services": "svcs", "service": "svc",
+		"database": "db", "directory": "dir", "temporary": "tmp",
+		"production": "prod", "development": "dev", "staging": "stg",
+		"connection": "conn", "permission": "perm", "permissions": "perms",
+		"message": "msg", "messages": "msgs", "password": "pwd",
+		"timeout": "tmo", "request": "req", "response": "resp",
+		"function": "fn", "parameter": "param", "parameters": "params",
+		"argument": "arg", "arguments": "args", "variable": "var",
+		"variables": "vars", "certificate": "cert", "certificates": "certs",
+		"specification": "spec", "specifications": "specs", "operation": "op",
+		"operations": "ops", "information": "info", "distributed": "distrib",
+		"executable": "exec", "automatic": "auto", "automatically": "auto",
+	}
+})
 
 // BuiltinDictSize is the number of entries of the built-in dictionary.
 const BuiltinDictSize = 54
@@ -46,7 +50,7 @@ type Dict struct {
 }
 
 // BuiltinDict returns the built-in 54-entry dictionary.
-func BuiltinDict() *Dict { return newDict(builtinDict, "builtin-v1") }
+func BuiltinDict() *Dict { return newDict(builtinDict(), "builtin-v1") }
 
 func newDict(m map[string]string, tag string) *Dict {
 	d := &Dict{entries: make(map[string]string, len(m)), maxWords: 1}
@@ -105,8 +109,8 @@ func LoadDict(path string) (*Dict, error) {
 	if !entries.IsObject() {
 		return BuiltinDict(), fmt.Errorf("abbreviation file %s: no \"entries\" object", path)
 	}
-	m := make(map[string]string, len(builtinDict)+8)
-	for k, v := range builtinDict {
+	m := make(map[string]string, len(builtinDict())+8)
+	for k, v := range builtinDict() {
 		m[k] = v
 	}
 	var bad string

@@ -143,7 +143,7 @@ func classifyTok(t *tok) {
 func markRuns(toks []tok) {
 	for i := 0; i < len(toks); i++ {
 		t := &toks[i]
-		if t.word && cliTools[t.lower] {
+		if t.word && cliTools.has(t.lower) {
 			for j := i; j < len(toks) && j < i+12; j++ {
 				toks[j].prot, toks[j].word, toks[j].dictOK = true, false, false
 				if clauseEnd(&toks[j]) || j+1 < len(toks) && toks[j+1].core == "" {

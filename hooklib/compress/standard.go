@@ -44,48 +44,49 @@ func standardLine(s string, d *Dict, c Counter) string {
 //   - is "at" before a quantifier ("at least 3").
 func deletable(toks []tok, i int) bool {
 	t := &toks[i]
-	if !t.word || t.prot || !fillers[t.lower] || t.lead != "" || t.trail != "" {
+	if !t.word || t.prot || !fillers.has(t.lower) || t.lead != "" || t.trail != "" {
 		return false
 	}
 	if sentenceStart(toks, i) || i+1 >= len(toks) || toks[i+1].core == "" {
 		return false
 	}
 	prev, next := toks[i-1].lower, toks[i+1].lower
-	if negation[prev] {
+	if negation.has(prev) {
 		return false
 	}
 	switch t.lower {
 	case "be", "been", "being":
-		return !modals[prev] && prev != "to"
+		return !modals.has(prev) && prev != "to"
 	case "on":
 		return false
 	case "to":
-		return !nearDirection(prev, next) && !actionVerbs[prev] && !motionVerbs[prev] && !clauseHas(toks, i, set1("from"))
+		return !nearDirection(prev, next) && !actionVerbs.has(prev) && !motionVerbs.has(prev) && !clauseHas(toks, i, fromWord)
 	case "in":
-		return !nearDirection(prev, next) && !inVerbs[prev]
+		return !nearDirection(prev, next) && !inVerbs.has(prev)
 	case "with":
 		return !nearDirection(prev, next) && !clauseHas(toks, i, pairVerbs)
 	case "at":
-		return !nearDirection(prev, next) && !quantifierAfterAt[next]
+		return !nearDirection(prev, next) && !quantifierAfterAt.has(next)
 	case "of":
-		return !ofPhrases[prev]
+		return !ofPhrases.has(prev)
 	}
 	return true
 }
 
 // inVerbs take "in" as a particle: "opt in", "log in".
-var inVerbs = set("opt", "opted", "log", "logged", "sign", "signed", "check", "checked", "plug", "plugged",
+var inVerbs = &wordSet{words: []string{"opt", "opted", "log", "logged", "sign", "signed", "check", "checked", "plug", "plugged",
 	"fill", "filled", "phase", "phased", "lock", "locked", "build", "built", "bake", "baked", "roll",
-	"rolled", "turn", "turned", "hand", "handed", "break", "factor", "factored")
+	"rolled", "turn", "turned", "hand", "handed", "break", "factor", "factored"}}
 
 // ofPhrases end in "of": "out of memory" is not "out memory".
-var ofPhrases = set("out", "instead", "because", "ahead", "regardless", "inside", "outside", "none", "most",
-	"least", "all")
+var ofPhrases = &wordSet{words: []string{"out", "instead", "because", "ahead", "regardless", "inside", "outside", "none", "most",
+	"least", "all"}}
 
-func set1(w string) map[string]bool { return map[string]bool{w: true} }
+// fromWord is the clause word that keeps "to" after a motion verb.
+var fromWord = &wordSet{words: []string{"from"}}
 
 func nearDirection(prev, next string) bool {
-	return direction[prev] || direction[next] || negation[next]
+	return direction.has(prev) || direction.has(next) || negation.has(next)
 }
 
 // sentenceStart reports whether token i starts a sentence: nothing but
@@ -107,17 +108,17 @@ func sentenceStart(toks []tok, i int) bool {
 }
 
 // clauseHas reports whether the clause around token i holds one of words.
-func clauseHas(toks []tok, i int, words map[string]bool) bool {
+func clauseHas(toks []tok, i int, words *wordSet) bool {
 	for k := i - 1; k >= 0; k-- {
 		if clauseEnd(&toks[k]) {
 			break
 		}
-		if words[toks[k].lower] {
+		if words.has(toks[k].lower) {
 			return true
 		}
 	}
 	for k := i + 1; k < len(toks); k++ {
-		if words[toks[k].lower] {
+		if words.has(toks[k].lower) {
 			return true
 		}
 		if clauseEnd(&toks[k]) {

@@ -1,29 +1,43 @@
 package compress
 
+import "sync"
+
 // Word lists. The first six are the earlier preprocessor's lists (prior-art
 // b.4); the additions close the gaps its defect list (D4 #52-#59) shows.
 
-func set(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
-	}
-	return m
+// wordSet is a word list looked up as a set. The map is built on the
+// first lookup instead of at package initialisation: every `ccm hook`
+// process initialises this package and most never compress anything.
+type wordSet struct {
+	words []string
+	once  sync.Once
+	m     map[string]bool
+}
+
+// has reports whether w is in the set.
+func (s *wordSet) has(w string) bool {
+	s.once.Do(func() {
+		s.m = make(map[string]bool, len(s.words))
+		for _, w := range s.words {
+			s.m[w] = true
+		}
+	})
+	return s.m[w]
 }
 
 // negation words are never touched and keep the small word after them.
 // Beyond the earlier 13: "nothing", "none" (D57) and their kin.
-var negation = set("never", "don't", "dont", "not", "no", "without", "cannot", "can't", "cant", "won't",
+var negation = &wordSet{words: []string{"never", "don't", "dont", "not", "no", "without", "cannot", "can't", "cant", "won't",
 	"wont", "shouldn't", "shouldnt",
-	"nothing", "none", "nobody", "nowhere", "neither", "nor", "unless", "except")
+	"nothing", "none", "nobody", "nowhere", "neither", "nor", "unless", "except"}}
 
 // assertion words carry the strength of a rule.
-var assertion = set("always", "must", "required", "mandatory", "only", "exactly", "strictly")
+var assertion = &wordSet{words: []string{"always", "must", "required", "mandatory", "only", "exactly", "strictly"}}
 
 // actionVerbs are the earlier 20 high-stakes verbs with their inflected and
 // noun forms: the earlier tool protected "delete" but turned "deleted" into
 // "dltd" (D57).
-var actionVerbs = set(
+var actionVerbs = &wordSet{words: []string{
 	"push", "pushes", "pushed", "pushing",
 	"delete", "deletes", "deleted", "deleting", "deletion", "deletions",
 	"commit", "commits", "committed", "committing",
@@ -44,41 +58,41 @@ var actionVerbs = set(
 	"detach", "detaches", "detached", "detaching",
 	"purge", "purges", "purged", "purging",
 	"wipe", "wipes", "wiped", "wiping",
-)
+}}
 
 // fillers are the words level 2 may delete, in contexts where that cannot
 // change what a sentence says (see standard.go).
-var fillers = set("a", "an", "the", "is", "are", "was", "were", "be", "been", "being",
-	"in", "on", "at", "to", "of", "for", "that", "which", "with")
+var fillers = &wordSet{words: []string{"a", "an", "the", "is", "are", "was", "were", "be", "been", "being",
+	"in", "on", "at", "to", "of", "for", "that", "which", "with"}}
 
 // vowelExclusions are never disemvowelled. In the earlier tool every one of
 // them was shorter than the 7-letter minimum and the list did nothing (D60);
 // here their plural and inflected forms count too.
-var vowelExclusions = set("often", "even", "open", "over", "idea", "area", "issue", "error", "user", "order",
+var vowelExclusions = &wordSet{words: []string{"often", "even", "open", "over", "idea", "area", "issue", "error", "user", "order",
 	"offer", "later", "after", "config", "token", "debug", "setup", "output", "input", "under", "upper",
-	"lower", "outer", "inner", "other")
+	"lower", "outer", "inner", "other"}}
 
 // cliTools start a command line; the tool and its arguments, up to the end
 // of the clause, are protected. The earlier tool protected only the tool and
 // its first word, so "kubectl get services" became "kubectl get svcs" (D56).
-var cliTools = set("kubectl", "helm", "terraform", "aws", "gcloud", "docker", "git", "npm", "pip", "cargo",
+var cliTools = &wordSet{words: []string{"kubectl", "helm", "terraform", "aws", "gcloud", "docker", "git", "npm", "pip", "cargo",
 	"scp", "ssh", "npx", "yarn", "pnpm", "pip3", "curl", "wget", "rm", "mv", "cp", "chmod", "chown", "sudo",
-	"systemctl", "journalctl", "gh", "jq", "rsync", "psql", "mysql", "ccm", "claude")
+	"systemctl", "journalctl", "gh", "jq", "rsync", "psql", "mysql", "ccm", "claude"}}
 
 // direction words carry where something goes or what state it ends in.
 // A filler next to one of them is part of the phrase ("opt in to",
 // "turn it on in staging") and stays.
-var direction = set("to", "from", "into", "onto", "on", "off", "in", "out", "up", "down", "over", "through",
+var direction = &wordSet{words: []string{"to", "from", "into", "onto", "on", "off", "in", "out", "up", "down", "over", "through",
 	"via", "away", "back", "toward", "towards", "inside", "outside", "within", "across", "between",
-	"before", "after", "upon")
+	"before", "after", "upon"}}
 
 // modals keep the filler after them: "must be set" is not "must set".
-var modals = set("can", "could", "should", "would", "will", "shall", "may", "might", "must", "do", "does",
-	"did", "need", "needs")
+var modals = &wordSet{words: []string{"can", "could", "should", "would", "will", "shall", "may", "might", "must", "do", "does",
+	"did", "need", "needs"}}
 
 // motionVerbs take a destination: "deploy to production", "migrate to v2".
 // "to" after one of them (or after an action verb) stays.
-var motionVerbs = set("migrate", "migrates", "migrated", "migrating", "move", "moves", "moved", "moving",
+var motionVerbs = &wordSet{words: []string{"migrate", "migrates", "migrated", "migrating", "move", "moves", "moved", "moving",
 	"copy", "copies", "copied", "copying", "send", "sends", "sent", "sending", "switch", "switches",
 	"switched", "switching", "promote", "promotes", "promoted", "promoting", "upgrade", "upgrades",
 	"upgraded", "upgrading", "downgrade", "downgrades", "downgraded", "downgrading", "point", "points",
@@ -92,11 +106,11 @@ var motionVerbs = set("migrate", "migrates", "migrated", "migrating", "move", "m
 	"scale", "scales", "scaled", "return", "returns", "returned", "release", "released", "ship", "shipped",
 	"publish", "published", "merge", "merges", "merged", "rebase", "rebased", "roll", "rolled", "fall",
 	"falls", "fell", "escalate", "escalated", "limit", "limited", "belongs", "belong", "refer", "refers",
-	"listen", "listens", "reply", "replies", "respond", "responds", "attach", "attaches", "attached")
+	"listen", "listens", "reply", "replies", "respond", "responds", "attach", "attaches", "attached"}}
 
 // pairVerbs take a "with": "replace the staging database with the
 // production one" must keep its "with" (D52).
-var pairVerbs = set("replace", "replaces", "replaced", "replacing", "swap", "swaps", "swapped",
+var pairVerbs = &wordSet{words: []string{"replace", "replaces", "replaced", "replacing", "swap", "swaps", "swapped",
 	"substitute", "substituted", "overwrite", "overwrites", "overwritten", "merge", "merges", "merged",
 	"combine", "combined", "compare", "compared", "pair", "paired", "associate", "associated", "align",
 	"aligned", "sync", "synced", "mix", "match", "matched", "patch", "patched", "update", "updates",
@@ -104,13 +118,13 @@ var pairVerbs = set("replace", "replaces", "replaced", "replacing", "swap", "swa
 	"mocked", "stub", "stubbed", "wrap", "wrapped", "sign", "signed", "encrypt", "encrypted", "decrypt",
 	"tag", "tagged", "label", "labelled", "labeled", "mark", "marked", "share", "shared", "authenticate",
 	"authenticated", "register", "registered", "deal", "dealt", "communicate", "collide", "conflict",
-	"conflicts", "interfere", "start", "starts", "begin", "begins", "end", "ends", "run", "runs")
+	"conflicts", "interfere", "start", "starts", "begin", "begins", "end", "ends", "run", "runs"}}
 
 // quantifierAfterAt: "at least 3" is not "least 3".
-var quantifierAfterAt = set("least", "most", "once", "first", "last", "all", "any")
+var quantifierAfterAt = &wordSet{words: []string{"least", "most", "once", "first", "last", "all", "any"}}
 
 // protectedWord reports whether a lower-case word is in one of the lists
 // whose words are never changed.
 func protectedWord(w string) bool {
-	return negation[w] || assertion[w] || actionVerbs[w]
+	return negation.has(w) || assertion.has(w) || actionVerbs.has(w)
 }
