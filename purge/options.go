@@ -59,6 +59,12 @@ type Options struct {
 	// LiveWindow makes a transcript written to more recently than this
 	// live as well (ccm purge uses ActiveWindow); zero never infers it.
 	LiveWindow time.Duration
+	// LiveNeedsWriter narrows LiveWindow for a file the user named: a
+	// recent mtime makes it live only when another process holds it open
+	// for writing (read from /proc), or when /proc cannot tell. A file
+	// just copied or checked out has a new mtime and no writer; Claude
+	// Code keeps its transcript open while it runs.
+	LiveNeedsWriter bool
 
 	DryRun bool
 	Backup BackupMode

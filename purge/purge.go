@@ -136,6 +136,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	if age := opt.Now().Sub(fi.ModTime()); opt.LiveWindow > 0 && age < opt.LiveWindow && age > -opt.LiveWindow {
 		opt.Live = true // its last turn may be in flight: leave it alone
+		if opt.LiveNeedsWriter && !hasWriter(path, fi) {
+			opt.Live = false
+		}
 	}
 	if !opt.DryRun {
 		if err := checkWritable(path, fi); err != nil {
@@ -383,4 +386,19 @@ func (p *Plan) afterCounter(w *rewriter) *transcript.Counter {
 		}
 	}
 	return ctr
+}
+
+// hasWriter reports whether another process holds the transcript open for
+// writing, as /proc shows it; true when /proc cannot tell, so that a
+// system without it keeps the mtime rule.
+func hasWriter(path string, fi os.FileInfo) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return true
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	pids, ok := fsutil.Writers(abs, fi)
+	return !ok || len(pids) > 0
 }

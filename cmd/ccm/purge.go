@@ -70,9 +70,10 @@ Nth-last prompt and the --recent-results Nth-last tool result, and never
 after the latest assistant message (its calls and their results stay). The
 original is kept as FILE.backup.<stamp> (a hard link by default); lines
 Claude Code appends meanwhile are carried over, and the file keeps its
-modification time. A session named by --current or written to in the last
-2 minutes is live: its current turn is left as it is. Purging a purged file
-changes nothing.
+modification time. A session named by --current is live: its current turn
+is left as it is; so is a file written to in the last 2 minutes that another
+process holds open for writing (in a batch, any file written to in the last
+2 minutes). Purging a purged file changes nothing.
 
 Batch: --all purges every session of every project; directories are walked
 for *.jsonl. Sessions written to in the last 2 minutes are skipped unless
@@ -296,7 +297,11 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	var failed error
 	var reports []*purge.Report
 	for _, f := range files {
-		rep, err := purge.File(ctx, f.Path, o.Purge)
+		opt := o.Purge
+		// A file the user names is live only when something writes to it:
+		// a fresh copy or checkout has a new mtime and no writer.
+		opt.LiveNeedsWriter = f.Named && !o.Current
+		rep, err := purge.File(ctx, f.Path, opt)
 		if err != nil {
 			failed = purgeError(f.Path, err)
 			if len(files) == 1 {
