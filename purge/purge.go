@@ -273,7 +273,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 				rep.EstimateError = err.Error()
 			}
 		}
-		res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce, noteEstimate)
+		res, err := replaceFile(path, src, limit, opt.Backup, "", opt.Now(), produce, noteEstimate)
 		if err != nil {
 			return nil, err
 		}
