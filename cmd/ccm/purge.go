@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/hooklib"
 	"ccm/purge"
 	"ccm/transcript"
 )
@@ -178,6 +179,14 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	case p.InjectCompaction && cmd.Bool("no-inject-compaction"):
 		return o, usagef("--inject-compaction and --no-inject-compaction contradict each other")
 	}
+	// The earlier tool's settings (environment, config.env, its config.py)
+	// stand in for flags that were not given.
+	cfg := hooklib.LoadConfig(g.ClaudeDir, os.LookupEnv)
+	if !cmd.IsSet("threshold") && cfg.Lookup("CCM_STUB_THRESHOLD_BYTES").IsSet() {
+		if p.Threshold = cfg.Int("CCM_STUB_THRESHOLD_BYTES"); p.Threshold < 1 {
+			return o, usagef("CCM_STUB_THRESHOLD_BYTES (%s) must be a positive number of bytes", cfg.Lookup("CCM_STUB_THRESHOLD_BYTES").Source)
+		}
+	}
 	if cmd.IsSet("recent-lines") {
 		n := cmd.Int("recent-lines")
 		if n < 0 {
@@ -188,8 +197,16 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 		}
 		p.RecentTurns = (n + 9) / 10
 		fmt.Fprintf(g.Stderr, "ccm: note: --recent-lines %d is read as --recent-turns %d (ccm keeps whole turns: most lines of recent transcripts are progress records)\n", n, p.RecentTurns)
+	} else if !cmd.IsSet("recent-turns") && cfg.Lookup("CCM_RECENT_LINES_WINDOW").IsSet() {
+		if n := cfg.Number("CCM_RECENT_LINES_WINDOW"); n >= 0 {
+			p.RecentTurns = (int(n) + 9) / 10
+		}
 	}
-	lvl, err := ccm.ParsePinLevel(cmd.String("pin-level-default"))
+	pinDefault := cmd.String("pin-level-default")
+	if !cmd.IsSet("pin-level-default") {
+		pinDefault = cfg.PinDefault("")
+	}
+	lvl, err := ccm.ParsePinLevel(pinDefault)
 	if err != nil {
 		return o, usagef("--pin-level-default: %v", err)
 	}
