@@ -139,6 +139,11 @@ var examples = map[string][]string{
 		"ccm capture stats",
 		"ccm capture stats --project my-app --json",
 	},
+	"ccm migrate": {
+		"ccm migrate --dry-run                    # the plan: take over, import, leave",
+		"ccm migrate --yes",
+		"ccm migrate --undo                       # every file back as it was",
+	},
 	"ccm completion": {
 		"ccm completion bash > ~/.local/share/bash-completion/completions/ccm",
 		"source <(ccm completion zsh)",
