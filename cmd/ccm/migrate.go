@@ -141,6 +141,10 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 	if o.JSON {
 		return writeJSON(o.Stdout, map[string]any{"plan": nonNilItems(plan.Items), "manifest": man})
 	}
+	if man == "" {
+		fmt.Fprintln(o.Stdout, "migrate: nothing to change")
+		return nil
+	}
 	fmt.Fprintf(o.Stdout, "migrated; the files as they were are in %s (ccm migrate --undo puts them back)\n", filepath.Dir(man))
 	return nil
 }

@@ -141,6 +141,11 @@ func Apply(ctx context.Context, o Options, p *Plan, install Installer, now time.
 		}
 		changed = append(changed, e)
 	}
+	if len(changed) == 0 && err == nil {
+		// Nothing changed after all: leave no migration to undo.
+		os.RemoveAll(dir)
+		return "", nil
+	}
 	if werr := writeManifest(man, Manifest{Time: now.UTC().Format(time.RFC3339), Entries: changed}); werr != nil && err == nil {
 		err = werr
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/hooklib"
+	"ccm/hooklib/memory"
 )
 
 // Tool names.
@@ -348,8 +349,12 @@ func (o Options) detectData(p *Plan) {
 	from := filepath.Join(o.UserHome, ".agenticore_tool_memory.ndjson")
 	if from != to {
 		if fi, err := os.Stat(from); err == nil && fi.Mode().IsRegular() {
-			p.ToolMemoryFrom, p.ToolMemoryTo = from, to
-			p.add("import", Agentihook, "tool memory %s into %s (lessons already there are not added twice)", from, to)
+			if n, err := missingLessons(from, to); err != nil {
+				p.add("leave", Agentihook, "tool memory %s cannot be read: %v", from, err)
+			} else if n > 0 {
+				p.ToolMemoryFrom, p.ToolMemoryTo = from, to
+				p.add("import", Agentihook, "%d lessons of the tool memory %s into %s", n, from, to)
+			}
 		} else if err == nil {
 			p.add("leave", Agentihook, "tool memory %s is not a regular file", from)
 		}
@@ -425,4 +430,29 @@ func quoteEnv(s string) string {
 		return "'" + s + "'"
 	}
 	return s
+}
+
+// missingLessons counts the lessons of the NDJSON store from that the one
+// at to does not hold.
+func missingLessons(from, to string) (int, error) {
+	old, err := (&memory.Store{Path: from}).List()
+	if err != nil {
+		return 0, err
+	}
+	have, err := (&memory.Store{Path: to}).List()
+	if err != nil {
+		return 0, err
+	}
+	seen := map[string]bool{}
+	for _, e := range have {
+		seen[e.Key()] = true
+	}
+	n := 0
+	for _, e := range old {
+		if !seen[e.Key()] {
+			seen[e.Key()] = true
+			n++
+		}
+	}
+	return n, nil
 }
