@@ -22,3 +22,4 @@ scripts/realclient-resume.sh
 scripts/realclient-hooks.sh
 scripts/realclient-capture.sh
 scripts/realclient-archive.sh
+scripts/realclient-migrate.sh
