@@ -183,6 +183,9 @@ func TestMigrateAgentihooks(t *testing.T) {
 		if n := strings.Count(s, "python -m hooks\""); n != 0 {
 			t.Errorf("%d agentihooks handlers left", n)
 		}
+		if !strings.Contains(out, `status line "python -m hooks.statusline"`) {
+			t.Errorf("the status line is not named:\n%s", out)
+		}
 		mem := mustRead(t, filepath.Join(claude, "ccm", "tool-memory.ndjson"))
 		if !strings.Contains(mem, "go: command not found") || !strings.Contains(mem, "File not found") || strings.Count(mem, "\n") != 2 {
 			t.Errorf("tool memory not imported:\n%s", mem)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
 	"ccm/fsutil"
@@ -231,13 +232,9 @@ func removeHandlers(s Settings) error {
 	for _, h := range hs {
 		ev := "hooks." + escape(h.Event)
 		g := ev + "." + strconv.Itoa(h.Group)
-		if data, err = sjson.DeleteBytes(data, g+".hooks."+strconv.Itoa(h.Index)); err != nil {
-			return err
-		}
+		data = deleteItem(data, g+".hooks", h.Index)
 		if n := len(gjsonArray(data, g+".hooks")); n == 0 {
-			if data, err = sjson.DeleteBytes(data, g); err != nil {
-				return err
-			}
+			data = deleteItem(data, ev, h.Group)
 		}
 		if n := len(gjsonArray(data, ev)); n == 0 {
 			if data, err = sjson.DeleteBytes(data, ev); err != nil {
@@ -349,4 +346,37 @@ func dedupe(ss []string) []string {
 func escape(s string) string {
 	r := strings.NewReplacer(".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`)
 	return r.Replace(s)
+}
+
+// deleteItem removes element i of the array at path with the comma and
+// white space that separate it from its neighbour, so the lines around it
+// keep their layout. An only element goes with the white space inside
+// the brackets ("[]").
+func deleteItem(data []byte, path string, i int) []byte {
+	arr := gjson.GetBytes(data, path)
+	items := arr.Array()
+	if i >= len(items) || arr.Index <= 0 {
+		return data
+	}
+	for _, it := range items {
+		if it.Index <= 0 { // gjson could not tell where: let sjson cut it
+			if out, err := sjson.DeleteBytes(data, path+"."+strconv.Itoa(i)); err == nil {
+				return out
+			}
+			return data
+		}
+	}
+	base := arr.Index
+	start := func(k int) int { return items[k].Index } // gjson gives them from the start of data
+	end := func(k int) int { return start(k) + len(items[k].Raw) }
+	var from, to int
+	switch {
+	case len(items) == 1:
+		from, to = base+1, base+len(arr.Raw)-1
+	case i < len(items)-1:
+		from, to = start(i), start(i+1)
+	default:
+		from, to = end(i-1), end(i)
+	}
+	return append(data[:from:from], data[to:]...)
 }

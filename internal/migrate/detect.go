@@ -276,6 +276,12 @@ func Detect(o Options) (*Plan, error) {
 			}
 			p.add("take over", h.Tool, "%s", what)
 		}
+		if s.Problem == "" {
+			sl := gjson.GetBytes(readOr(s.Path), "statusLine.command").String()
+			if tool, _ := Classify(sl); tool != "" {
+				p.add("leave", tool, "status line %q in %s: ccm has no status line; it stays as it is", sl, s.Path)
+			}
+		}
 		p.Settings = append(p.Settings, s)
 	}
 	o.detectConfig(p)
