@@ -242,3 +242,88 @@ func TestMigrateBOM(t *testing.T) {
 		t.Error("the settings were not imported")
 	}
 }
+
+// Registrations in the project's shared settings are replaced by ccm's
+// for that scope, which call ccm from PATH, never this machine's path.
+func TestMigrateProjectScope(t *testing.T) {
+	o, root, out := migrateFixture(t, "agentihooks")
+	o.Exe = "" // as from the binary: --scope project then writes "ccm"
+	// Only the project registered the earlier tool.
+	os.Remove(filepath.Join(root, "home", ".claude", "settings.json"))
+	p := filepath.Join(root, "proj", ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	orig := "{\"hooks\": {\"UserPromptSubmit\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"python -m hooks\"}]}]}}\n"
+	os.WriteFile(p, []byte(orig), 0o644)
+	o.Yes = true
+	if err := runMigrate(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	s := mustRead(t, p)
+	if strings.Contains(s, "python -m hooks") || !strings.Contains(s, `"command":"ccm hook UserPromptSubmit"`) {
+		t.Errorf("project settings:\n%s\n%s", s, out)
+	}
+	o.Yes, o.Undo = false, true
+	if err := runMigrate(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if mustRead(t, p) != orig {
+		t.Errorf("undo: %s", mustRead(t, p))
+	}
+}
+
+// The old store as a symlink is read through it; a dangling one is named.
+// A file changed again after the migration is left by --undo, and named.
+func TestMigrateBadInput(t *testing.T) {
+	o, root, out := migrateFixture(t, "claude-context-manager")
+	store := filepath.Join(root, "home", ".claude", "cache", "ccm")
+	elsewhere := filepath.Join(root, "elsewhere")
+	os.Rename(store, elsewhere)
+	os.Symlink(elsewhere, store)
+	o.DryRun = true
+	runMigrate(context.Background(), o)
+	if !strings.Contains(out.String(), "(a symlink to "+elsewhere+"): ccm reads its blobs") {
+		t.Errorf("symlinked store:\n%s", out)
+	}
+	os.Remove(store)
+	os.Symlink(filepath.Join(root, "gone"), store)
+	out.Reset()
+	runMigrate(context.Background(), o)
+	if !strings.Contains(out.String(), "which cannot be read") {
+		t.Errorf("dangling store:\n%s", out)
+	}
+	o.DryRun, o.Yes = false, true
+	if err := runMigrate(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(root, "home", ".claude", "settings.json")
+	os.WriteFile(settings, []byte("{}\n"), 0o600)
+	o.Yes, o.Undo = false, true
+	out.Reset()
+	err := runMigrate(context.Background(), o)
+	if code := exitCodeOf(err); code != exitFindings || !strings.Contains(out.String(), settings+": changed since the migration, left as it is") {
+		t.Errorf("undo over a changed file: %v (exit %d)\n%s", err, code, out)
+	}
+	if mustRead(t, settings) != "{}\n" {
+		t.Error("undo overwrote a file changed since the migration")
+	}
+}
+
+// Earlier hooks in the user and the project settings: ccm's go to the user
+// settings only, which cover the project; two registrations would run
+// every hook twice.
+func TestMigrateUserAndProject(t *testing.T) {
+	o, root, out := migrateFixture(t, "agentihooks")
+	p := filepath.Join(root, "proj", ".claude", "settings.local.json")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p, []byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python -m hooks"}]}]}, "model": "x"}`), 0o600)
+	o.Yes = true
+	if err := runMigrate(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if s := mustRead(t, p); s != `{"hooks": {}, "model": "x"}` {
+		t.Errorf("local settings:\n%s\n%s", s, out)
+	}
+	if !strings.Contains(out.String(), "none of ccm's added, since ccm's hooks in the user settings cover this project") {
+		t.Errorf("plan:\n%s", out)
+	}
+}

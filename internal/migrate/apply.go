@@ -60,8 +60,10 @@ func Apply(ctx context.Context, o Options, p *Plan, install Installer, now time.
 	for _, s := range p.Settings {
 		if s.Problem == "" && len(s.Handlers) > 0 {
 			paths = append(paths, s.Path)
-			scopes[s.Scope] = true
 		}
+	}
+	for scope := range p.Install {
+		scopes[scope] = true
 	}
 	if len(p.OldCommands) > 0 {
 		scopes["user"] = true
@@ -167,16 +169,14 @@ func apply(ctx context.Context, o Options, p *Plan, install Installer) error {
 			return err
 		}
 	}
-	installed := map[string]bool{}
-	for _, s := range p.Settings {
-		if s.Problem == "" && len(s.Handlers) > 0 && !installed[s.Scope] {
-			installed[s.Scope] = true
-			if err := install(s.Scope); err != nil {
-				return fmt.Errorf("ccm install --scope %s: %w", s.Scope, err)
+	for _, scope := range []string{"user", "project", "local"} {
+		if p.Install[scope] {
+			if err := install(scope); err != nil {
+				return fmt.Errorf("ccm install --scope %s: %w", scope, err)
 			}
 		}
 	}
-	if len(p.OldCommands) > 0 && !installed["user"] {
+	if len(p.OldCommands) > 0 && !p.Install["user"] {
 		if err := install("user"); err != nil {
 			return fmt.Errorf("ccm install: %w", err)
 		}

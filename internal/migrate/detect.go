@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -80,7 +81,9 @@ type Plan struct {
 	// OldCommands are slash-command files of claude-context-manager that
 	// ccm's take the place of (/purge, /ccm, /pin-*).
 	OldCommands []string
-	cfg         *hooklib.Config
+	// Install are the scopes ccm install registers ccm's hooks in.
+	Install map[string]bool
+	cfg     *hooklib.Config
 }
 
 func (p *Plan) add(action, tool, format string, a ...any) {
@@ -270,7 +273,7 @@ func Detect(o Options) (*Plan, error) {
 			p.add("leave", "-", "%s %s (no earlier tool's hook found in its text)", s.Path, s.Problem)
 		}
 		for _, h := range s.Handlers {
-			what := fmt.Sprintf("%s hook %q in %s: replaced by ccm's hooks (ccm install --scope %s)", h.Event, h.Command, s.Path, s.Scope)
+			what := fmt.Sprintf("%s hook %q in %s: removed; ccm's hooks take its place", h.Event, h.Command, s.Path)
 			if h.Missing {
 				what += "; its script " + h.Script + " no longer exists"
 			}
@@ -284,9 +287,45 @@ func Detect(o Options) (*Plan, error) {
 		}
 		p.Settings = append(p.Settings, s)
 	}
+	o.planInstall(p)
 	o.detectConfig(p)
 	o.detectData(p)
 	return p, nil
+}
+
+// ccmHookRE matches a command that runs ccm's hook.
+var ccmHookRE = regexp.MustCompile(`(^|/)ccm["']? hook [A-Za-z]+$`)
+
+// planInstall picks the scopes ccm's hooks go to: those whose settings
+// held the earlier tools' hooks. ccm's hooks in the user settings (there
+// already, or added now) cover every project: adding them to a project's
+// settings too would run each hook twice (Claude Code merges only
+// identical commands), so the project's old hooks are only removed.
+func (o Options) planInstall(p *Plan) {
+	p.Install = map[string]bool{}
+	userHasCCM := false
+	for _, s := range p.Settings {
+		if s.Problem == "" && len(s.Handlers) > 0 {
+			p.Install[s.Scope] = true
+		}
+		if s.Scope == "user" && s.Problem == "" {
+			gjson.GetBytes(readOr(s.Path), "hooks.@values.#.hooks.#.command").ForEach(func(_, v gjson.Result) bool {
+				v.ForEach(func(_, c gjson.Result) bool {
+					userHasCCM = userHasCCM || ccmHookRE.MatchString(strings.TrimSpace(c.String()))
+					return true
+				})
+				return true
+			})
+		}
+	}
+	if p.Install["user"] || userHasCCM {
+		for _, s := range p.Settings {
+			if s.Scope != "user" && p.Install[s.Scope] {
+				delete(p.Install, s.Scope)
+				p.add("take over", "-", "%s: the earlier tools' hooks are removed and none of ccm's added, since ccm's hooks in the user settings cover this project (both would run every hook twice)", s.Path)
+			}
+		}
+	}
 }
 
 func toolsOf(found []string) []string {
