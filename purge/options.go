@@ -61,9 +61,9 @@ type Options struct {
 	LiveWindow time.Duration
 	// LiveNeedsWriter narrows LiveWindow for a file the user named: a
 	// recent mtime makes it live only when another process holds it open
-	// for writing (read from /proc), or when /proc cannot tell. A file
-	// just copied or checked out has a new mtime and no writer; Claude
-	// Code keeps its transcript open while it runs.
+	// for writing or a Claude Code client runs in its project or on it
+	// (read from /proc), or when /proc cannot tell. A file just copied or
+	// checked out has a new mtime and no writer.
 	LiveNeedsWriter bool
 
 	DryRun bool

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -388,9 +389,13 @@ func (p *Plan) afterCounter(w *rewriter) *transcript.Counter {
 	return ctr
 }
 
-// hasWriter reports whether another process holds the transcript open for
-// writing, as /proc shows it; true when /proc cannot tell, so that a
-// system without it keeps the mtime rule.
+// hasWriter reports whether the transcript may be written to right now:
+// another process holds it open for writing, or a Claude Code client runs
+// in its project (its working directory encodes to the transcript's
+// folder) or names the session on its command line (--resume ID). Claude
+// Code opens the file by path for each line, so its process is the sign
+// between two lines. True when /proc cannot tell, so that a system without
+// it keeps the mtime rule.
 func hasWriter(path string, fi os.FileInfo) bool {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -400,5 +405,24 @@ func hasWriter(path string, fi os.FileInfo) bool {
 		abs = r
 	}
 	pids, ok := fsutil.Writers(abs, fi)
-	return !ok || len(pids) > 0
+	if !ok || len(pids) > 0 {
+		return true
+	}
+	procs, ok := fsutil.ClaudeProcesses()
+	if !ok {
+		return true
+	}
+	sid := strings.TrimSuffix(filepath.Base(abs), ".jsonl")
+	folder := filepath.Base(filepath.Dir(abs))
+	for _, p := range procs {
+		if p.Cwd != "" && transcript.ProjectDirName(p.Cwd) == folder {
+			return true
+		}
+		for _, a := range p.Args {
+			if a == sid || strings.HasSuffix(a, "/"+sid+".jsonl") {
+				return true
+			}
+		}
+	}
+	return false
 }

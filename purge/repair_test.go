@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/synth"
+	"ccm/transcript"
 )
 
 func sidechainRec(uuid, parent, typ, content string) string {
@@ -419,6 +420,35 @@ func TestLiveNeedsWriter(t *testing.T) {
 	rep, out := e.purge(p, o)
 	if !rep.Live || rep.SynthesizedResults != 0 || !bytes.Equal(in, out) {
 		t.Errorf("held open for writing: live %v, %d results synthesised", rep.Live, rep.SynthesizedResults)
+	}
+	// Claude Code opens the file by path for each line: between two lines
+	// its process, running in the transcript's project, is the sign.
+	cwd := t.TempDir()
+	dir := filepath.Join(t.TempDir(), transcript.ProjectDirName(cwd))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p = filepath.Join(dir, "running.jsonl")
+	if err := os.WriteFile(p, in, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	claude := filepath.Join(t.TempDir(), "claude")
+	if err := os.Symlink(sleep, claude); err != nil {
+		t.Fatal(err)
+	}
+	cc := exec.Command(claude, "30")
+	cc.Dir = cwd
+	if err := cc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cc.Process.Kill(); cc.Wait() }()
+	rep, out = e.purge(p, o)
+	if !rep.Live || rep.SynthesizedResults != 0 || !bytes.Equal(in, out) {
+		t.Errorf("claude running in its project: live %v, %d results synthesised", rep.Live, rep.SynthesizedResults)
 	}
 }
 

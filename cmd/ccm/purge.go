@@ -72,8 +72,9 @@ after the latest assistant message (its calls and their results stay). The
 original is kept as FILE.backup.<stamp> (a hard link by default); lines
 Claude Code appends meanwhile are carried over, and the file keeps its
 modification time. A session named by --current is live: its current turn
-is left as it is; so is a file written to in the last 2 minutes that another
-process holds open for writing (in a batch, any file written to in the last
+is left as it is; so is a file written to in the last 2 minutes that a
+process holds open for writing or whose project a Claude Code client runs in
+(in a batch, or run from inside Claude Code, any file written to in the last
 2 minutes). Purging a purged file changes nothing.
 
 Batch: --all purges every session of every project; directories are walked
@@ -317,7 +318,9 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 		opt := o.Purge
 		// A file the user names is live only when something writes to it:
 		// a fresh copy or checkout has a new mtime and no writer.
-		opt.LiveNeedsWriter = f.Named && !o.Current
+		// Run from inside Claude Code (CLAUDECODE is set for its tools),
+		// the file may be that session's own: the mtime rule stays.
+		opt.LiveNeedsWriter = f.Named && !o.Current && os.Getenv("CLAUDECODE") == ""
 		rep, err := purge.File(ctx, f.Path, opt)
 		if err != nil {
 			failed = purgeError(f.Path, err)
