@@ -27,7 +27,7 @@ type Stub struct {
 }
 
 // String renders the stub: one "name: value" line per field between the
-// markers, no trailing newline. Line breaks in Source and Desc become
+// markers, the last one "get: ccm cache get KEY", no trailing newline. Line breaks in Source and Desc become
 // spaces so they cannot end the block early.
 func (st Stub) String() string {
 	var b strings.Builder
@@ -54,6 +54,11 @@ func (st Stub) String() string {
 	}
 	b.WriteString("\npinned: ")
 	b.WriteString(st.Pinned.String())
+	// How to get the content back, for whoever reads the stub (a person, the
+	// model). Readers of the field set, ccm's and the Python tool's, skip a
+	// name they do not know.
+	b.WriteString("\nget: ccm cache get ")
+	b.WriteString(string(st.Key))
 	b.WriteString("\n")
 	b.WriteString(StubEnd)
 	return b.String()

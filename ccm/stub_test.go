@@ -12,12 +12,12 @@ var (
 
 func TestStubString(t *testing.T) {
 	st := Stub{Key: keyA, Source: "Bash make\ntest", Desc: "run the tests", Bytes: 13000, Lines: 212, Exit: 2, Pinned: PinSoft}
-	want := "[CCM_CACHED]\nkey: " + string(keyA) + "\nsource: Bash make test\ndesc: run the tests\nbytes: 13000\nlines: 212\nexit: 2\npinned: soft\n[/CCM_CACHED]"
+	want := "[CCM_CACHED]\nkey: " + string(keyA) + "\nsource: Bash make test\ndesc: run the tests\nbytes: 13000\nlines: 212\nexit: 2\npinned: soft\nget: ccm cache get " + string(keyA) + "\n[/CCM_CACHED]"
 	if got := st.String(); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 	minimal := Stub{Key: keyA}.String()
-	if minimal != "[CCM_CACHED]\nkey: "+string(keyA)+"\nsource: unknown\nbytes: 0\nlines: 0\npinned: none\n[/CCM_CACHED]" {
+	if minimal != "[CCM_CACHED]\nkey: "+string(keyA)+"\nsource: unknown\nbytes: 0\nlines: 0\npinned: none\nget: ccm cache get "+string(keyA)+"\n[/CCM_CACHED]" {
 		t.Fatalf("minimal stub:\n%s", minimal)
 	}
 	back, ok := ParseStub(st.String())

@@ -1,8 +1,6 @@
 package hooklib
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,13 +63,22 @@ var Vars = []Var{
 	{"CCM_CLEAN_EMPTY", "false", "bool", "also remove empty and zero-byte sessions"},
 	{"CCM_PRUNE_MAX_SIZE_MB", "500", "number", "ccm maintain prunes the CCM store to N MB; empty to skip"},
 	{"CCM_PRUNE_MAX_AGE_DAYS", "30", "number", "ccm maintain prunes blobs not accessed for N days; empty to skip"},
+	// claude-context-manager's settings (its config.py and environment).
+	{"CCM_ENABLED", "true", "bool", "claude-context-manager's switch: false makes every ccm hook a no-op"},
+	{"CCM_DEFAULT_PIN_LEVEL", "none", "none|soft|hard", "pin level of captures and purge stubs no ccm:pin directive covers, below CCM_CAPTURE_PIN_DEFAULT and --pin-level-default (claude-context-manager's default: soft)"},
+	{"CCM_STUB_THRESHOLD_BYTES", "5000", "int", "ccm purge --threshold when not given"},
+	{"CCM_RECENT_LINES_WINDOW", "", "number", "ccm purge --recent-lines when neither it nor --recent-turns is given (N lines read as (N+9)/10 turns)"},
+	{"AGENTIHOOKS_HOME", "", "path", "agentihooks' folder, whose .env and *.env are read below config.env (default ~/.agentihooks)"},
 }
 
 // Value is a variable's effective value and where it came from.
 type Value struct {
 	Value  string
-	Source string // "env", "config.env" or "default"
+	Source string // "env", "config.env", an earlier tool's file (~/.agentihooks/.env) or "default"
 }
+
+// IsSet reports whether the value was given somewhere, not defaulted.
+func (v Value) IsSet() bool { return v.Source != "default" && v.Source != "" }
 
 // Config is the effective configuration of one hook run.
 type Config struct {
@@ -82,10 +89,15 @@ type Config struct {
 	// Warnings lists values that were invalid and replaced by defaults,
 	// and a config.env that could not be read.
 	Warnings []string
+	// Legacy are the earlier tools' configuration files that exist; the
+	// values they set that ccm does not read are in Unused.
+	Legacy []LegacyFile
+	Unused []string // "NAME (~/.agentihooks/.env)"
 }
 
 // LoadConfig resolves the configuration: the process environment (lookup)
-// wins over <ccm home>/config.env, which wins over the defaults.
+// wins over <ccm home>/config.env, which wins over the earlier tools' files
+// (LegacyFiles), which win over the defaults.
 func LoadConfig(claudeDir string, lookup func(string) (string, bool)) *Config {
 	c := &Config{ClaudeDir: claudeDir, values: make(map[string]Value, len(Vars))}
 	if v, ok := lookup("CCM_HOME"); ok && v != "" {
@@ -99,6 +111,11 @@ func LoadConfig(claudeDir string, lookup func(string) (string, bool)) *Config {
 	if err != nil && !os.IsNotExist(err) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("config.env: %v", err))
 	}
+	c.Legacy = LegacyFiles(claudeDir, lookup)
+	known := make(map[string]bool, len(Vars))
+	for _, v := range Vars {
+		known[v.Name] = true
+	}
 	for _, v := range Vars[1:] {
 		if s, ok := lookup(v.Name); ok {
 			c.values[v.Name] = Value{s, "env"}
@@ -106,6 +123,19 @@ func LoadConfig(claudeDir string, lookup func(string) (string, bool)) *Config {
 			c.values[v.Name] = Value{s, "config.env"}
 		} else {
 			c.values[v.Name] = Value{c.defaultFor(v), "default"}
+			for _, f := range c.Legacy {
+				if s, ok := f.Values[v.Name]; ok {
+					c.values[v.Name] = Value{s, f.Label}
+					break
+				}
+			}
+		}
+	}
+	for _, f := range c.Legacy {
+		for _, n := range f.Order {
+			if !known[n] {
+				c.Unused = append(c.Unused, n+" ("+f.Label+")")
+			}
 		}
 	}
 	return c
@@ -220,9 +250,20 @@ func (c *Config) Validate() {
 }
 
 // Disabled reports whether CCM_HOOKS_DISABLED or CLAUDE_HOOKS_PASSTHROUGH
-// is set to a true value.
+// is set to a true value, or CCM_ENABLED to a false one.
 func (c *Config) Disabled() bool {
-	return c.Bool("CCM_HOOKS_DISABLED") || c.Bool("CLAUDE_HOOKS_PASSTHROUGH")
+	return c.Bool("CCM_HOOKS_DISABLED") || c.Bool("CLAUDE_HOOKS_PASSTHROUGH") || !c.Bool("CCM_ENABLED")
+}
+
+// PinDefault is the pin level of content no ccm:pin directive covers: the
+// first of specific (CCM_CAPTURE_PIN_DEFAULT for the capture) that is set
+// anywhere, then CCM_DEFAULT_PIN_LEVEL, claude-context-manager's name.
+func (c *Config) PinDefault(specific string) string {
+	name := "CCM_DEFAULT_PIN_LEVEL"
+	if specific != "" && c.values[specific].IsSet() {
+		name = specific
+	}
+	return c.Choice(name, "none", "soft", "hard")
 }
 
 // DisabledByEnv is the fast check done before anything else: it looks at the
@@ -236,6 +277,12 @@ func DisabledByEnv(lookup func(string) (string, bool)) bool {
 			}
 		}
 	}
+	if v, ok := lookup("CCM_ENABLED"); ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "0", "false", "no", "off":
+			return true
+		}
+	}
 	return false
 }
 
@@ -247,28 +294,30 @@ func readEnvFile(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[string]string)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		line = strings.TrimPrefix(line, "export ")
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		} else if i := strings.Index(v, " #"); i >= 0 {
-			v = strings.TrimSpace(v[:i])
-		}
-		m[k] = v
+	m, _ := parseEnv(data)
+	return m, nil
+}
+
+// envLine reads one KEY=VALUE line: blank lines and # comments are
+// skipped, "export " is allowed, and one level of matching quotes is
+// removed.
+func envLine(line string) (k, v string, ok bool) {
+	line = strings.TrimSpace(line)
+	if line == "" || line[0] == '#' {
+		return "", "", false
 	}
-	return m, sc.Err()
+	line = strings.TrimPrefix(line, "export ")
+	k, v, ok = strings.Cut(line, "=")
+	if !ok {
+		return "", "", false
+	}
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	} else if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimSpace(v[:i])
+	}
+	return k, v, true
 }
 
 // expandHome expands a leading ~/ (config.env values are not seen by a

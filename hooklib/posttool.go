@@ -84,7 +84,7 @@ func (h *Hook) capture(ctx context.Context, cp *capture.Capture) ([]byte, error)
 // capturePin is the pin of a new capture: the configured default, raised
 // by a pending `ccm:pin next` or an open `ccm:pin start` of the session.
 func (h *Hook) capturePin(sid string) ccm.PinLevel {
-	pin, _ := ccm.ParsePinLevel(h.Config.Choice("CCM_CAPTURE_PIN_DEFAULT", "none", "soft", "hard"))
+	pin, _ := ccm.ParsePinLevel(h.Config.PinDefault("CCM_CAPTURE_PIN_DEFAULT"))
 	if sid == "" {
 		return pin
 	}

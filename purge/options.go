@@ -60,6 +60,12 @@ type Options struct {
 	// LiveWindow makes a transcript written to more recently than this
 	// live as well (ccm purge uses ActiveWindow); zero never infers it.
 	LiveWindow time.Duration
+	// LiveNeedsWriter narrows LiveWindow for a file the user named: a
+	// recent mtime makes it live only when another process holds it open
+	// for writing or a Claude Code client runs in its project or on it
+	// (read from /proc), or when /proc cannot tell. A file just copied or
+	// checked out has a new mtime and no writer.
+	LiveNeedsWriter bool
 
 	DryRun bool
 	// DryRunOutput, in a dry run, receives the file the purge would write

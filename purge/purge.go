@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,6 +137,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	if age := opt.Now().Sub(fi.ModTime()); opt.LiveWindow > 0 && age < opt.LiveWindow && age > -opt.LiveWindow {
 		opt.Live = true // its last turn may be in flight: leave it alone
+		if opt.LiveNeedsWriter && !hasWriter(path, fi) {
+			opt.Live = false
+		}
 	}
 	if !opt.DryRun {
 		if err := checkWritable(path, fi); err != nil {
@@ -274,7 +278,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 				rep.EstimateError = err.Error()
 			}
 		}
-		res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce, noteEstimate)
+		res, err := replaceFile(path, src, limit, opt.Backup, "", opt.Now(), produce, noteEstimate)
 		if err != nil {
 			return nil, err
 		}
@@ -387,4 +391,42 @@ func (p *Plan) afterCounter(w *rewriter) *transcript.Counter {
 		}
 	}
 	return ctr
+}
+
+// hasWriter reports whether the transcript may be written to right now:
+// another process holds it open for writing, or a Claude Code client runs
+// in its project (its working directory encodes to the transcript's
+// folder) or names the session on its command line (--resume ID). Claude
+// Code opens the file by path for each line, so its process is the sign
+// between two lines. True when /proc cannot tell, so that a system without
+// it keeps the mtime rule.
+func hasWriter(path string, fi os.FileInfo) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return true
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	pids, ok := fsutil.Writers(abs, fi)
+	if !ok || len(pids) > 0 {
+		return true
+	}
+	procs, ok := fsutil.ClaudeProcesses()
+	if !ok {
+		return true
+	}
+	sid := strings.TrimSuffix(filepath.Base(abs), ".jsonl")
+	folder := filepath.Base(filepath.Dir(abs))
+	for _, p := range procs {
+		if p.Cwd != "" && transcript.ProjectDirName(p.Cwd) == folder {
+			return true
+		}
+		for _, a := range p.Args {
+			if a == sid || strings.HasSuffix(a, "/"+sid+".jsonl") {
+				return true
+			}
+		}
+	}
+	return false
 }

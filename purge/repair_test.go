@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/synth"
+	"ccm/transcript"
 )
 
 func sidechainRec(uuid, parent, typ, content string) string {
@@ -383,6 +385,70 @@ func TestLiveWindow(t *testing.T) {
 	rep, _ = e.purge(p, o)
 	if rep.Live || rep.SynthesizedResults != 1 {
 		t.Errorf("untouched for 3 minutes: live %v, %d results synthesised, want 1", rep.Live, rep.SynthesizedResults)
+	}
+}
+
+// TestLiveNeedsWriter: a file the user names that was just written but
+// that no process holds open for writing (a fresh copy, a checkout) is
+// not live; while another process holds it open for writing it is.
+func TestLiveNeedsWriter(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc: writers cannot be told here, the mtime rule applies")
+	}
+	in := inFlight()
+	e := newEnv(t)
+	o := e.opts()
+	o.LiveWindow = ActiveWindow
+	o.LiveNeedsWriter = true
+	p := e.write("copied.jsonl", in)
+	rep, _ := e.purge(p, o)
+	if rep.Live || rep.SynthesizedResults != 1 {
+		t.Errorf("fresh copy without writer: live %v, %d results synthesised, want 1", rep.Live, rep.SynthesizedResults)
+	}
+	p = e.write("held.jsonl", in)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("sleep", "30")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	defer func() { child.Process.Kill(); child.Wait() }()
+	rep, out := e.purge(p, o)
+	if !rep.Live || rep.SynthesizedResults != 0 || !bytes.Equal(in, out) {
+		t.Errorf("held open for writing: live %v, %d results synthesised", rep.Live, rep.SynthesizedResults)
+	}
+	// Claude Code opens the file by path for each line: between two lines
+	// its process, running in the transcript's project, is the sign.
+	cwd := t.TempDir()
+	dir := filepath.Join(t.TempDir(), transcript.ProjectDirName(cwd))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p = filepath.Join(dir, "running.jsonl")
+	if err := os.WriteFile(p, in, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	claude := filepath.Join(t.TempDir(), "claude")
+	if err := os.Symlink(sleep, claude); err != nil {
+		t.Fatal(err)
+	}
+	cc := exec.Command(claude, "30")
+	cc.Dir = cwd
+	if err := cc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cc.Process.Kill(); cc.Wait() }()
+	rep, out = e.purge(p, o)
+	if !rep.Live || rep.SynthesizedResults != 0 || !bytes.Equal(in, out) {
+		t.Errorf("claude running in its project: live %v, %d results synthesised", rep.Live, rep.SynthesizedResults)
 	}
 }
 

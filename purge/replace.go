@@ -95,7 +95,7 @@ func recordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error
 //
 // Until the rename the original is untouched; a crash leaves either the
 // original or the new file whole, and the backup.
-func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now time.Time, produce func(w io.Writer) (bool, error), during func()) (res replaced, err error) {
+func replaceFile(path string, src *os.File, limit int64, mode BackupMode, tag string, now time.Time, produce func(w io.Writer) (bool, error), during func()) (res replaced, err error) {
 	orig, err := src.Stat()
 	if err != nil {
 		return res, err
@@ -138,7 +138,7 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 	if err := sameFile(path, orig); err != nil {
 		return res, err
 	}
-	if res.Backup, err = makeBackup(path, src, mode, now); err != nil {
+	if res.Backup, err = makeBackup(path, src, mode, tag, now); err != nil {
 		return res, fmt.Errorf("backup: %w", err)
 	}
 	// The bulk is on disk; now copy the last appends and rename at once,
@@ -363,8 +363,15 @@ func dirOf(path string) string {
 // the millisecond, and a counter is added should two purges share one.
 const BackupStamp = "20060102_150405.000"
 
-// makeBackup keeps the original before it is replaced.
-func makeBackup(path string, src *os.File, mode BackupMode, now time.Time) (string, error) {
+// RestoreTag ends the names of the backups a restore makes
+// (FILE.backup.<stamp>-restore): ccm restore --backup without --from skips
+// them, so it brings back the state before the latest purge, not the one
+// before the latest restore. The stamp before it still parses.
+const RestoreTag = "-restore"
+
+// makeBackup keeps the original before it is replaced; tag ("" or
+// RestoreTag) follows the stamp and its counter.
+func makeBackup(path string, src *os.File, mode BackupMode, tag string, now time.Time) (string, error) {
 	if mode == BackupNone {
 		return "", nil
 	}
@@ -374,6 +381,7 @@ func makeBackup(path string, src *os.File, mode BackupMode, now time.Time) (stri
 		if n > 0 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
+		name += tag
 		if mode == BackupZstd {
 			name += ".zst"
 		}

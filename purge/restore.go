@@ -91,7 +91,7 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		_, err := produce(io.Discard)
 		return rep, err
 	}
-	res, err := replaceFile(path, src, limit, opt.Backup, opt.Now(), produce, nil)
+	res, err := replaceFile(path, src, limit, opt.Backup, RestoreTag, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func Backups(path string) ([]string, error) {
 
 // backupOrder splits a backup name into its stamp and counter.
 func backupOrder(path, name string) (string, int) {
-	rest := strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst")
+	rest := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst"), RestoreTag)
 	stamp, counter, ok := strings.Cut(rest, "-")
 	if !ok {
 		return rest, 0
@@ -356,9 +356,15 @@ func globEscape(s string) string {
 	return r.Replace(s)
 }
 
+// IsRestoreBackup tells the backups a restore made from a purge's.
+func IsRestoreBackup(name string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(name, ".zst"), RestoreTag)
+}
+
 // RestoreBackup brings back a backup byte for byte: from, or the newest
-// backup of path. The current file is itself backed up first, so lines
-// written since the backup was made are never lost either.
+// backup a purge made of path (the state before the latest purge; the
+// backups restores make are skipped). The current file is itself backed up
+// first, so lines written since the backup was made are never lost either.
 func RestoreBackup(ctx context.Context, path, from string, opt Options) (*RestoreReport, error) {
 	name := path
 	path = realPath(path)
@@ -367,10 +373,18 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		if err != nil {
 			return nil, err
 		}
-		if len(bs) == 0 {
-			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
+		for _, b := range bs {
+			if !IsRestoreBackup(b) {
+				from = b
+				break
+			}
 		}
-		from = bs[0]
+		switch {
+		case len(bs) == 0:
+			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
+		case from == "":
+			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups (%s); name one with --from", name, filepath.Base(bs[0]))
+		}
 	}
 	bf, err := fsutil.OpenRegular(from)
 	if err != nil {
@@ -408,7 +422,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		return true, err
 	}
 	// The whole current file is replaced: its "tail" is everything.
-	res, err := replaceFile(path, src, fi.Size(), opt.Backup, opt.Now(), produce, nil)
+	res, err := replaceFile(path, src, fi.Size(), opt.Backup, RestoreTag, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ scripts/realclient-resume.sh
 scripts/realclient-hooks.sh
 scripts/realclient-capture.sh
 scripts/realclient-archive.sh
+scripts/realclient-migrate.sh
 if [ -n "$corpus" ]; then
   scripts/request-size.sh
 fi

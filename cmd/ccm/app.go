@@ -29,9 +29,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Usage:                 "keep long Claude Code sessions healthy",
 		Version:               version(),
 		EnableShellCompletion: true,
-		Reader:                stdin,
-		Writer:                stdout,
-		ErrWriter:             stderr,
+		// The completion command is built at Run: give it its examples then.
+		ConfigureShellCompletionCommand: func(c *cli.Command) { setExamples(c, "ccm "+c.Name) },
+		Reader:                          stdin,
+		Writer:                          stdout,
+		ErrWriter:                       stderr,
 		// Run must return errors to main, never call os.Exit behind its back.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Flags: []cli.Flag{
@@ -68,6 +70,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newRefreshCommand(),
 			newCaptureCommand(),
 			newMemoryCommand(),
+			newMigrateCommand(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -77,6 +80,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		},
 	}
 	setUsageErrors(root)
+	setExamples(root, root.Name)
 	return root
 }
 

@@ -22,11 +22,16 @@ func newConfigCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "config",
 		Usage: "print the hooks' effective configuration and where each value comes from",
-		Description: `Prints every variable ccm's hooks read as NAME=value, followed by its source:
-env (the process environment), config.env (<ccm home>/config.env) or
-default. The environment wins over config.env, which wins over the default.
-Invalid values are listed as warnings; the hooks use the default instead.
-The output is itself a valid config.env.
+		Description: `Prints every variable ccm reads as NAME=value, followed by its source: env
+(the process environment), config.env (<ccm home>/config.env), a file of an
+earlier tool (agentihooks' ~/.agentihooks/.env and *.env, or
+$AGENTIHOOKS_HOME; claude-context-manager's <claude dir>/hooks/config.py,
+simple assignments only) or default. A command's flag wins over the
+environment, which wins over config.env, which wins over the earlier tools'
+files. Invalid values are listed as warnings (the default is used instead);
+lines of config.py that are code, not a simple assignment, are named and not
+read; what the earlier tools' files set that ccm does not use is named. The
+output is itself a valid config.env.
 
 ` + exitStatusHelp,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -57,9 +62,20 @@ func runConfig(_ context.Context, o configOptions) error {
 	if o.JSON {
 		enc := json.NewEncoder(o.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"config_file": cfg.File, "variables": entries, "warnings": cfg.Warnings})
+		legacy := []map[string]any{}
+		for _, f := range cfg.Legacy {
+			legacy = append(legacy, map[string]any{"path": f.Path, "tool": f.Tool, "unreadable": nonNil(f.Unreadable)})
+		}
+		return enc.Encode(map[string]any{"config_file": cfg.File, "variables": entries, "warnings": nonNil(cfg.Warnings),
+			"earlier_tools_files": legacy, "not_used": nonNil(cfg.Unused)})
 	}
-	fmt.Fprintf(o.Stdout, "# ccm hooks: environment > %s > default\n", cfg.File)
+	fmt.Fprintf(o.Stdout, "# ccm: flag > environment > %s > the earlier tools' files > default\n", cfg.File)
+	for _, f := range cfg.Legacy {
+		fmt.Fprintf(o.Stdout, "# read %s (%s)\n", f.Label, f.Tool)
+		for _, u := range f.Unreadable {
+			fmt.Fprintf(o.Stdout, "# not read, %s %s\n", f.Label, u)
+		}
+	}
 	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
 	for _, e := range entries {
 		fmt.Fprintf(tw, "%s=%s\t# %s\n", e.Name, quoteEnv(e.Value), e.Source)
@@ -70,7 +86,17 @@ func runConfig(_ context.Context, o configOptions) error {
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(o.Stdout, "# warning: %s\n", w)
 	}
+	for _, u := range cfg.Unused {
+		fmt.Fprintf(o.Stdout, "# not used by ccm: %s\n", u)
+	}
 	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // quoteEnv quotes a value for config.env when it holds spaces or #.

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -69,7 +72,11 @@ out (and remove their handlers if an earlier install added them).
 
 It also writes the slash commands /ccm, /purge, /pin-last, /pin-next,
 /pin-start and /pin-end to the scope's commands folder, keeping files of the
-same name that are not ccm's. A settings file that is not valid JSON, or is
+same name that are not ccm's. --scope project (a file the team shares) runs
+"ccm" from PATH, or "$CLAUDE_PROJECT_DIR/..." for a binary inside the
+project, never this machine's absolute path; --scope local writes only
+.claude/settings.local.json and no slash commands (Claude Code has no
+unshared commands folder in a project). A settings file that is not valid JSON, or is
 read-only, is refused. ccm uninstall removes exactly what install added.
 
 ` + exitStatusHelp,
@@ -108,6 +115,11 @@ func (o installOptions) libOptions() (install.Options, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	if o.Scope == install.ScopeProject && o.Exe == "" {
+		// The project's settings are shared: this machine's absolute path
+		// means nothing on a teammate's.
+		exe = sharedCommand(exe, wd, o.Stderr)
+	}
 	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
 	return install.Options{Scope: o.Scope, DryRun: o.DryRun, ClaudeDir: o.ClaudeDir, ProjectDir: wd,
 		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now,
@@ -131,6 +143,9 @@ func runInstall(_ context.Context, o installOptions) error {
 // that would result to stdout and the changes to stderr, so its stdout can
 // be used as a settings file.
 func reportInstall(o installOptions, r install.Result, nothing string) {
+	for _, n := range r.Notes {
+		fmt.Fprintf(o.Stderr, "ccm: note: %s\n", n)
+	}
 	if o.DryRun {
 		o.Stdout.Write(r.Content)
 		for _, c := range r.Changes {
@@ -151,4 +166,21 @@ func reportInstall(o installOptions, r install.Result, nothing string) {
 	if r.Changed {
 		fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
 	}
+}
+
+// sharedCommand is how hooks in a team-shared settings file call ccm: a
+// binary inside the project as "$CLAUDE_PROJECT_DIR/<path>" (Claude Code
+// sets it for hooks), anything else as "ccm" from PATH, with a warning on
+// w when this machine has no ccm on PATH.
+func sharedCommand(exe, project string, w io.Writer) string {
+	if real, err := filepath.EvalSymlinks(project); err == nil {
+		project = real
+	}
+	if rel, err := filepath.Rel(project, exe); err == nil && filepath.IsLocal(rel) && !strings.ContainsAny(rel, "\"$`\\\n") {
+		return `"$CLAUDE_PROJECT_DIR/` + filepath.ToSlash(rel) + `"`
+	}
+	if _, err := exec.LookPath("ccm"); err != nil {
+		fmt.Fprintf(w, "ccm: warning: ccm is not on PATH: the hooks of --scope project run \"ccm hook ...\" and fail until it is (go install ./cmd/ccm, or --ccm PATH)\n")
+	}
+	return "ccm"
 }

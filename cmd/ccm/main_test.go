@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +72,31 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// sharedCommand: a ccm inside the project is called relative to it, one
+// outside as "ccm" from PATH, with a warning when PATH has none.
+func TestSharedCommand(t *testing.T) {
+	proj := t.TempDir()
+	var w strings.Builder
+	if got := sharedCommand(filepath.Join(proj, "bin", "ccm"), proj, &w); got != `"$CLAUDE_PROJECT_DIR/bin/ccm"` {
+		t.Errorf("in the project: %s", got)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if got := sharedCommand("/opt/x/ccm", proj, &w); got != "ccm" {
+		t.Errorf("outside the project: %s", got)
+	}
+	if !strings.Contains(w.String(), "ccm: warning: ccm is not on PATH") {
+		t.Errorf("no warning without ccm on PATH: %q", w.String())
+	}
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "ccm"), []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	w.Reset()
+	sharedCommand("/opt/x/ccm", proj, &w)
+	if w.Len() != 0 {
+		t.Errorf("a warning with ccm on PATH: %q", w.String())
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/hooklib"
 	"ccm/purge"
 	"ccm/transcript"
 )
@@ -70,9 +71,11 @@ Nth-last prompt and the --recent-results Nth-last tool result, and never
 after the latest assistant message (its calls and their results stay). The
 original is kept as FILE.backup.<stamp> (a hard link by default); lines
 Claude Code appends meanwhile are carried over, and the file keeps its
-modification time. A session named by --current or written to in the last
-2 minutes is live: its current turn is left as it is. Purging a purged file
-changes nothing.
+modification time. A session named by --current is live: its current turn
+is left as it is; so is a file written to in the last 2 minutes that a
+process holds open for writing or whose project a Claude Code client runs in
+(in a batch, or run from inside Claude Code, any file written to in the last
+2 minutes). Purging a purged file changes nothing.
 
 Batch: --all purges every session of every project; directories are walked
 for *.jsonl. Sessions written to in the last 2 minutes are skipped unless
@@ -84,7 +87,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.StringFlag{Name: "session", Usage: "purge the session with this id"},
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change; write nothing at all"},
-			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store"},
+			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store (else $CCM_STUB_THRESHOLD_BYTES, see ccm config)"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
 			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
 			&cli.IntFlag{Name: "old-threshold", Value: 1000, Usage: "before the recent window, move content larger than this many bytes to the store (0: use --threshold)"},
@@ -92,14 +95,14 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
 			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
 			&cli.BoolFlag{Name: "keep-hook-context", Usage: "keep hook context replayed on resume that a later hook gave again"},
-			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn)"},
+			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn; else $CCM_RECENT_LINES_WINDOW)"},
 			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
 			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
 			&cli.BoolFlag{Name: "keep-progress", Usage: "keep progress records"},
 			&cli.BoolFlag{Name: "keep-bookkeeping", Usage: "keep every per-turn bookkeeping record"},
 			&cli.BoolFlag{Name: "repair-only", Usage: "only repair the parent chain and tool pairs"},
 			&cli.BoolFlag{Name: "no-ccm", Usage: "leave large content in place (it is never truncated)"},
-			&cli.StringFlag{Name: "pin-level-default", Value: "none", Usage: "pin level of stubs no ccm:pin directive covers: none, soft or hard"},
+			&cli.StringFlag{Name: "pin-level-default", Value: "none", Usage: "pin level of stubs no ccm:pin directive covers: none, soft or hard (else $CCM_DEFAULT_PIN_LEVEL)"},
 			&cli.StringFlag{Name: "backup", Value: "link", Usage: "how to keep the original: link, copy, zstd or none"},
 			&cli.BoolFlag{Name: "archive-compacted", Usage: "move everything before the last compact boundary into the store"},
 			&cli.BoolFlag{Name: "inject-compaction", Usage: "write a compaction pair in front of the last --keep-turns turns"},
@@ -177,6 +180,14 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	case p.InjectCompaction && cmd.Bool("no-inject-compaction"):
 		return o, usagef("--inject-compaction and --no-inject-compaction contradict each other")
 	}
+	// The earlier tool's settings (environment, config.env, its config.py)
+	// stand in for flags that were not given.
+	cfg := hooklib.LoadConfig(g.ClaudeDir, os.LookupEnv)
+	if !cmd.IsSet("threshold") && cfg.Lookup("CCM_STUB_THRESHOLD_BYTES").IsSet() {
+		if p.Threshold = cfg.Int("CCM_STUB_THRESHOLD_BYTES"); p.Threshold < 1 {
+			return o, usagef("CCM_STUB_THRESHOLD_BYTES (%s) must be a positive number of bytes", cfg.Lookup("CCM_STUB_THRESHOLD_BYTES").Source)
+		}
+	}
 	if cmd.IsSet("recent-lines") {
 		n := cmd.Int("recent-lines")
 		if n < 0 {
@@ -187,8 +198,16 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 		}
 		p.RecentTurns = (n + 9) / 10
 		fmt.Fprintf(g.Stderr, "ccm: note: --recent-lines %d is read as --recent-turns %d (ccm keeps whole turns: most lines of recent transcripts are progress records)\n", n, p.RecentTurns)
+	} else if !cmd.IsSet("recent-turns") && cfg.Lookup("CCM_RECENT_LINES_WINDOW").IsSet() {
+		if n := cfg.Number("CCM_RECENT_LINES_WINDOW"); n >= 0 {
+			p.RecentTurns = (int(n) + 9) / 10
+		}
 	}
-	lvl, err := ccm.ParsePinLevel(cmd.String("pin-level-default"))
+	pinDefault := cmd.String("pin-level-default")
+	if !cmd.IsSet("pin-level-default") {
+		pinDefault = cfg.PinDefault("")
+	}
+	lvl, err := ccm.ParsePinLevel(pinDefault)
 	if err != nil {
 		return o, usagef("--pin-level-default: %v", err)
 	}
@@ -296,7 +315,13 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	var failed error
 	var reports []*purge.Report
 	for _, f := range files {
-		rep, err := purge.File(ctx, f.Path, o.Purge)
+		opt := o.Purge
+		// A file the user names is live only when something writes to it:
+		// a fresh copy or checkout has a new mtime and no writer.
+		// Run from inside Claude Code (CLAUDECODE is set for its tools),
+		// the file may be that session's own: the mtime rule stays.
+		opt.LiveNeedsWriter = f.Named && !o.Current && os.Getenv("CLAUDECODE") == ""
+		rep, err := purge.File(ctx, f.Path, opt)
 		if err != nil {
 			failed = purgeError(f.Path, err)
 			if len(files) == 1 {

@@ -30,14 +30,15 @@ place, byte for byte (a purge with --keep-thinking --keep-progress followed
 by a restore gives back the original file). Stubs whose content is missing
 from the store are reported and left as stubs.
 
-ccm restore --backup FILE brings back the newest FILE.backup.* (or the one
-named with --from) byte for byte. The current file is backed up first, so
-nothing written since is lost.
+ccm restore --backup FILE brings back the state before the latest purge (the
+newest FILE.backup.* a purge made, or the one named with --from) byte for
+byte. The current file is backed up first, as FILE.backup.<stamp>-restore,
+so nothing written since is lost; --backup without --from skips those.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "backup", Usage: "bring back a backup instead of expanding stubs"},
-			&cli.StringFlag{Name: "from", Usage: "the backup to bring back (default: the newest)", TakesFile: true},
+			&cli.StringFlag{Name: "from", Usage: "the backup to bring back (default: the newest a purge made)", TakesFile: true},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be restored; write nothing"},
 			&cli.StringFlag{Name: "keep", Value: "link", Usage: "how to keep the file being replaced: link, copy, zstd or none"},
 		},

@@ -42,6 +42,7 @@ type Result struct {
 	Changed  bool     // settings content differs from before
 	Backup   string   // backup of the previous content, if one was made
 	Changes  []string // one line per change, settings and commands
+	Notes    []string // what was left out on purpose, and why
 }
 
 // SettingsPath returns the settings file of a scope.
@@ -65,6 +66,9 @@ func CommandsDir(o Options) string {
 	return filepath.Join(o.ClaudeDir, "commands")
 }
 
+// LocalCommandsNote says why --scope local installs no slash commands.
+const LocalCommandsNote = "left out the slash commands: Claude Code has no unshared project commands folder (.claude/commands is shared with the team); ccm install --scope user puts them in ~/.claude/commands"
+
 // Install merges ccm's hooks into the scope's settings file and installs
 // the slash commands.
 func Install(o Options) (Result, error) {
@@ -82,17 +86,29 @@ func Install(o Options) (Result, error) {
 	}
 	// Folders that do not exist yet are created by this install; uninstall
 	// removes them again if they end up empty.
+	want := []string{filepath.Dir(path), CommandsDir(o)}
+	if o.Scope == ScopeLocal {
+		want = want[:1]
+	}
 	var dirs []string
-	for _, d := range []string{filepath.Dir(path), CommandsDir(o)} {
+	for _, d := range want {
 		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
 			dirs = append(dirs, d)
 		}
 	}
-	cmds, written, err := installCommands(o)
-	if err != nil {
-		return r, err
+	var written map[string]string
+	if o.Scope == ScopeLocal {
+		// Claude Code reads commands from ~/.claude/commands and the
+		// project's shared .claude/commands only: there is no unshared
+		// project folder, so the local scope writes none.
+		r.Notes = append(r.Notes, LocalCommandsNote)
+	} else {
+		var cmds []string
+		if cmds, written, err = installCommands(o); err != nil {
+			return r, err
+		}
+		r.Changes = append(r.Changes, cmds...)
 	}
-	r.Changes = append(r.Changes, cmds...)
 	if o.DryRun {
 		return r, nil
 	}

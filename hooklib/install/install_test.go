@@ -226,7 +226,12 @@ func TestInstallUninstallFiles(t *testing.T) {
 				t.Errorf("%s/%s: backup differs", scope, name)
 			}
 			cmdFile := filepath.Join(CommandsDir(o), "ccm.md")
-			if data, err := os.ReadFile(cmdFile); err != nil || !strings.Contains(string(data), exe+" cache stats") {
+			if scope == ScopeLocal {
+				// Nothing goes into the shared commands folder.
+				if _, err := os.Stat(CommandsDir(o)); err == nil || len(r1.Notes) != 1 {
+					t.Errorf("%s/%s: commands folder written, or no note: %v", scope, name, r1.Notes)
+				}
+			} else if data, err := os.ReadFile(cmdFile); err != nil || !strings.Contains(string(data), exe+" cache stats") {
 				t.Errorf("%s/%s: command file %q %v", scope, name, data, err)
 			}
 			r2, err := Install(o)

@@ -86,8 +86,13 @@ var ErrInvalidSettings = errors.New("not valid JSON")
 // HookCommand is the command line registered for event.
 func HookCommand(exe, event string) string { return ShellQuote(exe) + " hook " + event }
 
-// ShellQuote quotes s for sh when it holds anything beyond a safe set.
+// ShellQuote quotes s for sh when it holds anything beyond a safe set. A
+// path relative to the project, "$CLAUDE_PROJECT_DIR/...", is already in
+// shell syntax and kept as it is.
 func ShellQuote(s string) string {
+	if strings.HasPrefix(s, `"$CLAUDE_PROJECT_DIR/`) && strings.HasSuffix(s, `"`) {
+		return s
+	}
 	safe := s != ""
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./-+=:,@%", r)) {
@@ -160,7 +165,7 @@ func MergeWith(data []byte, exe string, regs []Registration) (out []byte, change
 		return nil, nil, nil, err
 	}
 	st := detectStyle(data)
-	self := filepath.Base(exe)
+	self := strings.Trim(filepath.Base(exe), `"`)
 	data, changes, err = dropUnwanted(data, regs, self)
 	if err != nil {
 		return nil, nil, nil, err
@@ -303,7 +308,7 @@ func Unmerge(data []byte, created []string, exe string) (out []byte, changes []s
 	if err := validObject(data); err != nil {
 		return nil, nil, err
 	}
-	self := filepath.Base(exe)
+	self := strings.Trim(filepath.Base(exe), `"`)
 	made := map[string]bool{}
 	for _, k := range created {
 		made[k] = true

@@ -1,0 +1,22 @@
+"""claude-context-manager configuration."""
+from pathlib import Path
+
+CACHE_DIR = Path.home() / '.claude' / 'cache'
+CACHE_MAX_AGE_MINUTES = 60      # Auto-cleanup cached files
+
+BASH_THRESHOLD = 8000           # Bash output limit (bytes)
+GLOB_THRESHOLD = 2000
+GREP_THRESHOLD = 2000
+READ_THRESHOLD = 25000
+
+CCM_ENABLED = True
+CCM_STUB_THRESHOLD_BYTES = 5000
+CCM_RECENT_LINES_WINDOW = 20
+CCM_PRUNE_MAX_AGE_DAYS = 30
+CCM_PRUNE_MAX_SIZE_MB = 500
+CCM_DEFAULT_PIN_LEVEL = 'soft'
+
+AUTOCOMPACT_ENABLED = True
+AUTOCOMPACT_THRESHOLD = 80
+PATTERNS_EXPIRY_DAYS = 30
+METRICS_ENABLED = False

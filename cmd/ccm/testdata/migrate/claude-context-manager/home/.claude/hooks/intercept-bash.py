@@ -1,0 +1,2 @@
+#!/usr/bin/env python3
+# intercept-bash (claude-context-manager)

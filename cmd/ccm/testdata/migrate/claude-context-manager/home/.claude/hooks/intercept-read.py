@@ -1,0 +1,2 @@
+#!/usr/bin/env python3
+# intercept-read (claude-context-manager)
