@@ -6,6 +6,7 @@
 #   scripts/bench-batch.sh            # 1,000 sessions, about 2 GB, archive all of them
 #   scripts/bench-batch.sh --large    # 10,000 sessions, about 20 GB, archive 500 of them
 #   SESSIONS=N SIZE_MB=M ARCHIVE_SESSIONS=K RUNS=R scripts/bench-batch.sh
+#   ARCHIVE_SESSIONS=0 scripts/bench-batch.sh --large   # the listings only
 #
 # DISTINCT (default 50) transcripts are generated with scripts/gen, sizes
 # spread evenly from 2% to 198% of the mean (SIZE_MB / SESSIONS), and
@@ -66,6 +67,7 @@ farm-bench -n "$runs" --timeout "$to" --vs "du -sl $cfg" -- "$work/ccm" sessions
 echo "== ccm du vs du -sl"
 farm-bench -n "$runs" --timeout "$to" --vs "du -sl $cfg" -- "$work/ccm" du --json
 
+[ "$asessions" = 0 ] && exit 0 # ARCHIVE_SESSIONS=0: listings only
 # Archive: each run works on a fresh hard-linked copy (archive removes
 # only the links), against tar of the same files.
 acfg=$work/aclaude

@@ -5,23 +5,35 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/fsutil"
 )
 
 // Window sizes of a peek. A row of `ccm sessions` needs the project (the
 // first record with a cwd), the first prompt (near the head) and the
 // title and the last usage (near the tail): reading these two windows
 // keeps a listing of thousands of sessions close to the cost of stat.
+// The windows start small (most first and last records are short) and
+// grow fourfold, reading only the bytes not read yet, while what a row
+// needs is not found.
 const (
-	headWindow = 64 << 10
-	tailWindow = 64 << 10
+	headWindow = 16 << 10
+	tailWindow = 16 << 10
 	// maxHead bounds how far the head is read to find a first complete
 	// record when the first lines are huge (a pasted image, say).
 	maxHead = 1 << 20
 	// maxTail bounds how far back the last usage and title are sought.
 	maxTail = 1 << 20
 )
+
+// peekBuffers hold a head and a tail window each (maxHead+maxTail bytes),
+// reused across files: a listing of thousands of sessions would
+// otherwise allocate and clear them for every file.
+var peekBuffers = sync.Pool{New: func() any { b := make([]byte, maxHead+maxTail); return &b }}
 
 // Peek is what a listing reads from a transcript's head and tail.
 type Peek struct {
@@ -45,13 +57,15 @@ type Peek struct {
 // Memory is bounded by maxHead+maxTail, whatever the file's size.
 func PeekFile(path string, size int64) (Peek, error) {
 	var p Peek
-	f, err := os.Open(path)
+	f, err := fsutil.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return p, err
 	}
 	defer f.Close()
+	bp := peekBuffers.Get().(*[]byte)
+	defer peekBuffers.Put(bp)
 	if size <= headWindow+tailWindow {
-		buf := make([]byte, size)
+		buf := (*bp)[:size]
 		n, err := io.ReadFull(f, buf)
 		if err != nil && err != io.ErrUnexpectedEOF {
 			return p, err
@@ -65,35 +79,45 @@ func PeekFile(path string, size int64) (Peek, error) {
 		return p, nil
 	}
 	// Head: grow until a complete record with a cwd and a prompt is seen,
-	// or maxHead.
+	// or maxHead; each round reads only the new bytes.
+	headBuf := (*bp)[:maxHead]
 	var head []string
-	var headLen int
-	for want := headWindow; ; want *= 2 {
+	var headLen, have int
+	for want := headWindow; ; want *= 4 {
 		want = min(want, maxHead, int(size))
-		buf := make([]byte, want)
-		n, err := f.ReadAt(buf, 0)
+		prev := have
+		n, err := f.ReadAt(headBuf[prev:want], int64(prev))
 		if err != nil && err != io.EOF {
 			return p, err
 		}
-		buf = buf[:n]
+		have = prev + n
+		short := have < want // the file shrank since it was listed
+		buf := headBuf[:have]
 		head = splitLines(buf, true, false)
 		headLen = lastNL(buf)
 		p = Peek{}
 		p.fromHead(head)
-		if (p.Cwd != "" && p.FirstPrompt != "") || want >= maxHead || want >= int(size) {
+		if (p.Cwd != "" && p.FirstPrompt != "") || want >= maxHead || want >= int(size) || short {
 			break
 		}
 	}
+	// Tail: the window's bytes sit at the end of tailBuf, the file's last
+	// byte at its last byte, and grow backwards.
+	tailBuf := (*bp)[maxHead:]
 	var tail []string
 	var tailLen int
-	for want := tailWindow; ; want *= 2 {
+	have = 0
+	for want := tailWindow; ; want *= 4 {
 		want = min(want, maxTail, int(size))
-		buf := make([]byte, want)
-		n, err := f.ReadAt(buf, size-int64(want))
+		n, err := f.ReadAt(tailBuf[maxTail-want:maxTail-have], size-int64(want))
 		if err != nil && err != io.EOF {
 			return p, err
 		}
-		buf = buf[:n]
+		if n < want-have {
+			break // the file shrank: keep what the head found
+		}
+		have = want
+		buf := tailBuf[maxTail-have:]
 		tail = splitLines(buf, false, true)
 		tailLen = len(buf) - bytes.IndexByte(buf, '\n') - 1
 		t := p.Title
