@@ -39,8 +39,8 @@ func newArchiveCommand() *cli.Command {
 folders, legacy agent files, purge backups, its file-history and todos) into
 one zstd-compressed tar archive per session, <ccm home>/archive/<project
 folder>/<session>.tar.zst (or under --to DIR), with a manifest of every
-file's mode, mtime, size and SHA-256 beside it. Each archive is fsynced, read
-back and compared by hash before the originals are removed. A live session
+file's mode, mtime, size and SHA-256 beside it. Each archive is read back,
+compared by hash and fsynced before the originals are removed. A live session
 (written in the last 2 minutes or open for writing) is never touched, and a
 session written to while it is archived stays where it is (reported).
 
