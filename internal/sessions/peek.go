@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -59,7 +61,7 @@ func PeekFile(path string, size int64) (Peek, error) {
 	var p Peek
 	f, err := fsutil.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return p, err
+		return p.own(), err
 	}
 	defer f.Close()
 	bp := peekBuffers.Get().(*[]byte)
@@ -68,7 +70,7 @@ func PeekFile(path string, size int64) (Peek, error) {
 		buf := (*bp)[:size]
 		n, err := io.ReadFull(f, buf)
 		if err != nil && err != io.ErrUnexpectedEOF {
-			return p, err
+			return p.own(), err
 		}
 		buf = buf[:n]
 		lines := splitLines(buf, true, true)
@@ -76,7 +78,7 @@ func PeekFile(path string, size int64) (Peek, error) {
 		p.fromTail(lines)
 		p.Records = int64(len(lines))
 		p.Empty = len(lines) == 0
-		return p, nil
+		return p.own(), nil
 	}
 	// Head: grow until a complete record with a cwd and a prompt is seen,
 	// or maxHead; each round reads only the new bytes.
@@ -88,7 +90,7 @@ func PeekFile(path string, size int64) (Peek, error) {
 		prev := have
 		n, err := f.ReadAt(headBuf[prev:want], int64(prev))
 		if err != nil && err != io.EOF {
-			return p, err
+			return p.own(), err
 		}
 		have = prev + n
 		short := have < want // the file shrank since it was listed
@@ -111,7 +113,7 @@ func PeekFile(path string, size int64) (Peek, error) {
 		want = min(want, maxTail, int(size))
 		n, err := f.ReadAt(tailBuf[maxTail-want:maxTail-have], size-int64(want))
 		if err != nil && err != io.EOF {
-			return p, err
+			return p.own(), err
 		}
 		if n < want-have {
 			break // the file shrank: keep what the head found
@@ -135,7 +137,15 @@ func PeekFile(path string, size int64) (Peek, error) {
 		p.Records = int64(float64(size) * float64(n) / float64(headLen+tailLen))
 		p.RecordsEstimated = true
 	}
-	return p, nil
+	return p.own(), nil
+}
+
+// own copies the strings a peek found out of the window buffer they
+// point into, which the next PeekFile reuses.
+func (p Peek) own() Peek {
+	p.Cwd, p.SessionID = strings.Clone(p.Cwd), strings.Clone(p.SessionID)
+	p.FirstPrompt, p.Title = strings.Clone(p.FirstPrompt), strings.Clone(p.Title)
+	return p
 }
 
 func lastNL(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 }
@@ -165,7 +175,9 @@ func splitLines(buf []byte, atStart, atEnd bool) []string {
 		}
 		line = bytes.TrimSpace(bytes.Trim(line, "\x00"))
 		if len(line) > 0 && line[0] == '{' {
-			out = append(out, string(line))
+			// A view, not a copy: PeekFile clones what it keeps before
+			// the buffer is reused.
+			out = append(out, unsafe.String(&line[0], len(line)))
 		}
 	}
 	return out
@@ -266,10 +278,26 @@ func (p *Peek) fromTail(lines []string) {
 
 // oneLine folds whitespace and cuts s to at most n runes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
+	// strings.Fields and Join would walk a pasted 100 KB prompt whole;
+	// this stops after n+1 runes, with the same result.
+	out := make([]rune, 0, min(len(s), n+1))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, r)
+		if len(out) > n {
+			break
+		}
 	}
-	return s
+	if len(out) > n {
+		return string(out[:n-1]) + "…"
+	}
+	return string(out)
 }

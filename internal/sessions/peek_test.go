@@ -79,3 +79,25 @@ func TestPeekHeadBounded(t *testing.T) {
 		t.Errorf("context = %d, want 1244", p.Context)
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  fix\n\tthe  café bug \n", 200, "fix the café bug"},
+		{"abcde", 5, "abcde"},
+		{"abcdef", 5, "abcd…"},
+		{"ab  cd", 5, "ab cd"},
+		{"ab  cd ", 5, "ab cd"},
+		{"ab  cde", 5, "ab c…"},
+		{"ééééé\u00a0é", 6, "ééééé…"},
+		{"   ", 5, ""},
+		{strings.Repeat("word ", 100_000), 10, "word word…"},
+	} {
+		if got := oneLine(c.in, c.n); got != c.want {
+			t.Errorf("oneLine(%.20q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
