@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,4 +179,41 @@ func TestBatchSymlinkedProjectFolder(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(target, id+".jsonl")); err != nil {
 		t.Errorf("not restored inside the link's target: %v", err)
 	}
+}
+
+// Many sessions at once: the workers pack while the finisher finishes
+// batches; every session ends archived, its originals removed, and comes
+// back byte for byte.
+func TestBatchArchiveMany(t *testing.T) {
+	const first = "aaaaaaaa-0000-4000-8000-00000000000c"
+	cfg, _, files := batchEnv(t, first)
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	var ids []string
+	for i := 0; i < 40; i++ {
+		id := fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012d", i)
+		ids = append(ids, id)
+		p := filepath.Join(cfg, "projects", fmt.Sprintf("-tmp-p%d", i%3), id+".jsonl")
+		data := []byte(strings.Repeat(`{"type":"user","cwd":"/tmp/p","message":{"role":"user","content":"n`+id+`"}}`+"\n", 100+i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+		files[p] = data
+	}
+	code, out, errb := runCCM("", "archive", "--older-than", "20d", "--jobs", "4")
+	if code != 0 || !strings.Contains(out, "archived 41 of 41 sessions") || errb != "" {
+		t.Fatalf("archive: exit %d: %s %s", code, out, errb)
+	}
+	for p := range files {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s still there after archiving", p)
+		}
+	}
+	if code, out, errb = runCCM("", append([]string{"unarchive"}, append(ids, first)...)...); code != 0 {
+		t.Fatalf("unarchive: exit %d: %s %s", code, out, errb)
+	}
+	checkIntact(t, files)
 }
