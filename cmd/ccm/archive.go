@@ -289,9 +289,10 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			batch, due, last = nil, nil, time.Now()
 		}
 	}()
+	todos := sessions.ReadTodos(o.ClaudeDir) // once, not once per session
 	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "archiving", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
-		p, lk, err := packOne(ctx, o, it.row, root, lockDir)
+		p, lk, err := packOne(ctx, o, it.row, root, lockDir, todos)
 		if err != nil {
 			record(it, nil, err)
 			return
@@ -353,7 +354,7 @@ func finishBatch(ctx context.Context, batch []*packedItem, record func(*archiveP
 
 // packOne packs one session under its transcript's lock, which it
 // returns held: the lock is released after the session's batch finishes.
-func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string) (*archive.Packed, *fsutil.Lock, error) {
+func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string, todos sessions.Todos) (*archive.Packed, *fsutil.Lock, error) {
 	lk, err := fsutil.LockFile(ctx, purge.LockPath(lockDir, r.Path), true, 0)
 	if err != nil {
 		if errors.Is(err, fsutil.ErrLockTimeout) {
@@ -361,7 +362,7 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 		}
 		return nil, nil, err
 	}
-	related, relDirs, errs := sessions.Related(o.ClaudeDir, r.ID)
+	related, relDirs, errs := sessions.RelatedIn(o.ClaudeDir, r.ID, todos)
 	if len(errs) > 0 {
 		lk.Unlock()
 		return nil, nil, errs[0]
