@@ -97,14 +97,32 @@ func IDOf(fi os.FileInfo) FileID {
 // whose target starts with root are followed. ok is false where /proc
 // cannot tell.
 func OpenForWriting(root string) (files map[FileID][]int, ok bool) {
+	return OpenForWritingUnder([]string{root})
+}
+
+// OpenForWritingUnder is OpenForWriting for several roots at once (a
+// config dir and the targets of its symlinked project folders): each root
+// is resolved, and a descriptor counts when its target lies under any.
+func OpenForWritingUnder(roots []string) (files map[FileID][]int, ok bool) {
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, false
 	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
+	prefixes := make([]string, 0, len(roots))
+	for _, root := range roots {
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+		prefixes = append(prefixes, strings.TrimSuffix(root, "/")+"/")
 	}
-	root = strings.TrimSuffix(root, "/") + "/"
+	under := func(target string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(target, p) {
+				return true
+			}
+		}
+		return false
+	}
 	self := os.Getpid()
 	files = map[FileID][]int{}
 	for _, p := range procs {
@@ -124,7 +142,7 @@ func OpenForWriting(root string) (files map[FileID][]int, ok bool) {
 		for _, fd := range fds {
 			link := filepath.Join(dir, fd.Name())
 			target, err := os.Readlink(link)
-			if err != nil || !strings.HasPrefix(target, root) {
+			if err != nil || !under(target) {
 				continue
 			}
 			st, err := os.Stat(link)

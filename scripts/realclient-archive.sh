@@ -22,7 +22,11 @@ project=$work/my\ project/café
 mkdir -p "$project"
 export CLAUDE_CONFIG_DIR=$work/claude CCM_HOME=$work/ccmhome CCM_CACHE_DIR=$work/cache
 sid=5f0c2a8e-7d1b-4c3e-9a6f-0123456789ab
-folder=$(printf '%s' "$project" | sed 's/[^A-Za-z0-9]/-/g')
+# Claude Code's folder name: every non-alphanumeric UTF-16 code unit of
+# the cwd becomes '-' (JavaScript's /[^a-zA-Z0-9]/g), so "é" is one '-'.
+folder=$(python3 -c '
+import sys
+print("".join(c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in sys.argv[1]))' "$project")
 dir=$CLAUDE_CONFIG_DIR/projects/$folder
 mkdir -p "$dir"
 # A small, valid session whose records name the project as cwd.
@@ -52,12 +56,25 @@ cmp "$dir/$sid.jsonl" "$work/orig.jsonl" || { echo "FAIL: not restored byte for 
 after=$(stat -c %Y.%y "$dir/$sid.jsonl")
 [ "$before" = "$after" ] || { echo "FAIL: mtime $after, was $before" >&2; exit 1; }
 
+# The client (2.1.330) finds a session by its id even when started in
+# another cwd, so a resume alone does not prove the place: assert it.
+want=$CLAUDE_CONFIG_DIR/projects/$folder/$sid.jsonl
+found=$(cd "$CLAUDE_CONFIG_DIR" && find projects -name "$sid.jsonl")
+[ "$found" = "projects/$folder/$sid.jsonl" ] || { echo "FAIL: restored to '$found', want projects/$folder/$sid.jsonl" >&2; exit 1; }
+cmp "$want" "$work/orig.jsonl" && [ "$(stat -c %Y.%y "$want")" = "$before" ] ||
+  { echo "FAIL: $want is not the original byte for byte with its mtime" >&2; exit 1; }
+
 # Resume it where it lives. Its mtime is 40 days old, beyond the default
 # cleanupPeriodDays: the client's sweep would delete it at start, so the
 # config dir keeps sessions for this run (what `unarchive --touch` avoids).
 printf '{"cleanupPeriodDays": 99999}\n' >"$CLAUDE_CONFIG_DIR/settings.json"
 if $RC resume --config-dir "$CLAUDE_CONFIG_DIR" --cwd "$project" --session "$sid" --out "$work/out" --quiet; then
-  echo "PASS: archived, unarchived byte for byte with its mtime, and resumed by the real client"
+  # The resumed turn went into that same file, after the original bytes.
+  n=$(stat -c %s "$work/orig.jsonl")
+  found=$(cd "$CLAUDE_CONFIG_DIR" && find projects -name "$sid.jsonl")
+  [ "$found" = "projects/$folder/$sid.jsonl" ] && cmp -n "$n" "$want" "$work/orig.jsonl" ||
+    { echo "FAIL: after the resume the session is at '$found' or its original bytes changed" >&2; exit 1; }
+  echo "PASS: archived, unarchived to projects/$folder/$sid.jsonl byte for byte with its mtime, and resumed there by the real client ($(stat -c %s "$want") bytes after the resume, $n before)"
 else
   echo "FAIL: the real client did not resume the unarchived session (see $work/out)" >&2
   trap - EXIT

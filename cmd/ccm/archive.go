@@ -39,8 +39,8 @@ func newArchiveCommand() *cli.Command {
 folders, legacy agent files, purge backups, its file-history and todos) into
 one zstd-compressed tar archive per session, <ccm home>/archive/<project
 folder>/<session>.tar.zst (or under --to DIR), with a manifest of every
-file's mode, mtime, size and SHA-256 beside it. Each archive is fsynced, read
-back and compared by hash before the originals are removed. A live session
+file's mode, mtime, size and SHA-256 beside it. Each archive is read back,
+compared by hash and fsynced before the originals are removed. A live session
 (written in the last 2 minutes or open for writing) is never touched, and a
 session written to while it is archived stays where it is (reported).
 
@@ -237,9 +237,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	}
 	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
 	var mu sync.Mutex
-	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "archiving", len(todo), o.Jobs, func(i int) {
-		it := todo[i]
-		res, err := archiveOne(ctx, o, it.row, root, lockDir)
+	record := func(it *archivePlanItem, res *archive.Result, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -260,28 +258,129 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 				fmt.Fprintf(o.Stderr, "ccm: %s: %v\n", it.Session, err)
 			}
 		}
+	}
+	// Workers pack sessions (write, read back, verify, publish); one
+	// finisher makes them durable and removes their originals a batch at a
+	// time, so a batch shares its fsyncs and one read of /proc.
+	packed := make(chan *packedItem, archiveBatch)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var batch []*packedItem
+		var due <-chan time.Time
+		var last time.Time
+		for {
+			select {
+			case pi, ok := <-packed:
+				if !ok {
+					finishBatch(ctx, batch, record)
+					return
+				}
+				batch = append(batch, pi)
+				if len(batch) < archiveBatch {
+					if due == nil {
+						due = time.After(max(0, archiveBatchGap-time.Since(last)))
+					}
+					continue
+				}
+			case <-due:
+			}
+			finishBatch(ctx, batch, record)
+			batch, due, last = nil, nil, time.Now()
+		}
+	}()
+	todos := sessions.ReadTodos(o.ClaudeDir) // once, not once per session
+	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "archiving", len(todo), o.Jobs, func(i int) {
+		it := todo[i]
+		p, lk, err := packOne(ctx, o, it.row, root, lockDir, todos)
+		if err != nil {
+			record(it, nil, err)
+			return
+		}
+		packed <- &packedItem{it: it, p: p, lock: lk}
 	})
+	close(packed)
+	<-finished
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}
 	return sum, nil
 }
 
-// archiveOne archives one session under its transcript's lock.
-func archiveOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string) (*archive.Result, error) {
+// A batch of up to archiveBatch packed sessions shares one finish: their
+// fsyncs run together and /proc is read once for them. The finisher takes
+// whatever is packed, at most archiveBatchGap after its last finish ended,
+// so its fsyncs overlap the workers' packing and /proc is read at most
+// ten times a second.
+const (
+	archiveBatch    = 64
+	archiveBatchGap = 100 * time.Millisecond
+)
+
+// packedItem is a packed session waiting for its batch's finish, still
+// holding its transcript's lock.
+type packedItem struct {
+	it   *archivePlanItem
+	p    *archive.Packed
+	lock *fsutil.Lock
+}
+
+// finishBatch finishes packed sessions and releases their locks. After
+// an interrupt it discards their archives instead: the originals were
+// never touched.
+func finishBatch(ctx context.Context, batch []*packedItem, record func(*archivePlanItem, *archive.Result, error)) {
+	if len(batch) == 0 {
+		return
+	}
+	ps := make([]*archive.Packed, len(batch))
+	for i, pi := range batch {
+		ps[i] = pi.p
+	}
+	var errs []error
+	if err := ctx.Err(); err != nil {
+		errs = make([]error, len(batch))
+		for i, p := range ps {
+			p.Discard()
+			errs[i] = err
+		}
+	} else {
+		errs = archive.Finish(ps, nil)
+	}
+	for i, pi := range batch {
+		pi.lock.Unlock()
+		record(pi.it, &pi.p.Result, errs[i])
+	}
+}
+
+// packOne packs one session under its transcript's lock, which it
+// returns held: the lock is released after the session's batch finishes.
+func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string, todos sessions.Todos) (*archive.Packed, *fsutil.Lock, error) {
 	lk, err := fsutil.LockFile(ctx, purge.LockPath(lockDir, r.Path), true, 0)
 	if err != nil {
 		if errors.Is(err, fsutil.ErrLockTimeout) {
-			return nil, fmt.Errorf("%w: a purge is rewriting it", errLocked)
+			return nil, nil, fmt.Errorf("%w: a purge is rewriting it", errLocked)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	defer lk.Unlock()
-	related, relDirs, errs := sessions.Related(o.ClaudeDir, r.ID)
+	related, relDirs, errs := sessions.RelatedIn(o.ClaudeDir, r.ID, todos)
 	if len(errs) > 0 {
-		return nil, errs[0]
+		lk.Unlock()
+		return nil, nil, errs[0]
 	}
 	src := archive.Source{ConfigDir: o.ClaudeDir, Session: r.Session, Related: related, RelDirs: relDirs,
 		Project: r.Project, Title: r.Title, Prompt: r.Prompt, Records: r.Records, Context: r.Context}
-	return archive.Create(ctx, src, archive.Options{Root: root, Level: zstd.SpeedDefault, Now: o.Now})
+	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now})
+	if err != nil {
+		lk.Unlock()
+		return nil, nil, err
+	}
+	return p, lk, nil
 }
+
+// archiveLevel is zstd's fastest level. Archiving is bound by the
+// compressor's CPU time (Go's encoder is slower than the C zstd that
+// `tar --zstd` runs): on generated transcripts the fastest level packs
+// about 30% faster than the default level (zstd -3's equivalent), for
+// archives about 10% larger (4.1x instead of 4.5x smaller than the
+// transcripts).
+var archiveLevel = zstd.SpeedFastest

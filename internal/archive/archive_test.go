@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -201,17 +202,18 @@ func TestWrittenDuringArchivingLeftInPlace(t *testing.T) {
 	src := f.source(t)
 	o := f.opts(t)
 	main := filepath.Join(f.cfg, "projects", f.folder, f.id+".jsonl")
-	o.Check = func() error {
-		// Claude Code appends a line after the archive was verified.
-		fh, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		fh.WriteString(`{"type":"user"}` + "\n")
-		fh.Close()
-		return unchanged(src.Session.Main)
+	p, err := Pack(context.Background(), src, o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err := Create(context.Background(), src, o)
+	// Claude Code appends a line after the archive was verified.
+	fh, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString(`{"type":"user"}` + "\n")
+	fh.Close()
+	err = Finish([]*Packed{p}, nil)[0]
 	if !errors.Is(err, ErrChanged) {
 		t.Fatalf("err = %v, want ErrChanged", err)
 	}
@@ -246,5 +248,89 @@ func TestFullDiskLeavesNoPartialArchive(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(f.cfg, rel)); err != nil {
 			t.Errorf("%s removed: %v", rel, err)
 		}
+	}
+}
+
+// A transcript another process holds open for writing stays where it is,
+// also when its project folder is a symlink to elsewhere (the kernel names
+// the open file by its target): Finish reads /proc once for the batch and
+// must look under the target too.
+func TestOpenForWritingInSymlinkedFolderLeftInPlace(t *testing.T) {
+	f := newFixture(t)
+	// Move the project folder elsewhere and link it back.
+	real := filepath.Join(t.TempDir(), "elsewhere")
+	link := filepath.Join(f.cfg, "projects", f.folder)
+	if err := os.Rename(link, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	src := f.source(t)
+	o := f.opts(t)
+	p, err := Pack(context.Background(), src, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(filepath.Join(real, f.id+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	cmd := exec.Command("sleep", "60")
+	cmd.ExtraFiles = []*os.File{fh}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start a holder process: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	fh.Close()
+	err = Finish([]*Packed{p}, nil)[0]
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "open for writing by process") {
+		t.Fatalf("err = %v, want ErrChanged naming the writer", err)
+	}
+	if _, err := os.Stat(ArchivePath(o.Root, f.folder, f.id)); err == nil {
+		t.Error("archive kept although the session stays")
+	}
+	for rel := range f.files {
+		if got, err := os.ReadFile(filepath.Join(f.cfg, rel)); err != nil || !bytes.Equal(got, f.files[rel]) {
+			t.Errorf("%s changed or removed: %v", rel, err)
+		}
+	}
+}
+
+// Archiving through a symlinked project folder removes the files inside
+// the target but keeps the link, and unarchive puts them back through it.
+func TestSymlinkedProjectFolderRoundTrip(t *testing.T) {
+	f := newFixture(t)
+	real := filepath.Join(t.TempDir(), "elsewhere")
+	link := filepath.Join(f.cfg, "projects", f.folder)
+	if err := os.Rename(link, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	o := f.opts(t)
+	res, err := Create(context.Background(), f.source(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the project folder's symlink is gone: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(real, f.id+".jsonl")); err == nil {
+		t.Fatal("transcript still in the link's target after archiving")
+	}
+	if _, err := Extract(context.Background(), res.Archive, f.cfg, ExtractOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range f.files {
+		got, err := os.ReadFile(filepath.Join(f.cfg, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s not restored byte for byte: %v", rel, err)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(real, f.id+".jsonl")); err != nil || !bytes.Equal(got, f.files["projects/"+f.folder+"/"+f.id+".jsonl"]) {
+		t.Errorf("transcript not restored inside the link's target: %v", err)
 	}
 }

@@ -78,12 +78,45 @@ var ErrChanged = errors.New("written to during archiving; left in place")
 // ErrExists means an archive of the session is already there.
 var ErrExists = errors.New("already exists")
 
-// Create writes the session into a new archive, fsyncs it, reads it back
-// and compares every file's SHA-256 with what was read from the
-// originals, checks that no original changed meanwhile, and only then
-// removes the originals. On any failure before that point the originals
-// are untouched and no archive (not even a partial one) is left.
-func Create(ctx context.Context, src Source, o Options) (res *Result, err error) {
+// Packed is a session whose archive is written, read back and verified,
+// and published under its final name with its sidecar, but not yet
+// fsynced: its originals are all still in place. Finish makes a batch of
+// them durable and then removes their originals; Discard undoes one.
+type Packed struct {
+	Result
+	src   Source
+	files []sessions.File
+	dirs  []string
+}
+
+// Create archives one session: Pack, then Finish. On any failure before
+// the originals are removed, the originals are untouched and no archive
+// (not even a partial one) is left.
+func Create(ctx context.Context, src Source, o Options) (*Result, error) {
+	p, err := Pack(ctx, src, o)
+	if err != nil {
+		return nil, err
+	}
+	var check func(*Packed) error
+	if o.Check != nil {
+		check = func(*Packed) error { return o.Check() }
+	}
+	if err := Finish([]*Packed{p}, check)[0]; err != nil {
+		if p.Archive == "" {
+			return nil, err
+		}
+		return &p.Result, err
+	}
+	return &p.Result, nil
+}
+
+// Pack writes the session into a new archive (a temp file beside it),
+// hashing every original as it is read, reads the archive back once and
+// compares every file's SHA-256 and size, then publishes it under its
+// final name (never over another archive) with its sidecar manifest.
+// Nothing is fsynced and no original is touched: Finish does both, for a
+// whole batch at once. On error nothing is left behind.
+func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	files, dirs := src.Files()
 	ss := src.Session
 	m := &Manifest{Format: Format, Session: ss.ID, Folder: ss.Folder, Project: src.Project, Title: src.Title,
@@ -104,19 +137,14 @@ func Create(ctx context.Context, src Source, o Options) (res *Result, err error)
 		return nil, err
 	}
 	tmpName := tmp.Name()
-	keep := false
 	defer func() {
-		if !keep {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
+		tmp.Close()
+		os.Remove(tmpName) // published by a hard link, or failed
 	}()
 	sum := sha256.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(tmp, sum), 1<<20)
-	enc, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(o.Level), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return nil, err
-	}
+	enc := getEncoder(o.Level, bw)
+	defer putEncoder(o.Level, enc)
 	tw := tar.NewWriter(enc)
 	for _, d := range dirs {
 		rel, err := relTo(src.ConfigDir, d)
@@ -134,7 +162,8 @@ func Create(ctx context.Context, src Source, o Options) (res *Result, err error)
 		}
 	}
 	keys := &prune.KeyCollector{}
-	buf := make([]byte, 1<<20)
+	buf := getBuffer()
+	defer putBuffer(buf)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -169,24 +198,19 @@ func Create(ctx context.Context, src Source, o Options) (res *Result, err error)
 	if err := bw.Flush(); err != nil {
 		return nil, err
 	}
-	if err := tmp.Sync(); err != nil {
-		return nil, err
-	}
-	fi, err := tmp.Stat()
+	size, err := tmp.Seek(0, io.SeekCurrent)
 	if err != nil {
 		return nil, err
 	}
-	m.ArchiveBytes = fi.Size()
+	m.ArchiveBytes = size
 	m.ArchiveSHA256 = hex.EncodeToString(sum.Sum(nil))
-	// Read it back from the disk and compare every hash.
+	// Read it back once and compare every file's hash and size with what
+	// was read from the originals.
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	if _, err := verifyStream(tmp, m); err != nil {
+	if _, err := verifyStream(bufio.NewReaderSize(tmp, 1<<20), m); err != nil {
 		return nil, fmt.Errorf("read-back verification failed: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
 	}
 	// No-clobber publish: link fails if an archive appeared meanwhile.
 	if err := os.Link(tmpName, dest); err != nil {
@@ -195,44 +219,123 @@ func Create(ctx context.Context, src Source, o Options) (res *Result, err error)
 		}
 		return nil, err
 	}
-	os.Remove(tmpName)
-	keep = true
-	published := true
-	defer func() {
-		if published && err != nil {
-			os.Remove(dest)
-			os.Remove(SidecarPath(dest))
-			fsutil.SyncDir(filepath.Dir(dest))
-		}
-	}()
+	p = &Packed{Result: Result{Archive: dest, Files: len(files), Bytes: m.Bytes, ArchiveBytes: m.ArchiveBytes, Manifest: m},
+		src: src, files: files, dirs: dirs}
 	side, err := json.MarshalIndent(m, "", "  ")
+	if err == nil {
+		err = fsutil.WriteFileUnsynced(SidecarPath(dest), fsutil.FileMode, func(w io.Writer) error { _, err := w.Write(append(side, '\n')); return err })
+	}
 	if err != nil {
+		p.Discard()
 		return nil, err
 	}
-	if err := fsutil.WriteFile(SidecarPath(dest), fsutil.FileMode, func(w io.Writer) error { _, err := w.Write(append(side, '\n')); return err }); err != nil {
-		return nil, err
+	return p, nil
+}
+
+// Discard removes a packed session's archive and sidecar; its originals
+// were never touched.
+func (p *Packed) Discard() {
+	os.Remove(p.Archive)
+	os.Remove(SidecarPath(p.Archive))
+}
+
+// Finish completes a batch of packed sessions. It fsyncs every archive and
+// sidecar (concurrently: the journal commits are shared) and each archive
+// folder once; reads /proc once for the whole batch; then, per session,
+// checks that no original changed since it was read (size, mtime, inode)
+// and that no other process holds a transcript open for writing, runs
+// check (a lock lost), and only then removes the originals. A session that
+// fails a check keeps its originals and loses its archive. Each changed
+// folder is fsynced once at the end. errs[i] is packed[i]'s outcome; an
+// error that wraps ErrChanged means "left in place".
+func Finish(packed []*Packed, check func(*Packed) error) (errs []error) {
+	errs = make([]error, len(packed))
+	var paths []string
+	folders := map[string]bool{}
+	for _, p := range packed {
+		paths = append(paths, p.Archive, SidecarPath(p.Archive))
+		folders[filepath.Dir(p.Archive)] = true
 	}
-	if err := fsutil.SyncDir(filepath.Dir(dest)); err != nil {
-		return nil, err
+	if err := fsutil.SyncFiles(paths, keys(folders)); err != nil {
+		for i, p := range packed {
+			p.Discard()
+			p.Archive = ""
+			errs[i] = fmt.Errorf("archive not made durable: %w", err)
+		}
+		return errs
 	}
-	// Live writes win: any change to an original since it was read
-	// leaves the session in place.
-	for _, f := range files {
-		if err := unchanged(f); err != nil {
-			return nil, err
+	writers, procOK := fsutil.OpenForWritingUnder(writerRoots(packed))
+	changed := map[string]bool{}
+	discarded := false
+	for i, p := range packed {
+		err := p.stillOriginal(writers, procOK)
+		if err == nil && check != nil {
+			err = check(p)
+		}
+		if err != nil {
+			p.Discard()
+			p.Archive = ""
+			discarded = true
+			errs[i] = err
+			continue
+		}
+		if err := removeOriginals(p.files, p.dirs, changed); err != nil {
+			errs[i] = fmt.Errorf("archived to %s, but removing the originals failed: %w", p.Archive, err)
 		}
 	}
-	if o.Check != nil {
-		if err := o.Check(); err != nil {
-			return nil, err
+	if discarded {
+		for d := range folders {
+			fsutil.SyncDir(d)
 		}
 	}
-	published = false // from here on the archive is the copy; keep it
-	if err := removeOriginals(files, dirs); err != nil {
-		return &Result{Archive: dest, Files: len(files), Bytes: m.Bytes, ArchiveBytes: m.ArchiveBytes, Manifest: m},
-			fmt.Errorf("archived to %s, but removing the originals failed: %w", dest, err)
+	for d := range changed {
+		if _, err := os.Stat(d); err == nil {
+			fsutil.SyncDir(d)
+		}
 	}
-	return &Result{Archive: dest, Files: len(files), Bytes: m.Bytes, ArchiveBytes: m.ArchiveBytes, Manifest: m}, nil
+	return errs
+}
+
+// stillOriginal checks that every archived file is still the one that was
+// read, and that no transcript is open for writing elsewhere.
+func (p *Packed) stillOriginal(writers map[fsutil.FileID][]int, procOK bool) error {
+	for _, f := range p.files {
+		fi, err := os.Lstat(f.Path)
+		if err != nil {
+			return fmt.Errorf("%s: %w (%v)", f.Path, ErrChanged, err)
+		}
+		id := fsutil.IDOf(fi)
+		if fi.Size() != f.Size || !fi.ModTime().Equal(f.ModTime) || id != f.ID {
+			return fmt.Errorf("%s: %w", f.Path, ErrChanged)
+		}
+		if pids := writers[id]; procOK && len(pids) > 0 {
+			return fmt.Errorf("%s: %w (open for writing by process %d)", f.Path, ErrChanged, pids[0])
+		}
+	}
+	return nil
+}
+
+// writerRoots are the folders whose open files Finish looks for: each
+// config dir and each project folder as the kernel names it (a symlinked
+// project folder's files show under its target).
+func writerRoots(packed []*Packed) []string {
+	roots := map[string]bool{}
+	for _, p := range packed {
+		roots[p.src.ConfigDir] = true
+		for _, f := range p.files {
+			roots[filepath.Dir(f.Path)] = true
+		}
+	}
+	return keys(roots)
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // addFile writes one file into the tar stream, hashing it, and checks
@@ -282,23 +385,6 @@ func relTo(base, path string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// unchanged checks that a file is still the one that was archived.
-func unchanged(f sessions.File) error {
-	fi, err := os.Lstat(f.Path)
-	if err != nil {
-		return fmt.Errorf("%s: %w (%v)", f.Path, ErrChanged, err)
-	}
-	if fi.Size() != f.Size || !fi.ModTime().Equal(f.ModTime) || fsutil.IDOf(fi) != f.ID {
-		return fmt.Errorf("%s: %w", f.Path, ErrChanged)
-	}
-	if strings.HasSuffix(f.Path, ".jsonl") {
-		if pids, _ := fsutil.Writers(f.Path, fi); len(pids) > 0 {
-			return fmt.Errorf("%s: %w (open for writing by process %d)", f.Path, ErrChanged, pids[0])
-		}
-	}
-	return nil
-}
-
 // writableParents refuses a session whose folders are read-only before
 // anything is written: its originals could not be removed.
 func writableParents(files []sessions.File) error {
@@ -317,9 +403,8 @@ func writableParents(files []sessions.File) error {
 }
 
 // removeOriginals removes the archived files, then the folders that are
-// empty (deepest first), and fsyncs the folders that changed.
-func removeOriginals(files []sessions.File, dirs []string) error {
-	changed := map[string]bool{}
+// empty (deepest first), and notes in changed the folders to fsync.
+func removeOriginals(files []sessions.File, dirs []string, changed map[string]bool) error {
 	var first error
 	for _, f := range files {
 		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
@@ -330,11 +415,6 @@ func removeOriginals(files []sessions.File, dirs []string) error {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := os.Remove(dirs[i]); err == nil {
 			changed[filepath.Dir(dirs[i])] = true
-		}
-	}
-	for d := range changed {
-		if _, err := os.Stat(d); err == nil {
-			fsutil.SyncDir(d)
 		}
 	}
 	return first

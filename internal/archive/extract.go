@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -35,11 +36,11 @@ func verifyStream(r io.Reader, want *Manifest) (*Manifest, error) {
 // if not nil, receives each file member's entry and content as it is read
 // (its error stops the walk).
 func walkArchive(r io.Reader, want *Manifest, file func(e Entry, r io.Reader) error) (*Manifest, error) {
-	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
-	if err != nil {
+	dec := decoders.Get().(*zstd.Decoder)
+	if err := dec.Reset(r); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	defer dec.Close()
+	defer func() { dec.Reset(nil); decoders.Put(dec) }()
 	tr := tar.NewReader(dec)
 	got := map[string]string{}
 	sizes := map[string]int64{}
@@ -50,7 +51,8 @@ func walkArchive(r io.Reader, want *Manifest, file func(e Entry, r io.Reader) er
 			wanted[e.Path] = e
 		}
 	}
-	buf := make([]byte, 1<<20)
+	buf := getBuffer()
+	defer putBuffer(buf)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -146,10 +148,7 @@ func walkArchive(r io.Reader, want *Manifest, file func(e Entry, r io.Reader) er
 }
 
 func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
+	return strings.TrimRight(s, "/")
 }
 
 // Verify reads a whole archive and checks it: every member against the

@@ -226,12 +226,49 @@ func walkFiles(dir string, dirs *[]string, errs *[]error) []File {
 // session: file-history/<id>/**, todos/<id>-*.json and debug/<id>.txt.
 // dirs receives file-history's folders, parents first.
 func Related(configDir, id string) (files []File, dirs []string, errs []error) {
+	return RelatedIn(configDir, id, nil)
+}
+
+// Todos indexes <config>/todos/*.json by every prefix that ends before a
+// '-', so that the files of session id (todos/<id>-*.json) are found
+// without listing the folder again: a batch over thousands of sessions
+// would otherwise read the whole folder once per session.
+type Todos map[string][]string
+
+// ReadTodos lists <config>/todos once. A missing folder has none.
+func ReadTodos(configDir string) Todos {
+	dir := filepath.Join(configDir, "todos")
+	entries, _ := os.ReadDir(dir)
+	t := Todos{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		stem := strings.TrimSuffix(name, ".json")
+		for i := 0; i < len(stem); i++ {
+			if stem[i] == '-' {
+				t[stem[:i]] = append(t[stem[:i]], filepath.Join(dir, name))
+			}
+		}
+	}
+	return t
+}
+
+// RelatedIn is Related with the todos folder already listed (nil: list
+// it now).
+func RelatedIn(configDir, id string, todos Todos) (files []File, dirs []string, errs []error) {
 	fh := filepath.Join(configDir, "file-history", id)
 	if fi, err := os.Lstat(fh); err == nil && fi.IsDir() {
 		dirs = append(dirs, fh)
 		files = append(files, walkFiles(fh, &dirs, &errs)...)
 	}
-	matches, _ := filepath.Glob(filepath.Join(configDir, "todos", globEscape(id)+"-*.json"))
+	var matches []string
+	if todos != nil {
+		matches = todos[id] // sorted: ReadDir lists by name
+	} else {
+		matches, _ = filepath.Glob(filepath.Join(configDir, "todos", globEscape(id)+"-*.json"))
+	}
 	for _, m := range matches {
 		if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() {
 			files = append(files, fileOf(m, fi))

@@ -5,23 +5,37 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
+	"unicode"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/fsutil"
 )
 
 // Window sizes of a peek. A row of `ccm sessions` needs the project (the
 // first record with a cwd), the first prompt (near the head) and the
 // title and the last usage (near the tail): reading these two windows
 // keeps a listing of thousands of sessions close to the cost of stat.
+// The windows start small (most first and last records are short) and
+// grow fourfold, reading only the bytes not read yet, while what a row
+// needs is not found.
 const (
-	headWindow = 64 << 10
-	tailWindow = 64 << 10
+	headWindow = 16 << 10
+	tailWindow = 16 << 10
 	// maxHead bounds how far the head is read to find a first complete
 	// record when the first lines are huge (a pasted image, say).
 	maxHead = 1 << 20
 	// maxTail bounds how far back the last usage and title are sought.
 	maxTail = 1 << 20
 )
+
+// peekBuffers hold a head and a tail window each (maxHead+maxTail bytes),
+// reused across files: a listing of thousands of sessions would
+// otherwise allocate and clear them for every file.
+var peekBuffers = sync.Pool{New: func() any { b := make([]byte, maxHead+maxTail); return &b }}
 
 // Peek is what a listing reads from a transcript's head and tail.
 type Peek struct {
@@ -45,16 +59,18 @@ type Peek struct {
 // Memory is bounded by maxHead+maxTail, whatever the file's size.
 func PeekFile(path string, size int64) (Peek, error) {
 	var p Peek
-	f, err := os.Open(path)
+	f, err := fsutil.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return p, err
+		return p.own(), err
 	}
 	defer f.Close()
+	bp := peekBuffers.Get().(*[]byte)
+	defer peekBuffers.Put(bp)
 	if size <= headWindow+tailWindow {
-		buf := make([]byte, size)
+		buf := (*bp)[:size]
 		n, err := io.ReadFull(f, buf)
 		if err != nil && err != io.ErrUnexpectedEOF {
-			return p, err
+			return p.own(), err
 		}
 		buf = buf[:n]
 		lines := splitLines(buf, true, true)
@@ -62,38 +78,48 @@ func PeekFile(path string, size int64) (Peek, error) {
 		p.fromTail(lines)
 		p.Records = int64(len(lines))
 		p.Empty = len(lines) == 0
-		return p, nil
+		return p.own(), nil
 	}
 	// Head: grow until a complete record with a cwd and a prompt is seen,
-	// or maxHead.
+	// or maxHead; each round reads only the new bytes.
+	headBuf := (*bp)[:maxHead]
 	var head []string
-	var headLen int
-	for want := headWindow; ; want *= 2 {
+	var headLen, have int
+	for want := headWindow; ; want *= 4 {
 		want = min(want, maxHead, int(size))
-		buf := make([]byte, want)
-		n, err := f.ReadAt(buf, 0)
+		prev := have
+		n, err := f.ReadAt(headBuf[prev:want], int64(prev))
 		if err != nil && err != io.EOF {
-			return p, err
+			return p.own(), err
 		}
-		buf = buf[:n]
+		have = prev + n
+		short := have < want // the file shrank since it was listed
+		buf := headBuf[:have]
 		head = splitLines(buf, true, false)
 		headLen = lastNL(buf)
 		p = Peek{}
 		p.fromHead(head)
-		if (p.Cwd != "" && p.FirstPrompt != "") || want >= maxHead || want >= int(size) {
+		if (p.Cwd != "" && p.FirstPrompt != "") || want >= maxHead || want >= int(size) || short {
 			break
 		}
 	}
+	// Tail: the window's bytes sit at the end of tailBuf, the file's last
+	// byte at its last byte, and grow backwards.
+	tailBuf := (*bp)[maxHead:]
 	var tail []string
 	var tailLen int
-	for want := tailWindow; ; want *= 2 {
+	have = 0
+	for want := tailWindow; ; want *= 4 {
 		want = min(want, maxTail, int(size))
-		buf := make([]byte, want)
-		n, err := f.ReadAt(buf, size-int64(want))
+		n, err := f.ReadAt(tailBuf[maxTail-want:maxTail-have], size-int64(want))
 		if err != nil && err != io.EOF {
-			return p, err
+			return p.own(), err
 		}
-		buf = buf[:n]
+		if n < want-have {
+			break // the file shrank: keep what the head found
+		}
+		have = want
+		buf := tailBuf[maxTail-have:]
 		tail = splitLines(buf, false, true)
 		tailLen = len(buf) - bytes.IndexByte(buf, '\n') - 1
 		t := p.Title
@@ -111,7 +137,15 @@ func PeekFile(path string, size int64) (Peek, error) {
 		p.Records = int64(float64(size) * float64(n) / float64(headLen+tailLen))
 		p.RecordsEstimated = true
 	}
-	return p, nil
+	return p.own(), nil
+}
+
+// own copies the strings a peek found out of the window buffer they
+// point into, which the next PeekFile reuses.
+func (p Peek) own() Peek {
+	p.Cwd, p.SessionID = strings.Clone(p.Cwd), strings.Clone(p.SessionID)
+	p.FirstPrompt, p.Title = strings.Clone(p.FirstPrompt), strings.Clone(p.Title)
+	return p
 }
 
 func lastNL(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 }
@@ -141,7 +175,9 @@ func splitLines(buf []byte, atStart, atEnd bool) []string {
 		}
 		line = bytes.TrimSpace(bytes.Trim(line, "\x00"))
 		if len(line) > 0 && line[0] == '{' {
-			out = append(out, string(line))
+			// A view, not a copy: PeekFile clones what it keeps before
+			// the buffer is reused.
+			out = append(out, unsafe.String(&line[0], len(line)))
 		}
 	}
 	return out
@@ -242,10 +278,26 @@ func (p *Peek) fromTail(lines []string) {
 
 // oneLine folds whitespace and cuts s to at most n runes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
+	// strings.Fields and Join would walk a pasted 100 KB prompt whole;
+	// this stops after n+1 runes, with the same result.
+	out := make([]rune, 0, min(len(s), n+1))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, r)
+		if len(out) > n {
+			break
+		}
 	}
-	return s
+	if len(out) > n {
+		return string(out[:n-1]) + "…"
+	}
+	return string(out)
 }
