@@ -20,6 +20,11 @@ var examples = map[string][]string{
 		"ccm analyze --current --top 20",
 		"ccm analyze --json --no-tokens ~/.claude/projects/-home-me-src/SESSION.jsonl",
 	},
+	"ccm report": {
+		"ccm report testdata/sample-session.jsonl -o session.html   # one session's page",
+		"ccm report --current --open                                # this session, in the browser",
+		"ccm report --all -o disk.html                              # every project's disk and the largest sessions",
+	},
 	"ccm check": {
 		"ccm check testdata/sample-session.jsonl",
 		"ccm check --quiet ~/.claude/projects     # errors only, every transcript",
