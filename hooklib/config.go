@@ -162,7 +162,7 @@ func (c *Config) Validate() {
 			c.Bool(v.Name)
 		case "int":
 			c.Int(v.Name)
-		case "path":
+		case "path", "list":
 		case "off|light|standard|aggressive":
 			if _, ok := compress.ParseLevel(c.String(v.Name)); !ok {
 				c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not off, light, standard, aggressive or 0-3; compression off", v.Name, c.String(v.Name)))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ccm/fsutil"
+	"ccm/hooklib/monitor"
 )
 
 // State is what ccm remembers about one session between hook runs.
@@ -29,6 +30,8 @@ type State struct {
 	// CLAUDE.md whatever the counter says. It expires after a day.
 	ForceRefresh time.Time `json:"force_refresh,omitzero"`
 	Updated      time.Time `json:"updated"`
+	// Context is the context monitor's and audit's memory.
+	Context monitor.State `json:"context,omitzero"`
 }
 
 // Store keeps State files in a directory, one per session, next to one
