@@ -14,3 +14,7 @@ type auditText struct{ user, model string }
 func (h *Hook) auditReport(ctx context.Context, fill monitor.Fill) auditText {
 	return auditText{}
 }
+
+// coldSummaries returns the session's cold-task summaries, rendered for
+// the preservation block.
+func (h *Hook) coldSummaries(session string) []string { return nil }
