@@ -49,9 +49,9 @@ type Options struct {
 // Stats say what a block holds, for the user's message and the log.
 type Stats struct {
 	OpenTasks, Files, Tests, Decisions, Errors, Cold int
-	Git                                            bool
-	ReadFrom, ReadTo                               int64
-	GitNote                                        string // why the diff is missing
+	Git                                              bool
+	ReadFrom, ReadTo                                 int64
+	GitNote                                          string // why the diff is missing
 }
 
 // Region returns the byte range of path a block is built from: from the
