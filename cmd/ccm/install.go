@@ -21,6 +21,10 @@ type installOptions struct {
 	DryRun bool
 	Exe    string // the ccm the hooks run; "" for this binary
 	Now    time.Time
+	// Leave names features not to register (--no-monitor, ...).
+	Leave []string
+	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
+	Autocompact int
 }
 
 func installFlags() []cli.Flag {
@@ -49,6 +53,17 @@ backed up to <ccm home>/backups first, and a second run changes nothing.
   UserPromptSubmit                                  ccm hook UserPromptSubmit
   PreToolUse        matcher Agent|Task              ccm hook PreToolUse
   SessionEnd                                        ccm hook SessionEnd
+  Stop                                              ccm hook Stop         (--no-monitor)
+  PreCompact                                        ccm hook PreCompact   (--no-preserve)
+  PostToolUse       matcher TaskUpdate|TodoWrite|Bash|Edit|Write|MultiEdit|NotebookEdit
+                                                    ccm hook PostToolUse  (--no-cold-tasks)
+
+--no-monitor leaves out the context monitor and audit, --no-preserve the
+pre-compact preservation, --no-cold-tasks the cold-task summaries.
+--autocompact PCT sets CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=PCT in the settings'
+env (the fill at which Claude Code compacts on its own; it can only lower
+the client's default); uninstall removes it again, or restores the value
+you had before.
 
 It also writes the slash commands /ccm, /purge, /pin-last, /pin-next,
 /pin-start and /pin-end to the scope's commands folder, keeping files of the
@@ -56,11 +71,33 @@ same name that are not ccm's. A settings file that is not valid JSON, or is
 read-only, is refused. ccm uninstall removes exactly what install added.
 
 ` + exitStatusHelp,
-		Flags: installFlags(),
+		Flags: append(installFlags(), featureFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return runInstall(ctx, installOptionsFrom(cmd))
+			o := installOptionsFrom(cmd)
+			for _, f := range install.Features {
+				if cmd.Bool("no-" + f.Name) {
+					o.Leave = append(o.Leave, f.Name)
+				}
+			}
+			if s := cmd.String("autocompact"); s != "" {
+				n, err := install.ParsePct(s)
+				if err != nil {
+					return usageError{msg: err.Error()}
+				}
+				o.Autocompact = n
+			}
+			return runInstall(ctx, o)
 		},
 	}
+}
+
+// featureFlags are install's --no-NAME flags and --autocompact.
+func featureFlags() []cli.Flag {
+	var fl []cli.Flag
+	for _, f := range install.Features {
+		fl = append(fl, &cli.BoolFlag{Name: "no-" + f.Name, Usage: "do not register the " + f.Help})
+	}
+	return append(fl, &cli.StringFlag{Name: "autocompact", Usage: "set CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=`PCT` (1-100) in the settings' env"})
 }
 
 func installOptionsFrom(cmd *cli.Command) installOptions {
@@ -92,7 +129,7 @@ func (o installOptions) libOptions() (install.Options, error) {
 	}
 	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
 	return install.Options{Scope: o.Scope, DryRun: o.DryRun, ClaudeDir: o.ClaudeDir, ProjectDir: wd,
-		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now}, nil
+		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now, Leave: o.Leave, AutocompactPct: o.Autocompact}, nil
 }
 
 func runInstall(_ context.Context, o installOptions) error {

@@ -33,10 +33,11 @@ func TestMergeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !gjson.ValidBytes(out) || len(changes) != len(Registrations) {
+		regs, _ := Selected(nil)
+		if !gjson.ValidBytes(out) || len(changes) != len(regs) {
 			t.Fatalf("%s: invalid result or %d changes:\n%s", name, len(changes), out)
 		}
-		for _, r := range Registrations {
+		for _, r := range regs {
 			path := "hooks." + r.Event + ".#.hooks.#.command"
 			if !strings.Contains(gjson.GetBytes(out, path).Raw, HookCommand(exe, r.Event)) {
 				t.Errorf("%s: %s not registered", name, r.Event)
@@ -74,7 +75,10 @@ func TestD39MatchersAndTimeouts(t *testing.T) {
 	if m := gjson.GetBytes(out, "hooks.SessionStart.0.matcher").String(); m != "startup|clear|compact" {
 		t.Errorf("SessionStart matcher %q", m)
 	}
-	if gjson.GetBytes(out, "hooks.PostToolUse").Exists() || gjson.GetBytes(out, "hooks.Stop").Exists() {
+	if m := gjson.GetBytes(out, "hooks.PostToolUse.0.matcher").String(); m == "" || strings.Contains(m, "Read") {
+		t.Errorf("PostToolUse matcher %q: every tool call, or tools that finish no work", m)
+	}
+	if gjson.GetBytes(out, "hooks.Notification").Exists() || gjson.GetBytes(out, "hooks.PostCompact").Exists() {
 		t.Error("registered events ccm does nothing on")
 	}
 	gjson.GetBytes(out, "hooks.@values.#.hooks.#.timeout").ForEach(func(_, v gjson.Result) bool {

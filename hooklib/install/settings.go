@@ -100,6 +100,12 @@ func group(r Registration, exe string, indent string, st style) string {
 // another path (the binary moved) gets its command updated in place with
 // sjson.
 func Merge(data []byte, exe string) (out []byte, changes, created []string, err error) {
+	regs, _ := Selected(nil)
+	return MergeRegs(data, exe, regs)
+}
+
+// MergeRegs is Merge with the registrations to add.
+func MergeRegs(data []byte, exe string, regs []Registration) (out []byte, changes, created []string, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}\n")
 	}
@@ -116,7 +122,7 @@ func Merge(data []byte, exe string) (out []byte, changes, created []string, err 
 	if !ok {
 		ind := childIndent(data, top, st)
 		var members []string
-		for _, r := range Registrations {
+		for _, r := range regs {
 			members = append(members, quote(r.Event)+colon(st)+"["+nlIndent(st, ind+st.unit+st.unit)+
 				group(r, exe, ind+st.unit+st.unit, st)+nlIndent(st, ind+st.unit)+"]")
 			created = append(created, "hooks/"+r.Event)
@@ -126,7 +132,7 @@ func Merge(data []byte, exe string) (out []byte, changes, created []string, err 
 			strings.Join(members, ","+nlIndent(st, ind+st.unit)) + nlIndent(st, ind) + "}"
 		return appendItem(data, top, raw, st), changes, append([]string{"hooks"}, created...), nil
 	}
-	for _, r := range Registrations {
+	for _, r := range regs {
 		hc, _ := find(data, "hooks")
 		ev, ok := hc.member(r.Event)
 		if ok && data[ev.valStart] != '[' {
