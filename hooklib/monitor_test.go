@@ -166,3 +166,37 @@ func TestMonitorBadInput(t *testing.T) {
 		t.Errorf("disabled monitor printed %q", out)
 	}
 }
+
+// TestMonitorCorruptState: a corrupt state file is set aside (and logged),
+// not trusted; the monitor carries on from zero.
+func TestMonitorCorruptState(t *testing.T) {
+	s := newSandbox(t)
+	x := newTx(t, s)
+	x.turn(150_000, "claude-sonnet-4-5")
+	s.write("claude/ccm/state/s1.json", `{"session_id":"s1","context":{"level":90`)
+	if got := systemMessageOf(t, s.stop("s1", x.path)); !strings.Contains(got, "75%") {
+		t.Errorf("after a corrupt state: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(s.home(), "state", "s1.json.corrupt")); err != nil {
+		t.Errorf("not set aside: %v", err)
+	}
+	if !strings.Contains(s.log(), "corrupt file set aside") {
+		t.Errorf("not logged:\n%s", s.log())
+	}
+}
+
+// TestMonitorSurvivesSessionEnd: a session resumed after its end does not
+// warn again for a threshold it already crossed.
+func TestMonitorSurvivesSessionEnd(t *testing.T) {
+	s := newSandbox(t)
+	x := newTx(t, s)
+	x.turn(150_000, "claude-sonnet-4-5")
+	if got := systemMessageOf(t, s.stop("s1", x.path)); got == "" {
+		t.Fatal("no warning at 75%")
+	}
+	s.run(SessionEnd, `{"session_id":"s1","hook_event_name":"SessionEnd","reason":"other"}`)
+	x.turn(152_000, "claude-sonnet-4-5")
+	if got := systemMessageOf(t, s.stop("s1", x.path)); got != "" {
+		t.Errorf("warned again after a resume: %q", got)
+	}
+}

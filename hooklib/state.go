@@ -46,6 +46,8 @@ type Store struct {
 	// Wait bounds how long a hook waits for the lock before giving up
 	// (and logging). Claude Code's own hook timeout is far longer.
 	Wait time.Duration
+	// Log, when set, gets one line when a corrupt file is set aside.
+	Log func(format string, args ...any)
 }
 
 // NewStore returns the Store under <ccm home>/state.
@@ -113,6 +115,13 @@ func (s *Store) Update(ctx context.Context, session string, now time.Time, fn fu
 	if err != nil && !errors.As(err, new(*json.SyntaxError)) && !errors.As(err, new(*json.UnmarshalTypeError)) {
 		return State{}, err
 	}
+	if err != nil {
+		// Set the corrupt file aside, never trust it: keep it for a look.
+		aside := s.path(session) + ".corrupt"
+		if rerr := os.Rename(s.path(session), aside); rerr == nil && s.Log != nil {
+			s.Log("state: corrupt file set aside as %s (%v); starting over", aside, err)
+		}
+	}
 	if err := fn(&st); err != nil {
 		return st, err
 	}
@@ -138,6 +147,21 @@ func (s *Store) Remove(ctx context.Context, session string) error {
 		return err
 	}
 	return nil
+}
+
+// Forget ends a session's counters (SessionEnd). What the context monitor
+// knows is kept: a session resumed later is the same session, and its
+// thresholds must not warn a second time. Without any, the file goes.
+func (s *Store) Forget(ctx context.Context, session string, now time.Time) error {
+	st, err := s.Load(session)
+	if err != nil || st.Context == (monitor.State{}) {
+		return s.Remove(ctx, session)
+	}
+	_, err = s.Update(ctx, session, now, func(st *State) error {
+		*st = State{Context: st.Context}
+		return nil
+	})
+	return err
 }
 
 // Sessions returns the ids of the sessions with state updated within
