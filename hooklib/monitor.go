@@ -62,9 +62,16 @@ func monitorStop(ctx context.Context, h *Hook, _ Response) (Response, error) {
 		return Response{}, nil
 	}
 	ts := thresholds(h.Config)
-	fill, err := readFill(h)
+	path := h.In.TranscriptPath()
+	if path == "" {
+		return Response{}, errors.New("context monitor: no transcript_path")
+	}
+	fill, synced, err := monitor.ReadFillAfter(path, int64(h.Config.Int("CONTEXT_MAX_TOKENS")), h.In.Get("last_assistant_message").String())
 	if err != nil {
 		return Response{}, fmt.Errorf("context monitor: %w", err)
+	}
+	if !synced {
+		h.Log.Printf("context monitor: the transcript does not hold the last response after %v; using the usage before it", monitor.Settle)
 	}
 	if !fill.Known && !fill.Compacted {
 		h.Log.Printf("context monitor: no usage recorded yet in %s", h.In.TranscriptPath())

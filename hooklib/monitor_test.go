@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tx builds a transcript line by line.
@@ -198,5 +199,26 @@ func TestMonitorSurvivesSessionEnd(t *testing.T) {
 	x.turn(152_000, "claude-sonnet-4-5")
 	if got := systemMessageOf(t, s.stop("s1", x.path)); got != "" {
 		t.Errorf("warned again after a resume: %q", got)
+	}
+}
+
+// TestMonitorWaitsForTheResponse: the client writes the transcript after
+// it runs the Stop hook at times; the hook waits for the response named
+// by last_assistant_message and reads its usage, not the one before.
+func TestMonitorWaitsForTheResponse(t *testing.T) {
+	s := newSandbox(t)
+	x := newTx(t, s)
+	x.turn(100_000, "claude-sonnet-4-5")
+	late := `{"type":"assistant","uuid":"late","isSidechain":false,"message":{"id":"mlate","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"end_turn","content":[{"type":"text","text":"All   done,\nthe cache is in."}],"usage":{"input_tokens":150000}}}`
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(200 * time.Millisecond)
+		x.add(late)
+	}()
+	out := s.run(Stop, fmt.Sprintf(`{"session_id":"s1","hook_event_name":"Stop","transcript_path":%q,"last_assistant_message":"All done, the cache is in."}`, x.path))
+	<-done
+	if got := systemMessageOf(t, out); !strings.Contains(got, "75%") {
+		t.Errorf("read the usage before the response: %q", got)
 	}
 }

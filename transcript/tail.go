@@ -82,6 +82,8 @@ type TailFacts struct {
 	HasUsage bool
 	// Model is that record's message.model.
 	Model string
+	// Text is that record's text blocks, joined (at most 4 KB of each).
+	Text string
 	// UsageOffset is that record's offset.
 	UsageOffset int64
 	// Boundary is the offset of the last main-chain compact boundary, -1
@@ -130,6 +132,18 @@ func ReadTail(ra io.ReaderAt, size, limit int64, wantBoundary bool) (TailFacts, 
 			CacheCreation: u.Get("cache_creation_input_tokens").Int(), Output: u.Get("output_tokens").Int()}
 		tf.HasUsage, tf.UsageOffset = true, off
 		tf.Model = strings.Clone(rec.Get("message.model").Str)
+		var text strings.Builder
+		rec.Content().ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str == "text" {
+				t := b.Get("text").Str
+				if len(t) > 4096 {
+					t = t[:4096]
+				}
+				text.WriteString(t)
+			}
+			return true
+		})
+		tf.Text = text.String()
 		return wantBoundary
 	})
 	if errors.Is(err, ErrTailLimit) && tf.HasUsage {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"ccm/transcript"
 )
@@ -29,15 +30,26 @@ const LargeWindow = 1_000_000
 // of tool output (which the client would have compacted) gets there.
 const TailLimit = 32 << 20
 
+// largeModels are the model ids (prefixes) whose default window is 1M:
+// Claude Code 2.1.330 reports modelUsage.contextWindow 1000000 for
+// claude-opus-5-5 (realclient run, -p mode).
+var largeModels = []string{"claude-opus-5"}
+
 // Window returns the context window for model: override when > 0, else
-// 1M for a model id marked [1m] or when the fill itself is past 200k
-// (only a 1M model can report that), else 200k.
+// 1M for a model id marked [1m], a model of largeModels, or when the fill
+// itself is past 200k (only a 1M model can report that), else 200k.
 func Window(model string, fill, override int64) int64 {
+	m := strings.ToLower(model)
 	switch {
 	case override > 0:
 		return override
-	case strings.Contains(strings.ToLower(model), "[1m]"), fill > DefaultWindow:
+	case strings.Contains(m, "[1m]"), fill > DefaultWindow:
 		return LargeWindow
+	}
+	for _, p := range largeModels {
+		if strings.HasPrefix(m, p) {
+			return LargeWindow
+		}
 	}
 	return DefaultWindow
 }
@@ -63,30 +75,69 @@ func (f Fill) Pct() float64 {
 	return float64(f.Tokens) * 100 / float64(f.Window)
 }
 
+// Settle bounds how long ReadFillAfter waits for the client to write the
+// response a Stop hook was called for.
+const Settle = 1500 * time.Millisecond
+
+// ReadFillAfter reads the fill once the transcript holds the response
+// whose text is last (Stop's last_assistant_message). The client writes
+// the transcript asynchronously: with the real client a Stop hook 150 ms
+// after the prompt still read the previous response's usage. It polls for
+// up to Settle, then takes what is there; synced is false then.
+func ReadFillAfter(path string, override int64, last string) (f Fill, synced bool, err error) {
+	want := norm(last, 200)
+	deadline := time.Now().Add(Settle)
+	for {
+		var text string
+		f, text, err = readFill(path, override)
+		if err != nil || want == "" || strings.Contains(norm(text, 4096), want) {
+			return f, true, err
+		}
+		if time.Now().After(deadline) {
+			return f, false, nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// norm folds white space and keeps the first n bytes.
+func norm(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s
+}
+
 // ReadFill reads the fill of the transcript at path from its end.
 // override is CONTEXT_MAX_TOKENS (0 for none).
 func ReadFill(path string, override int64) (Fill, error) {
+	f, _, err := readFill(path, override)
+	return f, err
+}
+
+func readFill(path string, override int64) (Fill, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Fill{}, err
+		return Fill{}, "", err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return Fill{}, err
+		return Fill{}, "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return Fill{}, fmt.Errorf("%s is not a regular file", path)
+		return Fill{}, "", fmt.Errorf("%s is not a regular file", path)
 	}
 	tf, err := transcript.ReadTail(f, fi.Size(), TailLimit, false)
 	if err != nil {
-		return Fill{}, fmt.Errorf("read %s: %w", path, err)
+		return Fill{}, "", fmt.Errorf("read %s: %w", path, err)
 	}
 	if !tf.HasUsage {
-		return Fill{Compacted: tf.Boundary >= 0, Window: Window("", 0, override)}, nil
+		return Fill{Compacted: tf.Boundary >= 0, Window: Window("", 0, override)}, "", nil
 	}
 	n := tf.Usage.Fill()
-	return Fill{Tokens: n, Window: Window(tf.Model, n, override), Model: tf.Model, Known: true}, nil
+	return Fill{Tokens: n, Window: Window(tf.Model, n, override), Model: tf.Model, Known: true}, tf.Text, nil
 }
 
 // ParseThresholds parses "70,80,90" into sorted, distinct percentages in
