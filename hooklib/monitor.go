@@ -77,11 +77,13 @@ func monitorStop(ctx context.Context, h *Hook, _ Response) (Response, error) {
 		h.Log.Printf("context monitor: no usage recorded yet in %s", h.In.TranscriptPath())
 		return Response{}, nil
 	}
-	rep := h.auditReport(ctx, fill)
 	crossed := 0
+	var rep auditText
 	_, err = h.State.Update(ctx, sid, h.Now, func(st *State) error {
+		h.updateAudit(&st.Context)
 		crossed = monitor.Step(&st.Context, ts, fill)
 		if crossed > 0 {
+			rep = h.auditReport(st.Context.Audit, fill)
 			st.Context.Pending = joinLines(monitor.ModelMessage(fill, crossed), rep.model)
 		}
 		return nil

@@ -222,3 +222,44 @@ func TestMonitorWaitsForTheResponse(t *testing.T) {
 		t.Errorf("read the usage before the response: %q", got)
 	}
 }
+
+// TestMonitorAudit: past CONTEXT_AUDIT_THRESHOLD_PCT the warning names the
+// top consumers, by command for Bash and by server for MCP, and the
+// suggestion; tool output before the last compaction does not count.
+func TestMonitorAudit(t *testing.T) {
+	s := newSandbox(t)
+	x := newTx(t, s)
+	out := func(id, name, input string, n int) {
+		x.add(fmt.Sprintf(`{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"tool_use","id":%q,"name":%q,"input":%s}]}}`, id, name, input),
+			fmt.Sprintf(`{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":%q}]}}`, id, strings.Repeat("y", n)))
+	}
+	out("old", "Grep", `{}`, 90000)
+	x.add(`{"type":"system","subtype":"compact_boundary","isSidechain":false}`)
+	out("r1", "Read", `{"file_path":"/big.log"}`, 40000)
+	x.turn(100_000, "claude-sonnet-4-5")
+	if got := systemMessageOf(t, s.stop("s1", x.path)); got != "" {
+		t.Fatalf("warned at 50%%: %q", got)
+	}
+	out("b1", "Bash", `{"command":"git diff HEAD~5"}`, 30000)
+	out("m1", "mcp__github__get_file", `{}`, 20000)
+	out("r2", "Read", `{"file_path":"/other"}`, 2000)
+	x.turn(150_000, "claude-sonnet-4-5")
+	got := systemMessageOf(t, s.stop("s1", x.path))
+	for _, want := range []string{"Context at 75%", "Context audit", "Read: 42K", "Bash git diff: 30K", "MCP github: 20K",
+		"/compact drop the raw outputs of Read, Bash git diff, MCP github", "would save about 88K"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warning lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Grep") {
+		t.Errorf("output from before the compaction counted:\n%s", got)
+	}
+	if ctx := s.prompt("s1"); !strings.Contains(ctx, "Context audit") || !strings.Contains(ctx, "Suggestion") {
+		t.Errorf("the model did not get the audit: %q", ctx)
+	}
+	s.env["COMPACT_SUGGEST_ENABLED"] = "false"
+	x.turn(165_000, "claude-sonnet-4-5")
+	if got := systemMessageOf(t, s.stop("s1", x.path)); !strings.Contains(got, "Context audit") || strings.Contains(got, "Suggestion") {
+		t.Errorf("COMPACT_SUGGEST_ENABLED=false: %q", got)
+	}
+}

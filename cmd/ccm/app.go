@@ -42,6 +42,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Commands: []*cli.Command{
 			// transcript engine
 			newAnalyzeCommand(),
+			newAuditCommand(),
 			newCheckCommand(),
 			newPurgeCommand(),
 			newRestoreCommand(),

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"ccm/transcript"
+	"ccm/transcript/audit"
 )
 
 // DefaultWindow is the context window of current models.
@@ -169,6 +170,8 @@ type State struct {
 	Tokens int64 `json:"tokens,omitempty"`
 	// Pending is the warning for the model, sent with the next prompt.
 	Pending string `json:"pending,omitempty"`
+	// Audit is the context audit, kept up to date at each Stop.
+	Audit *audit.Audit `json:"audit,omitempty"`
 }
 
 // Crossed returns the highest threshold at or below pct, or 0.
