@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Writers returns the ids of the other processes that have the file at
@@ -75,4 +76,66 @@ func writable(fdinfo string) bool {
 		}
 	}
 	return true
+}
+
+// FileID identifies a file by device and inode, as os.SameFile does.
+type FileID struct{ Dev, Ino uint64 }
+
+// IDOf returns the FileID of a file's os.FileInfo (zero where the platform
+// gives none).
+func IDOf(fi os.FileInfo) FileID {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+	}
+	return FileID{}
+}
+
+// OpenForWriting scans /proc once and returns, for every file under root
+// that another process holds open for writing, the ids of those
+// processes. It is Writers for many files at once: a listing of
+// thousands of sessions reads /proc once, not once per file. Only links
+// whose target starts with root are followed. ok is false where /proc
+// cannot tell.
+func OpenForWriting(root string) (files map[FileID][]int, ok bool) {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	root = strings.TrimSuffix(root, "/") + "/"
+	self := os.Getpid()
+	files = map[FileID][]int{}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		ok = true
+		if pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", p.Name(), "fd")
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			link := filepath.Join(dir, fd.Name())
+			target, err := os.Readlink(link)
+			if err != nil || !strings.HasPrefix(target, root) {
+				continue
+			}
+			st, err := os.Stat(link)
+			if err != nil || !st.Mode().IsRegular() || !writable(filepath.Join("/proc", p.Name(), "fdinfo", fd.Name())) {
+				continue
+			}
+			id := IDOf(st)
+			if n := len(files[id]); n == 0 || files[id][n-1] != pid {
+				files[id] = append(files[id], pid)
+			}
+		}
+	}
+	return files, ok
 }

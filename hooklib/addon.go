@@ -40,8 +40,12 @@ func joinResponses(a, b Response) Response {
 		}
 		return x + "\n\n" + y
 	}
+	out := a.ToolOutput // one replacement of a tool's output: the first feature's
+	if out == nil {
+		out = b.ToolOutput
+	}
 	return Response{Context: join(a.Context, b.Context), SystemMessage: join(a.SystemMessage, b.SystemMessage),
-		Continue: a.Continue || b.Continue}
+		ToolOutput: out, Continue: a.Continue || b.Continue}
 }
 
 // room is how much additionalContext an addon may still add to prev.

@@ -42,6 +42,29 @@ var Vars = []Var{
 	{"EFFORT_POLICY_ENABLED", "true", "bool", "effort guidance on SessionStart, opus note before subagents"},
 	{"DEFAULT_EFFORT", "medium", "low|medium|high", "effort profile"},
 	{"THINKING_BUDGET_TOKENS", "0", "int", "advisory thinking budget per response; 0 for none"},
+	{"CCM_CAPTURE_ENABLED", "true", "bool", "PostToolUse: keep large tool outputs in the CCM store, give the model a preview and stub"},
+	{"BASH_THRESHOLD", "2000", "int", "capture Bash outputs over N bytes; 0 disables"},
+	{"GLOB_THRESHOLD", "2000", "int", "capture Glob results over N bytes; 0 disables"},
+	{"GREP_THRESHOLD", "2000", "int", "capture Grep results over N bytes; 0 disables"},
+	{"READ_THRESHOLD", "25000", "int", "capture Read file contents over N bytes; 0 disables"},
+	{"CCM_CAPTURE_THRESHOLD", "10000", "int", "capture other tools' outputs over N bytes; 0 disables"},
+	{"CCM_CAPTURE_PIN_DEFAULT", "none", "none|soft|hard", "pin level of captured outputs without a ccm:pin directive"},
+	{"CCM_CACHE_DIR", "", "path", "the CCM store (default <claude config dir>/cache/ccm)"},
+	{"CCM_TOOL_MEMORY_ENABLED", "true", "bool", "remember failed tool calls; show the lessons before the tool runs again"},
+	{"AGENTICORE_TOOL_MEMORY_PATH", "", "path", "tool memory store, NDJSON (default <ccm home>/tool-memory.ndjson)"},
+	{"AGENTICORE_TOOL_MEMORY_MAX", "100", "int", "lessons kept; the oldest go first"},
+	{"AGENTICORE_TOOL_MEMORY_SHOW", "15", "int", "lessons shown before one tool call at most"},
+	// ccm maintain (cron): archive, clean, prune.
+	{"CCM_MAINTAIN_ARCHIVE", "true", "bool", "ccm maintain archives old sessions"},
+	{"CCM_ARCHIVE_OLDER_THAN_DAYS", "", "number", "archive sessions not written for N days (default: below cleanupPeriodDays)"},
+	{"CCM_ARCHIVE_MIN_SIZE_MB", "0", "number", "archive only sessions of at least N MB"},
+	{"CCM_ARCHIVE_DIR", "", "path", "where archives go (default <ccm home>/archive)"},
+	{"CCM_MAINTAIN_CLEAN", "true", "bool", "ccm maintain removes old purge backups, temp files and orphaned folders"},
+	{"CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS", "7", "number", "remove purge backups older than N days"},
+	{"CCM_CLEAN_KEEP_BACKUPS", "0", "int", "keep at most N purge backups per transcript; 0 for no count limit"},
+	{"CCM_CLEAN_EMPTY", "false", "bool", "also remove empty and zero-byte sessions"},
+	{"CCM_PRUNE_MAX_SIZE_MB", "500", "number", "ccm maintain prunes the CCM store to N MB; empty to skip"},
+	{"CCM_PRUNE_MAX_AGE_DAYS", "30", "number", "ccm maintain prunes blobs not accessed for N days; empty to skip"},
 }
 
 // Value is a variable's effective value and where it came from.
@@ -94,6 +117,10 @@ func (c *Config) defaultFor(v Var) string {
 		return filepath.Join(c.Home, "logs", "hooks.log")
 	case "CONTEXT_REFRESH_RULES_DIR":
 		return filepath.Join(c.ClaudeDir, "rules")
+	case "CCM_CACHE_DIR":
+		return filepath.Join(c.ClaudeDir, "cache", "ccm")
+	case "AGENTICORE_TOOL_MEMORY_PATH":
+		return filepath.Join(c.Home, "tool-memory.ndjson")
 	}
 	return v.Default
 }
@@ -130,6 +157,23 @@ func (c *Config) Int(name string) int {
 	return n
 }
 
+// Number parses a non-negative decimal number; "" is -1 (not set). An
+// invalid value means the default, and a warning.
+func (c *Config) Number(name string) float64 {
+	s := strings.TrimSpace(c.values[name].Value)
+	if s == "" {
+		return -1
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f < 1e12 {
+		return f
+	}
+	d := c.invalid(name, "a non-negative number")
+	if f, err := strconv.ParseFloat(d, 64); err == nil {
+		return f
+	}
+	return -1
+}
+
 // Choice returns a value that must be one of choices (case-insensitive);
 // anything else means the default, and a warning.
 func (c *Config) Choice(name string, choices ...string) string {
@@ -163,6 +207,8 @@ func (c *Config) Validate() {
 		case "int":
 			c.Int(v.Name)
 		case "path", "list":
+		case "number":
+			c.Number(v.Name)
 		case "off|light|standard|aggressive":
 			if _, ok := compress.ParseLevel(c.String(v.Name)); !ok {
 				c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not off, light, standard, aggressive or 0-3; compression off", v.Name, c.String(v.Name)))

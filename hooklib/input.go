@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/hooklib/capture"
 )
 
 // MaxInput bounds what a hook reads from stdin. Events ccm handles carry a
@@ -25,6 +29,9 @@ var (
 // read on demand with gjson; nothing is decoded that is not used.
 type Input struct {
 	raw []byte
+	// The tool fields, parsed once: each gjson lookup scans the input,
+	// which holds the whole tool output on PostToolUse (up to MaxInput).
+	toolInput, toolResponse *gjson.Result
 }
 
 // ReadInput reads one JSON object of at most limit bytes (MaxInput if limit
@@ -43,6 +50,96 @@ func ReadInput(r io.Reader, limit int64) (*Input, error) {
 		return nil, ErrInputTooLarge
 	}
 	return ParseInput(data)
+}
+
+// InputWait bounds how long a hook waits for its input. Claude Code writes
+// the whole object at once; a writer that never finishes (stdin left open,
+// an endless stream) must not keep the hook, and the session, waiting.
+const InputWait = 3 * time.Second
+
+// drainLimit bounds what is read and thrown away after an oversized
+// input, so that an endless stream (< /dev/zero) cannot keep the hook busy.
+const drainLimit = 256 << 20
+
+// ErrInputTimeout is returned when no complete object arrived in time.
+var ErrInputTimeout = errors.New("stdin not complete in time")
+
+// ReadInputWithin reads like ReadInput but returns as soon as a complete
+// JSON object has arrived, even if stdin stays open, and gives up after
+// wait. An oversized input is drained up to drainLimit bytes or the rest
+// of wait, never forever.
+func ReadInputWithin(r io.Reader, limit int64, wait time.Duration) (*Input, error) {
+	if limit <= 0 {
+		limit = MaxInput
+	}
+	type result struct {
+		in  *Input
+		err error
+	}
+	done := make(chan result, 1)
+	deadline := time.Now().Add(wait)
+	go func() {
+		in, err := readObject(r, limit, deadline)
+		done <- result{in, err}
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case res := <-done:
+		return res.in, res.err
+	case <-t.C:
+		return nil, ErrInputTimeout // the reader stays blocked; the process ends soon
+	}
+}
+
+// readObject reads until EOF, or until what was read ends in '}' and is a
+// valid JSON object.
+func readObject(r io.Reader, limit int64, deadline time.Time) (*Input, error) {
+	buf := make([]byte, 0, 256<<10)
+	for {
+		if len(buf) == cap(buf) {
+			// Grow fourfold: a 1 MB tool output is copied once, not four times.
+			buf = append(make([]byte, 0, 4*cap(buf)), buf...)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			drained := int64(0)
+			for drained < drainLimit && time.Now().Before(deadline) {
+				m, err := r.Read(buf[:cap(buf)])
+				drained += int64(m)
+				if err != nil {
+					break
+				}
+			}
+			return nil, ErrInputTooLarge
+		}
+		if err == io.EOF {
+			return ParseInput(buf)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read stdin: %w", err)
+		}
+		if n > 0 && endsObject(buf) {
+			if in, err := ParseInput(buf); err == nil {
+				return in, nil
+			}
+		}
+	}
+}
+
+// endsObject reports whether data's last non-space byte closes an object.
+func endsObject(data []byte) bool {
+	for i := len(data) - 1; i >= 0; i-- {
+		switch data[i] {
+		case ' ', '\n', '\r', '\t':
+			continue
+		case '}':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // ParseInput checks that data is one JSON object and wraps it.
@@ -91,10 +188,37 @@ func (in *Input) Prompt() string { return in.str("prompt") }
 func (in *Input) ToolName() string { return in.str("tool_name") }
 
 // ToolInput is tool_input, as raw JSON.
-func (in *Input) ToolInput() gjson.Result { return in.Get("tool_input") }
+func (in *Input) ToolInput() gjson.Result {
+	if in.toolInput == nil {
+		r := in.Get("tool_input")
+		in.toolInput = &r
+	}
+	return *in.toolInput
+}
 
-// ToolResponse is PostToolUse's tool_response, as raw JSON.
-func (in *Input) ToolResponse() gjson.Result { return in.Get("tool_response") }
+// ToolResponse is PostToolUse's tool_response, as raw JSON. It is found
+// with capture.Member, which jumps over the tool's output instead of
+// walking it byte by byte as a gjson lookup does.
+func (in *Input) ToolResponse() gjson.Result {
+	if in.toolResponse == nil {
+		r := gjson.Result{}
+		if v, off, ok := capture.Member(in.rawString(), "tool_response"); ok {
+			r = gjson.Parse(v) // v starts with the value: Parse reads only its type
+			r.Index = off
+		}
+		in.toolResponse = &r
+	}
+	return *in.toolResponse
+}
+
+// rawString is the input as a string without a copy: the bytes are never
+// changed once read (a hook input reaches MaxInput).
+func (in *Input) rawString() string {
+	if len(in.raw) == 0 {
+		return ""
+	}
+	return unsafe.String(&in.raw[0], len(in.raw))
+}
 
 // ToolUseID is tool_use_id.
 func (in *Input) ToolUseID() string { return in.str("tool_use_id") }

@@ -51,6 +51,10 @@ type Response struct {
 	Context string
 	// SystemMessage is shown to the user; it never reaches the model.
 	SystemMessage string
+	// ToolOutput, on PostToolUse only, is the raw JSON of
+	// updatedToolOutput: the tool's output, in the tool's own shape, that
+	// replaces what the model gets (realclient-findings.md §7).
+	ToolOutput []byte
 	// Continue must be set for Context on Stop or SubagentStop: there it
 	// is fed back as a new turn and Claude keeps going (up to 8 times), so
 	// only a feature that means that may send it.
@@ -77,8 +81,17 @@ func Render(event string, r Response) (out []byte, dropped bool) {
 			ctx, dropped = "", true
 		}
 	}
-	if ctx == "" && msg == "" {
+	tool := r.ToolOutput
+	if tool != nil && event != PostToolUse {
+		tool, dropped = nil, true
+	}
+	if ctx == "" && msg == "" && tool == nil {
 		return nil, dropped
+	}
+	if tool != nil {
+		// The replacement is built within budget by the capture; it is
+		// never cut (a cut would break its JSON).
+		return renderTool(event, ctx, tool), dropped
 	}
 	out = render(event, ctx, msg)
 	if n := Size16(string(out)); n > MaxPayload {
@@ -114,6 +127,21 @@ func render(event, ctx, msg string) []byte {
 		writeJSONString(&b, msg)
 	}
 	b.WriteString("}\n")
+	return []byte(b.String())
+}
+
+// renderTool renders a PostToolUse answer that replaces the tool's output.
+func renderTool(event, ctx string, tool []byte) []byte {
+	var b strings.Builder
+	b.WriteString(`{"hookSpecificOutput":{"hookEventName":`)
+	writeJSONString(&b, event)
+	if ctx != "" {
+		b.WriteString(`,"additionalContext":`)
+		writeJSONString(&b, ctx)
+	}
+	b.WriteString(`,"updatedToolOutput":`)
+	b.Write(tool)
+	b.WriteString("}}\n")
 	return []byte(b.String())
 }
 

@@ -35,6 +35,7 @@ func onUserPromptSubmit(ctx context.Context, h *Hook) (Response, error) {
 	if !userPrompt(h.In) {
 		return Response{}, nil
 	}
+	h.pinDirectives(ctx, sid)
 	cfg := h.Config
 	enabled := cfg.Bool("CONTEXT_REFRESH_ENABLED")
 	d := due{rulesN: cfg.Int("CONTEXT_REFRESH_INTERVAL"), mdN: cfg.Int("CONTEXT_REFRESH_CLAUDE_MD_INTERVAL")}

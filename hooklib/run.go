@@ -23,6 +23,8 @@ type Options struct {
 	Lookup func(string) (string, bool)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// InputWait bounds the wait for stdin (InputWait when 0).
+	InputWait time.Duration
 }
 
 // Hook is one hook run as features see it.
@@ -44,10 +46,13 @@ type handler func(ctx context.Context, h *Hook) (Response, error)
 // handlers maps events to what ccm does on them. Events not listed are
 // accepted and ignored.
 var handlers = map[string]handler{
-	SessionStart:     onSessionStart,
-	UserPromptSubmit: onUserPromptSubmit,
-	PreToolUse:       onPreToolUse,
-	SessionEnd:       onSessionEnd,
+	SessionStart:         onSessionStart,
+	UserPromptSubmit:     onUserPromptSubmit,
+	PreToolUse:           onPreToolUse,
+	PostToolUse:          onPostToolUse,
+	"PostToolUseFailure": onPostToolUseFailure,
+	Stop:                 onStop,
+	SessionEnd:           onSessionEnd,
 }
 
 // Run runs one hook and returns the process exit status, which is always
@@ -61,6 +66,14 @@ func Run(ctx context.Context, o Options) (code int) {
 	}
 	if DisabledByEnv(lookup) {
 		return 0 // before reading anything: the cheapest possible no-op
+	}
+	if _, ok := lookup("GOGC"); !ok && o.Lookup == nil {
+		// A hook lives a few milliseconds and allocates a few times its
+		// input (at most MaxInput): collecting garbage would only cost
+		// time. The memory limit still makes the collector run if a run
+		// ever grows past it.
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(512 << 20)
 	}
 	now := time.Now
 	if o.Now != nil {
@@ -81,7 +94,11 @@ func Run(ctx context.Context, o Options) (code int) {
 	if cfg.Disabled() {
 		return 0
 	}
-	in, err := ReadInput(o.Stdin, MaxInput)
+	wait := o.InputWait
+	if wait <= 0 {
+		wait = InputWait
+	}
+	in, err := ReadInputWithin(o.Stdin, MaxInput, wait)
 	if err != nil {
 		log.Printf("bad input: %v", err)
 		return 0
@@ -145,8 +162,18 @@ func onSessionStart(ctx context.Context, h *Hook) (Response, error) {
 	return Response{Context: h.scoped(effortContext(h))}, nil
 }
 
+// onPreToolUse adds the opus note before a subagent starts and the tool
+// memory's lessons for the tool about to run.
 func onPreToolUse(ctx context.Context, h *Hook) (Response, error) {
-	return Response{Context: h.scoped(opusNote(h))}, nil
+	note := h.scoped(opusNote(h))
+	budget := ContextBudget(PreToolUse) - Size(note) - 2
+	if l := h.lessons(ctx, budget); l != "" {
+		if note != "" {
+			note += "\n\n"
+		}
+		note += l
+	}
+	return Response{Context: note}, nil
 }
 
 // maybeGC sweeps idle state and old compression-cache entries now and

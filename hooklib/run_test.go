@@ -3,6 +3,7 @@ package hooklib
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -288,9 +289,13 @@ func TestMain(m *testing.M) {
 		for _, c := range os.Getenv("HOOKLIB_TEST_RUNS") {
 			n = n*10 + int(c-'0')
 		}
+		proc := os.Getenv("HOOKLIB_TEST_FAILURES")
 		for i := 0; i < n; i++ {
-			Run(context.Background(), Options{ClaudeDir: dir, Stdout: io.Discard,
-				Stdin: strings.NewReader(`{"session_id":"shared","hook_event_name":"UserPromptSubmit","prompt":"x"}`)})
+			in := `{"session_id":"shared","hook_event_name":"UserPromptSubmit","prompt":"x"}`
+			if proc != "" { // distinct failures, for the tool memory
+				in = fmt.Sprintf(`{"session_id":"p%s","hook_event_name":"PostToolUseFailure","cwd":"/proj","tool_name":"Bash","tool_input":{"command":"step %s-%d"},"error":"Exit code 1\nfailure %s-%d"}`, proc, proc, i, proc, i)
+			}
+			Run(context.Background(), Options{ClaudeDir: dir, Stdout: io.Discard, Stdin: strings.NewReader(in)})
 		}
 		os.Exit(0)
 	}

@@ -29,7 +29,18 @@ type State struct {
 	// ForceRefresh is set by `ccm refresh`: the next prompt gets rules and
 	// CLAUDE.md whatever the counter says. It expires after a day.
 	ForceRefresh time.Time `json:"force_refresh,omitzero"`
-	Updated      time.Time `json:"updated"`
+	// LastCapture is the key of the session's latest captured output
+	// (`ccm:pin last` pins it); PinNext and PinRange are the levels of a
+	// pending `ccm:pin next` and of an open `ccm:pin start`.
+	LastCapture string `json:"last_capture,omitempty"`
+	PinNext     string `json:"pin_next,omitempty"`
+	PinRange    string `json:"pin_range,omitempty"`
+	// Lessons are the tool-memory lessons already shown in this session
+	// (their hashes): each is shown at most once.
+	Lessons []string `json:"lessons,omitempty"`
+	// ScanOffset is where the Stop scan of the transcript stopped.
+	ScanOffset int64     `json:"scan_offset,omitempty"`
+	Updated    time.Time `json:"updated"`
 	// Context is the context monitor's and audit's memory.
 	Context monitor.State `json:"context,omitzero"`
 }

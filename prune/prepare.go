@@ -18,6 +18,10 @@ type Options struct {
 	// ClaudeDir is the Claude config directory; gc scans its projects/
 	// (and the legacy sessions/) for references.
 	ClaudeDir string
+	// ArchiveDir holds ccm archive's archives; gc also reads their
+	// manifests (*.manifest.json), which list the keys the archived
+	// transcripts reference, so archiving a session keeps its blobs.
+	ArchiveDir string
 	// DryRun plans under a shared lock and creates nothing.
 	DryRun bool
 	// Progress reports long steps; nil reports nothing.
@@ -63,6 +67,9 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 			return nil, errors.New("gc needs the Claude config directory")
 		}
 		roots := TranscriptRoots(opt.ClaudeDir)
+		if opt.ArchiveDir != "" {
+			roots = append(roots, opt.ArchiveDir)
+		}
 		var add func(int64)
 		if opt.Progress != nil {
 			opt.Progress.Start("scanning transcripts", totalSize(roots), true)

@@ -33,9 +33,11 @@ var ErrNoTranscripts = errors.New("no transcripts found")
 // IsTranscriptName reports whether a file may reference stored blobs:
 // *.jsonl transcripts (subagent files included), purge backups
 // (<name>.jsonl.backup.<stamp>) and temp files of a rewrite in progress
-// (.<name>.jsonl.ccm-tmp-*). Reading one file too many only keeps a blob.
+// (.<name>.jsonl.ccm-tmp-*), and the manifests of ccm archive
+// (<session>.manifest.json), which list the keys of archived transcripts.
+// Reading one file too many only keeps a blob.
 func IsTranscriptName(name string) bool {
-	return strings.Contains(name, ".jsonl")
+	return strings.Contains(name, ".jsonl") || strings.HasSuffix(name, ".manifest.json")
 }
 
 // ScanReferences finds every key mentioned anywhere in the transcripts
@@ -203,4 +205,35 @@ func lowerHex(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// KeyCollector is an io.Writer that finds the store keys in the bytes
+// written through it, as ScanReferences does in files, keys split between
+// two writes included. ccm archive uses it to list the keys an archived
+// transcript references while it compresses it.
+type KeyCollector struct {
+	Refs  Refs
+	carry []byte
+}
+
+// Write scans p; it never fails.
+func (k *KeyCollector) Write(p []byte) (int, error) {
+	if k.Refs == nil {
+		k.Refs = Refs{}
+	}
+	if len(k.carry) > 0 {
+		// A key split between the last write and this one. The append
+		// may use carry's spare capacity; carry itself is unchanged.
+		findKeys(append(k.carry, p[:min(len(p), keyTail)]...), k.Refs)
+	}
+	findKeys(p, k.Refs)
+	if len(p) >= keyTail {
+		k.carry = append(k.carry[:0], p[len(p)-keyTail:]...)
+	} else {
+		k.carry = append(k.carry, p...)
+		if len(k.carry) > keyTail {
+			k.carry = append([]byte(nil), k.carry[len(k.carry)-keyTail:]...)
+		}
+	}
+	return len(p), nil
 }

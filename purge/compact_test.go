@@ -34,7 +34,7 @@ func TestArchiveCompacted(t *testing.T) {
 		o := e.opts()
 		o.ArchiveCompacted = true
 		o.KeepThinking, o.KeepProgress = true, true
-		o.Threshold = 1 << 30 // nothing else changes
+		o.Threshold, o.OldThreshold = 1<<30, 0 // nothing else changes
 		rep, out := e.purge(p, o)
 		if rep.ArchivedLines == 0 || rep.ArchiveSkipped != "" {
 			t.Fatalf("nothing archived (%q)", rep.ArchiveSkipped)

@@ -30,7 +30,22 @@ type Options struct {
 
 	Threshold   int // bytes above which tool output is moved to the store
 	ImageMin    int // bytes above which a base64 image is moved to the store
-	RecentTurns int // records after the Nth-last real user prompt stay untouched
+	RecentTurns int // the recent window starts no earlier than the Nth-last real user prompt
+	// RecentResults bounds the recent window in tool results as well: it
+	// starts no earlier than the Nth-last one (0: no bound).
+	RecentResults int
+	// OldThreshold replaces Threshold before the recent window (the later
+	// of the RecentTurns and RecentResults bounds; 0: Threshold
+	// everywhere).
+	OldThreshold int
+
+	// Microcompaction rules, each on unless its Keep flag is set.
+	KeepStaleReads bool // Read results of files read again or changed later
+	KeepDuplicates bool // earlier copies of tool outputs repeated byte for byte
+	KeepOldTodos   bool // TodoWrite lists a later TodoWrite replaced
+	// KeepHookContext keeps hook context replayed on resume that a later
+	// hook gave again byte for byte.
+	KeepHookContext bool
 
 	PinDefault ccm.PinLevel // pin level of stubs that no directive covers
 
@@ -64,12 +79,14 @@ type Options struct {
 // DefaultOptions are the defaults of ccm purge.
 func DefaultOptions() Options {
 	return Options{
-		Threshold:   5000,
-		ImageMin:    1000,
-		RecentTurns: 2,
-		KeepTurns:   4,
-		Backup:      BackupLink,
-		LockWait:    10 * time.Second,
-		Now:         time.Now,
+		Threshold:     5000,
+		ImageMin:      1000,
+		RecentTurns:   2,
+		RecentResults: 10,
+		OldThreshold:  1000,
+		KeepTurns:     4,
+		Backup:        BackupLink,
+		LockWait:      10 * time.Second,
+		Now:           time.Now,
 	}
 }

@@ -41,8 +41,14 @@ type Plan struct {
 	synth  map[int]*synthResult
 	pins   map[int]ccm.Pin
 
-	windowStart int    // records at or after this index are in the recent window
-	latest      string // message.id of the latest assistant message
+	windowStart int // records at or after this index are in the recent window
+	turnsStart  int // the --recent-turns window's start, where --old-threshold ends
+	// microResults and microInputs are the microcompaction stubs: tool
+	// results (record → tool_use_id) and TodoWrite inputs (record → tool_use
+	// id), each with its reason.
+	microResults, microInputs map[int]map[string]string
+	microHooks                map[int]string // records of replayed hook context, with the reason
+	latest                    string         // message.id of the latest assistant message
 	// latestRecs are the records of the latest assistant message on the
 	// chain, which identify it even when its records carry no message.id.
 	latestRecs map[int]bool
@@ -74,6 +80,10 @@ type Stats struct {
 	RenamedDuplicateIDs   int    `json:"repaired_duplicate_tool_ids"`
 	Reparented            int    `json:"records_reparented"`
 	Stubs                 int    `json:"stubs_written"`
+	StaleReads            int    `json:"stubbed_stale_reads"`
+	DuplicateOutputs      int    `json:"stubbed_duplicate_outputs"`
+	OldTodos              int    `json:"stubbed_old_todos"`
+	ReplayedHooks         int    `json:"stubbed_replayed_hook_context"`
 	StubbedBytes          int64  `json:"bytes_moved_to_store"`
 	Injected              bool   `json:"compaction_injected,omitempty"`
 	InjectSkipped         string `json:"compaction_not_injected,omitempty"`
@@ -85,10 +95,12 @@ type Stats struct {
 func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	n := len(s.ix.Recs)
 	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{},
-		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{}}
-	p.windowStart = p.findWindow()
+		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{},
+		microResults: map[int]map[string]string{}, microInputs: map[int]map[string]string{}, microHooks: map[int]string{}}
 	p.latest = p.findLatest()
 	p.latestRecs = p.findLatestRecs()
+	p.turnsStart = p.findWindow()
+	p.windowStart = p.boundWindow(p.turnsStart)
 	if !opt.RepairOnly && opt.ArchiveCompacted {
 		if opt.NoStore {
 			p.Stats.ArchiveSkipped = "--no-ccm keeps everything in place"
@@ -117,6 +129,8 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	}
 	p.planToolPairs()
 	if !opt.RepairOnly {
+		p.planMicro()
+		p.settleLarge()
 		p.pins = ccm.ResolvePins(s.events)
 	}
 	return p

@@ -62,6 +62,11 @@ var ErrNothingLeft = errors.New("the purge would leave no record (the file holds
 // transcript.
 var ErrLocked = errors.New("another ccm process is rewriting this transcript")
 
+// LockPath is the sidecar lock of a transcript under lockDir, the one a
+// purge takes: ccm archive and ccm clean take it too, so they never work
+// on a transcript a purge is rewriting.
+func LockPath(lockDir, path string) string { return lockPath(lockDir, path) }
+
 // lockPath is the sidecar lock of a transcript: a file under lockDir
 // named by a hash of the transcript's absolute path. The lock is never on
 // the transcript itself, since the rename swaps its inode.
@@ -114,7 +119,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		defer lk.Unlock()
 		locked = true
 	}
-	src, err := os.Open(path)
+	src, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

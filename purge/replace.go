@@ -88,7 +88,8 @@ func recordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error
 //  3. Whatever was appended to the original past limit is copied to the
 //     temp file verbatim, right before the rename.
 //  4. The temp file is renamed over path and the directory fsynced.
-//  5. The old inode is checked again, at once and after lateWait, and any
+//  5. The old inode is checked again, at once and once no process holds
+//     it open for writing (at most heldWait; lateWait without /proc), and any
 //     bytes that reached it during the rename are appended to the new file.
 //     during, if not nil, runs meanwhile.
 //
@@ -168,7 +169,7 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 	// Appends that raced with the rename went to the old inode: look at
 	// once, and again once no other process has the old file open for
 	// writing.
-	late := time.Now().Add(lateWait)
+	renamedAt := time.Now()
 	for i := 0; i < 2; i++ {
 		if i == 1 {
 			duringDone := make(chan struct{})
@@ -178,7 +179,7 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 					during()
 				}
 			}()
-			res.HeldOpen = awaitClosed(path, orig, late)
+			res.HeldOpen = awaitClosed(path, orig, renamedAt.Add(lateWait), renamedAt.Add(heldWait))
 			<-duringDone
 		}
 		if err := appendLate(path, src, &copied); err != nil {
@@ -190,19 +191,18 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, now ti
 }
 
 // awaitClosed waits, after the rename, until no other process has the
-// old file open for writing, and returns those that still do at
-// deadline. Once it is renamed over, nobody can open the old file by its
-// path any more, so when no writable descriptor on it is left nothing
-// can write to it. An open that
-// found the old file just before the rename may not have its descriptor
-// yet, so the file must be seen free twice, settle apart. Where /proc
-// cannot tell, it waits until deadline.
-func awaitClosed(path string, old os.FileInfo, deadline time.Time) []int {
+// old file open for writing (seen free twice, settle apart), and returns
+// the processes that still hold it at held. A writer that opened the old
+// file before the rename may be descheduled between its open and its
+// write on a loaded machine; its line still has to reach the new file, so
+// a holder is waited for, not only lateWait. Where /proc cannot tell, it
+// waits until blind.
+func awaitClosed(path string, old os.FileInfo, blind, held time.Time) []int {
 	free := 0
 	for {
 		pids, ok := fsutil.Writers(path, old)
 		if !ok {
-			time.Sleep(time.Until(deadline))
+			time.Sleep(time.Until(blind))
 			return nil
 		}
 		if len(pids) == 0 {
@@ -212,20 +212,24 @@ func awaitClosed(path string, old os.FileInfo, deadline time.Time) []int {
 		} else {
 			free = 0
 		}
-		if !time.Now().Before(deadline) {
+		if !time.Now().Before(held) {
 			return pids
 		}
-		time.Sleep(min(settle, time.Until(deadline)))
+		time.Sleep(min(settle, time.Until(held)))
 	}
 }
 
 // lateWait is how long after the rename a rewrite waits for the old file
-// to be closed (or, where that cannot be seen, waits at all) before it
-// looks at it a last time: long enough for an append that opened it just
-// before the rename (Claude Code opens, writes and closes per line) to
-// land. settle is how long the old file must stay free.
+// where /proc cannot tell whether a process still has it open: long
+// enough for a line whose open came before the rename (Claude Code opens,
+// writes and closes per line) to land. heldWait bounds the wait for a
+// process /proc shows holding the old file open for writing: Claude
+// Code's open-write-close takes microseconds, so one still holding it
+// after that writes through a descriptor it keeps, and is reported.
+// settle is how long the old file must stay free.
 const (
 	lateWait = 100 * time.Millisecond
+	heldWait = 2 * time.Second
 	settle   = 10 * time.Millisecond
 )
 

@@ -110,7 +110,7 @@ func openForRewrite(ctx context.Context, path string, opt Options) (*os.File, in
 		}
 		unlock = func() { lk.Unlock() }
 	}
-	src, err := os.Open(path)
+	src, err := fsutil.OpenRegular(path)
 	if err != nil {
 		unlock()
 		return nil, 0, nil, err
@@ -351,7 +351,7 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		}
 		from = bs[0]
 	}
-	bf, err := os.Open(from)
+	bf, err := fsutil.OpenRegular(from)
 	if err != nil {
 		return nil, err
 	}

@@ -594,7 +594,7 @@ func TestDiskFull(t *testing.T) {
 // After the rename a purge waits for the old file to be closed, not a
 // fixed time: with no other process holding it, it is done within a few
 // settle periods; a process that keeps it open (writing through its own
-// descriptor, unlike Claude Code) is waited for until lateWait and then
+// descriptor, unlike Claude Code) is waited for until heldWait and then
 // reported, since what it writes now goes to the old file.
 func TestHeldOpenReported(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
@@ -629,8 +629,8 @@ func TestHeldOpenReported(t *testing.T) {
 	if len(rep.HeldOpen) != 1 || rep.HeldOpen[0] != child.Process.Pid {
 		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
 	}
-	if held < lateWait {
-		t.Errorf("a held file was waited for %v, less than %v", held, lateWait)
+	if held < heldWait {
+		t.Errorf("a held file was waited for %v, less than %v", held, heldWait)
 	}
 	t.Logf("purge with the old file free: %v; held: %v", free, held)
 	if free >= held {

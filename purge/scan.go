@@ -13,9 +13,12 @@ import (
 
 // recInfo is what the plan needs to know of a record beyond its facts.
 type recInfo struct {
-	prompt bool   // a real user prompt (not meta, not a tool result, not an interrupt marker)
-	large  bool   // holds content the stubbing step would move to the store
-	kind   string // per-turn bookkeeping kind ("" when it is none)
+	prompt bool // a real user prompt (not meta, not a tool result, not an interrupt marker)
+	large  bool // holds content the stubbing step would move to the store
+	// largeOld: the same under --old-threshold, which applies before the
+	// --recent-turns window (known only once the scan is done).
+	largeOld bool
+	kind     string // per-turn bookkeeping kind ("" when it is none)
 }
 
 // scan is the result of the first pass.
@@ -23,6 +26,7 @@ type scan struct {
 	ix     *transcript.Index
 	info   []recInfo
 	events []ccm.PinEvent // pin directives and large records, in file order (Item = record index)
+	micro  *microScan     // what the microcompaction rules need; nil when they are off
 }
 
 // bookkeepingKind names the per-turn records of which only the latest is
@@ -48,6 +52,9 @@ var pinMarker = []byte("ccm:pin")
 // scanFile runs the first pass over r.
 func scanFile(r io.Reader, opt Options) (*scan, error) {
 	s := &scan{}
+	if microOn(opt) {
+		s.micro = &microScan{calls: map[string]microCall{}, failed: map[string]bool{}}
+	}
 	visit := func(l transcript.Line, rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes) error {
 		if f == nil {
 			return nil
@@ -69,6 +76,10 @@ func scanFile(r io.Reader, opt Options) (*scan, error) {
 		if isLarge(rec, f, sz, opt) {
 			ri.large = true
 			s.events = append(s.events, ccm.PinEvent{Item: i})
+		}
+		ri.largeOld = ri.large || opt.OldThreshold > 0 && largeAt(rec, f, sz, opt, min(opt.Threshold, opt.OldThreshold))
+		if s.micro != nil {
+			s.micro.note(i, rec, f, opt)
 		}
 		s.info = append(s.info, ri)
 		return nil
@@ -109,18 +120,25 @@ var (
 // meant for the next stored output (a long Bash command, say, whose input
 // is never stubbed).
 func isLarge(rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes, opt Options) bool {
+	return largeAt(rec, f, sz, opt, opt.Threshold)
+}
+
+// largeAt is isLarge with thr in place of --threshold for what the
+// request carries (tool results and inputs); the toolUseResult copy,
+// which the client never sends, always goes by --threshold.
+func largeAt(rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes, opt Options, thr int) bool {
 	if sz == nil {
 		return false
 	}
 	for _, o := range sz.ToolResults {
-		if o.Bytes > opt.Threshold && !lostResult(o.IsError, o.Bytes) {
+		if o.Bytes > thr && !lostResult(o.IsError, o.Bytes) {
 			return true
 		}
 	}
 	if sz.ToolUseResult > opt.Threshold || sz.Image > opt.ImageMin {
 		return true
 	}
-	if sz.ToolUseInput <= opt.Threshold {
+	if sz.ToolUseInput <= thr {
 		return false
 	}
 	for b, bf := range f.Blocks {
@@ -128,7 +146,7 @@ func isLarge(rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes, o
 			continue
 		}
 		for _, field := range inputFields[bf.Name] {
-			if len(rec.Get("message.content."+strconv.Itoa(b)+".input."+field).Raw) > opt.Threshold {
+			if len(rec.Get("message.content."+strconv.Itoa(b)+".input."+field).Raw) > thr {
 				return true
 			}
 		}

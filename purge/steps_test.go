@@ -214,7 +214,10 @@ func originalValue(t testing.TB, in []byte, uuid, path string) []byte {
 func TestStubbing(t *testing.T) {
 	e := newEnv(t)
 	in := stubFixture()
-	rep, out := e.purgeBytes(in, e.opts())
+	// --threshold alone (the image stays a block of its own).
+	o := e.opts()
+	o.OldThreshold = 0
+	rep, out := e.purgeBytes(in, o)
 	ctx := context.Background()
 	// Each large value: the stub that replaced it, and what the store holds.
 	cases := []struct {
@@ -344,6 +347,7 @@ func TestStubThreshold(t *testing.T) {
 			e := newEnv(t)
 			o := e.opts()
 			o.Threshold = c.thr
+			o.OldThreshold = 0 // --threshold alone
 			in := mk(c.content)
 			rep, out := e.purgeBytes(in, o)
 			if got := rep.Stubs == 1; got != c.stubbed {

@@ -67,6 +67,7 @@ func (p *Plan) pinFor(rec int) (ccm.PinLevel, string) {
 // queues an edit that puts a stub in its place.
 func (w *rewriter) planStubs(line []byte, rec int) error {
 	o := w.p.opt
+	thr := w.p.thresholdFor(rec)
 	s := bytesView(line)
 	f := &w.p.recs()[rec]
 	level, reason := w.p.pinFor(rec)
@@ -123,7 +124,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 	// crossed the message, megabytes of output, twice. transcript's walks,
 	// not gjson.Get, for values that may be large: they find them without
 	// decoding them.
-	var content, tur gjson.Result
+	var content, tur, att, rendered gjson.Result
 	var msgSeen, turSeen bool // the first of a duplicated key, as gjson reads it
 	transcript.ForEachMember(gjson.Result{Type: gjson.JSON, Raw: s}, func(k string, v gjson.Result) bool {
 		switch {
@@ -131,19 +132,32 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 			content, msgSeen = lookupIn(v, "content"), true
 		case k == "toolUseResult" && !turSeen:
 			tur, turSeen = v, true
+		case k == "attachment" && !att.Exists():
+			att = v
+		case k == "rendered" && !rendered.Exists():
+			rendered = v
 		}
 		return true
 	})
+	if why, ok := w.p.microHooks[rec]; ok {
+		stubHook(f, content, att, rendered, func(v gjson.Result) {
+			stubValue(v, toolInfo{Name: "hook context"}, why, false, "")
+		})
+		return err
+	}
 	if content.IsArray() {
 		transcript.ForEachElement(content, func(blk gjson.Result) bool {
 			switch blk.Get("type").Str {
 			case "tool_result":
-				info := w.tools[blk.Get("tool_use_id").Str]
+				id := blk.Get("tool_use_id").Str
+				info := w.tools[id]
 				if !firstFound {
 					firstResult, firstFound = info, true
 				}
 				inner := lookupIn(blk, "content")
-				if len(inner.Raw) > o.Threshold && !lostResult(blk.Get("is_error").Bool(), len(inner.Raw)) {
+				if why, ok := microFor(w.p.microResults, rec, id); ok && len(inner.Raw) >= microMin {
+					stubValue(inner, info, why, false, "")
+				} else if len(inner.Raw) > thr && !lostResult(blk.Get("is_error").Bool(), len(inner.Raw)) {
 					stubValue(inner, info, "", false, "")
 				} else if inner.IsArray() {
 					transcript.ForEachElement(inner, func(ib gjson.Result) bool {
@@ -159,9 +173,14 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 				}
 			case "tool_use":
 				name := blk.Get("name").Str
+				if why, ok := microFor(w.p.microInputs, rec, blk.Get("id").Str); ok {
+					if v := lookupIn(blk, "input.todos"); len(v.Raw) >= microMin {
+						stubValue(v, toolInfoOf(blk), why, false, "")
+					}
+				}
 				for _, field := range inputFields[name] {
 					v := lookupIn(blk, "input."+field)
-					if len(v.Raw) > o.Threshold {
+					if len(v.Raw) > thr {
 						stubValue(v, toolInfoOf(blk), "tool_use input "+field, false, "")
 					}
 				}
@@ -170,6 +189,9 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		})
 	}
 	if f.Type == transcript.TypeUser {
+		// The client never sends the toolUseResult copy: it goes by
+		// --threshold alone, and copyParts' arithmetic needs a threshold
+		// well above a stub's size.
 		if len(tur.Raw) > o.Threshold {
 			for _, c := range copyParts(tur, "toolUseResult", o.Threshold) {
 				stubValue(c.v, firstResult, c.name+" copy", false, "")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Proves with the real Claude Code client (offline, against the mock API in
-# ../shared/realclient) that ccm's hooks work end to end:
+# Proves with the real Claude Code client (offline, against the mock API of
+# the project's harness, scripts/realclient) that ccm's hooks work end to end:
 #   - the settings ccm install writes are accepted, and every hook run exits 0;
 #   - the client accepts every hook output (no validation error, no rejected
 #     event name);
@@ -12,29 +12,25 @@
 #
 #   scripts/realclient-hooks.sh
 #
-# Needs python3 and go; installs the pinned client from npm into
-# ~/.cache/ccm-realclient once (later runs need no network). If the client
-# truly cannot be installed, prints SKIP and exits 0. Any failed check exits 1.
+# Needs go, python3 (to read the reports) and npm; installs the pinned client
+# from npm into ~/.cache/ccm-realclient once (later runs need no network). If
+# the client truly cannot be installed, prints SKIP and exits 0. Any failed
+# check exits 1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-shared=${CCM_SHARED:-$repo/../shared}
-rc=$shared/realclient
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-realclient-hooks.XXXXXX")
 keep=${KEEP:-}
 trap '[ -n "$keep" ] || rm -rf "$work"' EXIT
 
-if [ ! -f "$rc/hook_session.py" ]; then
-  echo "realclient-hooks: SKIP: no realclient harness at $rc"
-  exit 0
-fi
-if ! claude=$("$rc/install-client.sh" 2>"$work/install.log"); then
+(cd "$repo" && go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/rc" ./scripts/realclient)
+ccm=$work/ccm
+rc=$work/rc
+if ! claude=$("$rc" install 2>"$work/install.log"); then
   echo "realclient-hooks: SKIP: the pinned Claude Code client could not be installed:"
   tail -5 "$work/install.log"
   exit 0
 fi
 export REALCLIENT_CLAUDE=$claude
-(cd "$repo" && go build -o "$work/ccm" ./cmd/ccm)
-ccm=$work/ccm
 
 # The settings file is the one `ccm install` writes (into a staging config
 # dir; the harness then places it as the session's user settings).
@@ -71,7 +67,7 @@ cat >"$work/script.json" <<'EOF'
 EOF
 
 set +e
-python3 "$rc/hook_session.py" --settings "$settings" --script "$work/script.json" --out "$out" \
+"$rc" session --settings "$settings" --script "$work/script.json" --out "$out" \
   --allowed-tools "Bash Read Agent Task" --marker 'CCM-REFRESH-MARKER' --timeout 120 >"$work/summary.txt" 2>&1
 status=$?
 set -e
@@ -139,7 +135,7 @@ slash() { # NAME: runs a session whose prompt is /NAME with ccm's commands insta
   mkdir -p "$o/config/commands"
   cp "$work"/stage/commands/*.md "$o/config/commands/"
   echo '[{"text": "Noted."}]' >"$work/slash-script.json"
-  python3 "$rc/hook_session.py" --settings "$settings" --script "$work/slash-script.json" --out "$o" \
+  "$rc" session --settings "$settings" --script "$work/slash-script.json" --out "$o" \
     --prompt "/$1" --marker "$2" --timeout 120 >"$o.txt" 2>&1 || true
   python3 - "$o" "$2" "/$1" <<'PY'
 import json, sys

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"ccm/fsutil"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -232,7 +233,7 @@ func WalkTranscripts(root string, fn func(path string, d fs.DirEntry) error) err
 // must run. It returns "" when no record matches (a file outside a
 // project folder, or a folder that was renamed).
 func SessionCwd(path string) string {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return ""
 	}

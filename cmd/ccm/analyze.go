@@ -1,11 +1,11 @@
 package main
 
 import (
+	"ccm/fsutil"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/urfave/cli/v3"
@@ -99,7 +99,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 }
 
 func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return analyzeReport{}, fileError(path, err)
 	}

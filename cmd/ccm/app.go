@@ -52,6 +52,13 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newUnpinCommand(),
 			newPinsCommand(),
 			newPruneCommand(),
+			// sessions, disk usage, archives, cleaning, cron
+			newSessionsCommand(),
+			newDuCommand(),
+			newArchiveCommand(),
+			newUnarchiveCommand(),
+			newCleanCommand(),
+			newMaintainCommand(),
 			// hooks
 			newHookCommand(),
 			newInstallCommand(),
@@ -59,6 +66,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newConfigCommand(),
 			newCompressCommand(),
 			newRefreshCommand(),
+			newCaptureCommand(),
+			newMemoryCommand(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -143,9 +144,10 @@ func runCachePut(ctx context.Context, o cachePutOptions) error {
 
 type cacheGetOptions struct {
 	globalOptions
-	Key  string
-	Last bool
-	Info bool
+	Key    string
+	Last   bool
+	Info   bool
+	Select *lineSelect // nil or inactive: the whole content
 }
 
 func newCacheGetCommand() *cli.Command {
@@ -158,17 +160,38 @@ to stdout, after checking it against its key: corrupt content is reported
 and never written. The access time and count are updated. --info prints the
 metadata instead and counts no access. --last uses the most recently stored key.
 
+Parts of the content (lines are numbered from 1, as in a capture's stub):
+  --lines A:B   lines A to B, inclusive (A: to the end, :B from the start)
+  --head N      the first N lines
+  --tail N      the last N lines
+  --grep RE     the lines matching the regular expression RE, each prefixed
+                with its number and ':' (exit 1 when none matches)
+The lines are written byte for byte. A malformed range, or one that starts
+after the last line, is an error (exit 2).
+
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "info", Usage: "print the metadata instead of the content"},
 			&cli.BoolFlag{Name: "last", Usage: "use the most recently stored key"},
+			&cli.StringFlag{Name: "lines", Usage: "only lines `A:B` (1-based, inclusive)"},
+			&cli.IntFlag{Name: "head", Usage: "only the first `N` lines"},
+			&cli.IntFlag{Name: "tail", Usage: "only the last `N` lines"},
+			&cli.StringFlag{Name: "grep", Usage: "only the lines matching `REGEX`, numbered"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
 				return usagef("get takes one KEY")
 			}
+			sel, err := parseLineSelect(cmd.String("lines"), cmd.String("grep"), cmd.Int("head"), cmd.Int("tail"),
+				cmd.IsSet("head"), cmd.IsSet("tail"))
+			if err != nil {
+				return err
+			}
+			if sel.active() && cmd.Bool("info") {
+				return usagef("--info prints metadata; it takes no line selection")
+			}
 			return runCacheGet(ctx, cacheGetOptions{globalOptions: globals(cmd), Key: cmd.Args().First(),
-				Last: cmd.Bool("last"), Info: cmd.Bool("info")})
+				Last: cmd.Bool("last"), Info: cmd.Bool("info"), Select: sel})
 		},
 	}
 }
@@ -212,6 +235,9 @@ func runCacheGet(ctx context.Context, o cacheGetOptions) error {
 		if err != nil {
 			return err
 		}
+		if o.Select.active() {
+			return o.Select.write(o.Stdout, bytes.NewReader(b))
+		}
 		_, err = o.Stdout.Write(b)
 		return err
 	}
@@ -223,6 +249,9 @@ func runCacheGet(ctx context.Context, o cacheGetOptions) error {
 		return err
 	}
 	defer rc.Close()
+	if o.Select.active() {
+		return o.Select.write(o.Stdout, rc)
+	}
 	_, err = io.Copy(o.Stdout, rc)
 	return err
 }

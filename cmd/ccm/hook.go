@@ -23,13 +23,23 @@ func newHookCommand() *cli.Command {
 		Description: `Reads the event's JSON from stdin and answers the way Claude Code accepts for
 that event. The event comes from hook_event_name on stdin, else from EVENT.
 
-  SessionStart      effort policy (not on resume or fork), sweeps idle state
-  UserPromptSubmit  counts prompts; re-injects rules and CLAUDE.md when due
-  PreToolUse        Agent/Task on opus under a low or medium profile: a note
-  SessionEnd        removes the session's state
+  SessionStart        effort policy (not on resume or fork), sweeps idle state
+  UserPromptSubmit    counts prompts; re-injects rules and CLAUDE.md when due;
+                      applies ccm:pin directives to captures
+  PreToolUse          Agent/Task on opus under a low or medium profile: a note;
+                      the tool memory's lessons for the tool about to run
+  PostToolUse         a large Bash, Read, Glob, Grep or MCP output goes into the CCM
+                      store; the model gets a preview and the stub, in the
+                      tool's own shape (updatedToolOutput); MCP error results
+                      become lessons
+  PostToolUseFailure  the failed call becomes a lesson
+  Stop                failed MCP calls of the turn, from the transcript
+  SessionEnd          removes the session's state
 
-A hook never breaks the session: bad input, unknown events and internal
-errors exit 0 with no output and a line in <ccm home>/logs/hooks.log.
+A hook never breaks the session: bad, endless or never-closed input, unknown
+events and tools, a store that cannot take an output (the model then gets
+the original) and internal errors exit 0 with no output (or a valid
+pass-through) and a line in <ccm home>/logs/hooks.log.
 CCM_HOOKS_DISABLED=1 or CLAUDE_HOOKS_PASSTHROUGH=1 make it a no-op.
 See ccm config for every setting.
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"ccm/fsutil"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -113,7 +114,7 @@ func fileError(path string, err error) error {
 
 // indexFile opens and indexes one transcript.
 func indexFile(path string, opt transcript.BuildOptions) (*transcript.Index, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, fileError(path, err)
 	}

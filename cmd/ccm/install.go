@@ -21,8 +21,8 @@ type installOptions struct {
 	DryRun bool
 	Exe    string // the ccm the hooks run; "" for this binary
 	Now    time.Time
-	// Leave names features not to register (--no-monitor, ...).
-	Leave []string
+	// Features are the optional hooks left out (--no-capture, ...).
+	Features install.Features
 	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
 	Autocompact int
 }
@@ -41,6 +41,17 @@ func installFlags() []cli.Flag {
 	}
 }
 
+func featureFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "no-capture", Usage: "leave out the PostToolUse capture of large tool outputs"},
+		&cli.BoolFlag{Name: "no-memory", Usage: "leave out the tool memory (lessons of failed tool calls)"},
+		&cli.BoolFlag{Name: "no-monitor", Usage: "leave out the context monitor and audit (Stop)"},
+		&cli.BoolFlag{Name: "no-preserve", Usage: "leave out the pre-compact preservation (PreCompact)"},
+		&cli.BoolFlag{Name: "no-cold-tasks", Usage: "leave out the cold-task summaries (PostToolUse)"},
+		&cli.StringFlag{Name: "autocompact", Usage: "set CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=`PCT` (1-100) in the settings' env"},
+	}
+}
+
 func newInstallCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "install",
@@ -49,17 +60,27 @@ func newInstallCommand() *cli.Command {
 place: every other key and your own hooks keep their bytes, the file is
 backed up to <ccm home>/backups first, and a second run changes nothing.
 
-  SessionStart      matcher startup|clear|compact   ccm hook SessionStart
-  UserPromptSubmit                                  ccm hook UserPromptSubmit
-  PreToolUse        matcher Agent|Task              ccm hook PreToolUse
-  SessionEnd                                        ccm hook SessionEnd
-  Stop                                              ccm hook Stop         (--no-monitor)
-  PreCompact                                        ccm hook PreCompact   (--no-preserve)
-  PostToolUse       matcher TaskUpdate|TodoWrite|Bash|Edit|Write|MultiEdit|NotebookEdit
-                                                    ccm hook PostToolUse  (--no-cold-tasks)
+  SessionStart        startup|clear|compact         effort policy; after a
+                                                    compaction, the preserved state
+  UserPromptSubmit                                  refresh, pin directives, the
+                                                    context warning for the model
+  PreToolUse          Agent|Task and, with the tool memory, the tools that
+                      can fail (Bash, Read, Write, Edit, Glob, Grep, Web*, mcp__*)
+  PostToolUse         ^(Bash|Glob|Grep|Read|WebFetch|Edit|Write|MultiEdit|
+                      NotebookEdit|TaskUpdate|TodoWrite|mcp__.*)$
+                      capture; MCP error results; cold-task summaries
+  PostToolUseFailure                                tool memory
+  Stop                                              tool memory (MCP errors);
+                                                    context monitor and audit
+  PreCompact                                        saves the working state
+  SessionEnd                                        removes the session's state
 
---no-monitor leaves out the context monitor and audit, --no-preserve the
-pre-compact preservation, --no-cold-tasks the cold-task summaries.
+Each runs "ccm hook EVENT", one handler per event. --no-capture,
+--no-memory, --no-monitor (context monitor and audit), --no-preserve
+(pre-compact preservation) and --no-cold-tasks leave those features out,
+narrow the matchers, and remove handlers an earlier install added that no
+feature left needs.
+
 --autocompact PCT sets CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=PCT in the settings'
 env (the fill at which Claude Code compacts on its own; it can only lower
 the client's default); uninstall removes it again, or restores the value
@@ -74,11 +95,6 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 		Flags: append(installFlags(), featureFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o := installOptionsFrom(cmd)
-			for _, f := range install.Features {
-				if cmd.Bool("no-" + f.Name) {
-					o.Leave = append(o.Leave, f.Name)
-				}
-			}
 			if s := cmd.String("autocompact"); s != "" {
 				n, err := install.ParsePct(s)
 				if err != nil {
@@ -91,17 +107,10 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 	}
 }
 
-// featureFlags are install's --no-NAME flags and --autocompact.
-func featureFlags() []cli.Flag {
-	var fl []cli.Flag
-	for _, f := range install.Features {
-		fl = append(fl, &cli.BoolFlag{Name: "no-" + f.Name, Usage: "do not register the " + f.Help})
-	}
-	return append(fl, &cli.StringFlag{Name: "autocompact", Usage: "set CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=`PCT` (1-100) in the settings' env"})
-}
-
 func installOptionsFrom(cmd *cli.Command) installOptions {
-	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm")}
+	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm"),
+		Features: install.Features{NoCapture: cmd.Bool("no-capture"), NoMemory: cmd.Bool("no-memory"),
+			NoMonitor: cmd.Bool("no-monitor"), NoPreserve: cmd.Bool("no-preserve"), NoColdTasks: cmd.Bool("no-cold-tasks")}}
 }
 
 // libOptions resolves paths for the install package.
@@ -129,7 +138,7 @@ func (o installOptions) libOptions() (install.Options, error) {
 	}
 	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
 	return install.Options{Scope: o.Scope, DryRun: o.DryRun, ClaudeDir: o.ClaudeDir, ProjectDir: wd,
-		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now, Leave: o.Leave, AutocompactPct: o.Autocompact}, nil
+		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now, Features: o.Features, AutocompactPct: o.Autocompact}, nil
 }
 
 func runInstall(_ context.Context, o installOptions) error {

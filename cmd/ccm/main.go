@@ -5,10 +5,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"ccm/hooklib"
 	"ccm/transcript"
@@ -28,7 +30,25 @@ func ccmMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			Event: event, ClaudeDir: transcript.ConfigDir(""), Stdin: stdin, Stdout: stdout,
 		})
 	}
+	exitAfterSignal(time.Second)
 	return run(args, stdin, stdout, stderr)
+}
+
+// exitAfterSignal ends the process when a command has not returned within
+// grace of SIGINT or SIGTERM. Commands stop at their next check of the
+// context, which a read blocked in the kernel (stdin that never closes, a
+// hung network mount) never reaches. Nothing is half-written by the exit:
+// every file ccm replaces is written beside it and renamed into place, and
+// the temp files a killed run leaves are removed by the next one.
+func exitAfterSignal(grace time.Duration) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		time.Sleep(grace)
+		fmt.Fprintln(os.Stderr, "ccm: interrupted")
+		os.Exit(exitCanceled)
+	}()
 }
 
 // run builds the command tree, runs it under a context that SIGINT and

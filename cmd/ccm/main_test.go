@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -21,11 +23,23 @@ func TestMain(m *testing.M) {
 // TestScripts runs every CLI scenario in testdata/script. Each script runs
 // in its own work dir with HOME, CLAUDE_CONFIG_DIR, CCM_CACHE_DIR and
 // CCM_HOME pointing inside it, so no test touches the real ~/.claude.
-// $CORPUS is the shared corpus config dir (read-only).
+// $CORPUS is the shared corpus config dir (read-only); scripts that read
+// it check the [corpus] condition, false on a plain clone without
+// ../shared, and say that they did not run.
 func TestScripts(t *testing.T) {
-	corpus := testutil.CorpusConfigDir(t)
+	shared, haveCorpus := testutil.LookupShared(t)
+	corpus := filepath.Join(shared, "corpus", "claude-config")
+	if !haveCorpus {
+		t.Logf("corpus scripts not run: no corpus at %s", corpus)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		Condition: func(cond string) (bool, error) {
+			if cond == "corpus" {
+				return haveCorpus, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", filepath.Join(work, "home"))
@@ -36,5 +50,20 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// mtime AGE FILE...: set the files' modification time to AGE
+			// (a Go duration) ago, as old sessions have.
+			"mtime": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: mtime AGE FILE...")
+				}
+				d, err := time.ParseDuration(args[0])
+				ts.Check(err)
+				t := time.Now().Add(-d)
+				for _, f := range args[1:] {
+					ts.Check(os.Chtimes(ts.MkAbs(f), t, t))
+				}
+			},
+		},
 	})
 }

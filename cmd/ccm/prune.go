@@ -191,7 +191,12 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 	if bar != nil {
 		progress = bar
 	}
-	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, DryRun: o.DryRun, Progress: progress})
+	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, ArchiveDir: archiveRoot(o.globalOptions, ""), DryRun: o.DryRun, Progress: progress})
+	if errors.Is(err, ccm.ErrNoStore) {
+		// A fresh install has no store yet: nothing to prune is not a
+		// failure, or cron would mail an error every night.
+		return reportNothingToPrune(o, st.Root())
+	}
 	if err != nil {
 		return err
 	}
@@ -230,4 +235,14 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 		return errFindings
 	}
 	return nil
+}
+
+// reportNothingToPrune answers a prune run on a store that does not exist
+// yet: exit 0 with one line naming where ccm looked.
+func reportNothingToPrune(o pruneOptions, root string) error {
+	if o.JSON {
+		return writeJSON(o.Stdout, map[string]any{"store": root, "exists": false, "deletions": []any{}, "bytes_before": 0, "bytes_after": 0})
+	}
+	_, err := fmt.Fprintf(o.Stdout, "prune: nothing to prune: no store at %s yet\n", root)
+	return err
 }

@@ -44,9 +44,17 @@ API errors:
 
   thinking      thinking blocks of every assistant message but the latest
                 are removed (the latest must stay byte-identical)
-  large content tool outputs over --threshold bytes, their toolUseResult
-                copies, base64 images and large Write/Edit inputs move to
-                the CCM store behind a stub (ccm cache get KEY, ccm restore)
+  large content tool outputs over --threshold bytes (--old-threshold before
+                the recent window), their toolUseResult copies,
+                base64 images and large Write/Edit inputs move to the CCM
+                store behind a stub (ccm cache get KEY, ccm restore)
+  compaction    also stubbed before the recent window, from 1 KB up: Read
+                results of files edited or read again later, all but the
+                last copy of a repeated tool output, all but the last
+                TodoWrite list, and hook context replayed on resume that a
+                later hook gave again (--keep-stale-reads,
+                --keep-duplicate-outputs, --keep-old-todos,
+                --keep-hook-context turn them off)
   bookkeeping   progress records are dropped; of the per-turn
                 prompt_snapshot and api-request-* records only the latest
                 of each kind stays
@@ -55,7 +63,11 @@ API errors:
                 content are removed; children of every removed record are
                 relinked so the resume walk stays whole
 
-Records after the --recent-turns Nth-last prompt are left as they are. The
+The recent window is left as it is, but for thinking (kept only in the
+latest assistant message, byte for byte) and progress and bookkeeping
+records, which go everywhere. It starts at the later of the --recent-turns
+Nth-last prompt and the --recent-results Nth-last tool result, and never
+after the latest assistant message (its calls and their results stay). The
 original is kept as FILE.backup.<stamp> (a hard link by default); lines
 Claude Code appends meanwhile are carried over, and the file keeps its
 modification time. A session named by --current or written to in the last
@@ -73,7 +85,13 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change; write nothing at all"},
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store"},
-			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "leave everything after the Nth-last user prompt untouched"},
+			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
+			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
+			&cli.IntFlag{Name: "old-threshold", Value: 1000, Usage: "before the recent window, move content larger than this many bytes to the store (0: use --threshold)"},
+			&cli.BoolFlag{Name: "keep-stale-reads", Usage: "keep Read results of files read again or changed later"},
+			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
+			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
+			&cli.BoolFlag{Name: "keep-hook-context", Usage: "keep hook context replayed on resume that a later hook gave again"},
 			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn)"},
 			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
 			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
@@ -123,6 +141,12 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	p.DryRun = cmd.Bool("dry-run")
 	p.Threshold = cmd.Int("threshold")
 	p.RecentTurns = cmd.Int("recent-turns")
+	p.RecentResults = cmd.Int("recent-results")
+	p.OldThreshold = cmd.Int("old-threshold")
+	p.KeepStaleReads = cmd.Bool("keep-stale-reads")
+	p.KeepDuplicates = cmd.Bool("keep-duplicate-outputs")
+	p.KeepOldTodos = cmd.Bool("keep-old-todos")
+	p.KeepHookContext = cmd.Bool("keep-hook-context")
 	p.KeepThinking = cmd.Bool("keep-thinking")
 	p.KeepProgress = cmd.Bool("keep-progress")
 	p.KeepBookkeeping = cmd.Bool("keep-bookkeeping")
@@ -138,6 +162,10 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 		return o, usagef("--threshold must be a positive number of bytes")
 	case p.RecentTurns < 0:
 		return o, usagef("--recent-turns must be 0 or more")
+	case p.RecentResults < 0:
+		return o, usagef("--recent-results must be 0 or more")
+	case p.OldThreshold < 0:
+		return o, usagef("--old-threshold must be 0 or a positive number of bytes")
 	case p.KeepTurns < 1:
 		return o, usagef("--keep-turns must be 1 or more")
 	case o.Jobs < 0:

@@ -37,6 +37,9 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		}
 		fmt.Fprintf(w, "  stubs       %d outputs, inputs and images (%s) %s\n", s.Stubs, humanBytes(s.StubbedBytes), where)
 	}
+	if s.StaleReads+s.DuplicateOutputs+s.OldTodos+s.ReplayedHooks > 0 || verbose {
+		fmt.Fprintf(w, "  compacted   %d stale reads, %d duplicate outputs, %d superseded todo lists, %d replayed hook contexts (among the stubs)\n", s.StaleReads, s.DuplicateOutputs, s.OldTodos, s.ReplayedHooks)
+	}
 	if s.DroppedProgress+s.DroppedBookkeeping+s.DroppedArchived > 0 || verbose {
 		fmt.Fprintf(w, "  dropped     %d progress, %d per-turn bookkeeping records", s.DroppedProgress, s.DroppedBookkeeping)
 		if s.DroppedArchived > 0 {

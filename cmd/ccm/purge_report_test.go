@@ -49,3 +49,20 @@ func TestHeldOpenWarning(t *testing.T) {
 		t.Errorf("a warning without holders:\n%s", b.String())
 	}
 }
+
+// TestCompactedLine: the microcompaction rules each have a count in the
+// report, and none shows when no rule stubbed anything.
+func TestCompactedLine(t *testing.T) {
+	var b strings.Builder
+	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5,
+		Stats: purge.Stats{Stubs: 9, StaleReads: 3, DuplicateOutputs: 2, OldTodos: 1, ReplayedHooks: 4}}, false)
+	want := "  compacted   3 stale reads, 2 duplicate outputs, 1 superseded todo lists, 4 replayed hook contexts (among the stubs)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report:\n%s\nwants the line:\n%s", b.String(), want)
+	}
+	b.Reset()
+	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5, Stats: purge.Stats{Stubs: 1}}, false)
+	if strings.Contains(b.String(), "compacted") {
+		t.Errorf("a compacted line with nothing compacted:\n%s", b.String())
+	}
+}

@@ -33,8 +33,7 @@ type Options struct {
 	Exe        string // absolute path of the ccm binary the hooks will run
 	Commands   fs.FS  // slash commands (*.md) to install
 	Now        time.Time
-	// Leave names features (Features) not to register.
-	Leave []string
+	Features   Features // optional hooks left out
 	// AutocompactPct, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
 	// in the settings' env.
 	AutocompactPct int
@@ -77,11 +76,7 @@ func Install(o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	regs, err := Selected(o.Leave)
-	if err != nil {
-		return Result{}, err
-	}
-	out, changes, created, err := MergeRegs(data, o.Exe, regs)
+	out, changes, created, err := MergeWith(data, o.Exe, RegistrationsFor(o.Features))
 	if err != nil {
 		return Result{}, settingsError(path, err)
 	}

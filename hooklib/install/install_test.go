@@ -33,11 +33,10 @@ func TestMergeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		regs, _ := Selected(nil)
-		if !gjson.ValidBytes(out) || len(changes) != len(regs) {
+		if !gjson.ValidBytes(out) || len(changes) != len(Registrations) {
 			t.Fatalf("%s: invalid result or %d changes:\n%s", name, len(changes), out)
 		}
-		for _, r := range regs {
+		for _, r := range Registrations {
 			path := "hooks." + r.Event + ".#.hooks.#.command"
 			if !strings.Contains(gjson.GetBytes(out, path).Raw, HookCommand(exe, r.Event)) {
 				t.Errorf("%s: %s not registered", name, r.Event)
@@ -68,25 +67,88 @@ func TestMergeRoundTrip(t *testing.T) {
 // its feature allows and has a timeout (the earlier tools registered 11
 // events with neither: two Python starts per tool call).
 func TestD39MatchersAndTimeouts(t *testing.T) {
-	out, _, _, _ := Merge(nil, exe)
-	if m := gjson.GetBytes(out, "hooks.PreToolUse.0.matcher").String(); m != "Agent|Task" {
-		t.Errorf("PreToolUse matcher %q", m)
+	// The context features are tested in TestContextFeatures.
+	lean := func(f Features) Features {
+		f.NoMonitor, f.NoPreserve, f.NoColdTasks = true, true, true
+		return f
 	}
-	if m := gjson.GetBytes(out, "hooks.SessionStart.0.matcher").String(); m != "startup|clear|compact" {
-		t.Errorf("SessionStart matcher %q", m)
+	cases := []struct {
+		f         Features
+		pre, post string
+		failure   bool
+	}{
+		{lean(Features{}), MemoryPreMatcher, CaptureMatcher, true},
+		{lean(Features{NoMemory: true}), "Agent|Task", CaptureMatcher, false},
+		{lean(Features{NoCapture: true}), MemoryPreMatcher, "^mcp__.*", true},
+		{lean(Features{NoCapture: true, NoMemory: true}), "Agent|Task", "", false},
 	}
-	if m := gjson.GetBytes(out, "hooks.PostToolUse.0.matcher").String(); m == "" || strings.Contains(m, "Read") {
-		t.Errorf("PostToolUse matcher %q: every tool call, or tools that finish no work", m)
-	}
-	if gjson.GetBytes(out, "hooks.Notification").Exists() || gjson.GetBytes(out, "hooks.PostCompact").Exists() {
-		t.Error("registered events ccm does nothing on")
-	}
-	gjson.GetBytes(out, "hooks.@values.#.hooks.#.timeout").ForEach(func(_, v gjson.Result) bool {
-		if v.Raw == "" || v.Raw == "[]" {
-			t.Error("a handler without timeout")
+	for _, c := range cases {
+		out, _, _, err := MergeWith(nil, exe, RegistrationsFor(c.f))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return true
-	})
+		if m := gjson.GetBytes(out, "hooks.PreToolUse.0.matcher").String(); m != c.pre {
+			t.Errorf("%+v: PreToolUse matcher %q", c.f, m)
+		}
+		if m := gjson.GetBytes(out, "hooks.PostToolUse.0.matcher"); m.String() != c.post || c.post == "" && gjson.GetBytes(out, "hooks.PostToolUse").Exists() {
+			t.Errorf("%+v: PostToolUse matcher %q", c.f, m.String())
+		}
+		if gjson.GetBytes(out, "hooks.PostToolUseFailure").Exists() != c.failure || gjson.GetBytes(out, "hooks.Stop").Exists() != c.failure {
+			t.Errorf("%+v: PostToolUseFailure/Stop registered: %s", c.f, out)
+		}
+		if m := gjson.GetBytes(out, "hooks.SessionStart.0.matcher").String(); m != "startup|clear|compact" {
+			t.Errorf("SessionStart matcher %q", m)
+		}
+		if gjson.GetBytes(out, "hooks.PreCompact").Exists() || gjson.GetBytes(out, "hooks.Notification").Exists() || gjson.GetBytes(out, "hooks.PostCompact").Exists() {
+			t.Error("registered events ccm does nothing on")
+		}
+		gjson.GetBytes(out, "hooks.@values.#.hooks.#.timeout").ForEach(func(_, v gjson.Result) bool {
+			if v.Raw == "" || v.Raw == "[]" {
+				t.Error("a handler without timeout")
+			}
+			return true
+		})
+	}
+}
+
+// TestMergeSwitchesFeatures: installing again with a feature left out
+// removes its handlers and narrows the matchers; installing the full set
+// again brings them back; the user's own hooks keep their bytes
+// throughout, and unmerging gives the original back.
+func TestMergeSwitchesFeatures(t *testing.T) {
+	orig := "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"my-stop.sh\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
+	full, _, created, err := MergeWith([]byte(orig), exe, RegistrationsFor(Features{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, changes, _, err := MergeWith(full, exe, RegistrationsFor(Features{NoCapture: true, NoMemory: true, NoMonitor: true, NoPreserve: true, NoColdTasks: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gjson.GetBytes(lean, "hooks.PostToolUse").Exists() || gjson.GetBytes(lean, "hooks.PostToolUseFailure").Exists() {
+		t.Errorf("capture or memory left registered:\n%s", lean)
+	}
+	if gjson.GetBytes(lean, "hooks.Stop.#").Int() != 1 || gjson.GetBytes(lean, "hooks.Stop.0.hooks.0.command").String() != "my-stop.sh" {
+		t.Errorf("the user's Stop hook changed:\n%s", lean)
+	}
+	if m := gjson.GetBytes(lean, "hooks.PreToolUse.0.matcher").String(); m != "Agent|Task" {
+		t.Errorf("PreToolUse matcher not narrowed: %q (%v)", m, changes)
+	}
+	again, _, _, err := MergeWith(lean, exe, RegistrationsFor(Features{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := gjson.GetBytes(again, "hooks.PreToolUse.0.matcher").String(); m != MemoryPreMatcher {
+		t.Errorf("PreToolUse matcher not widened again: %q", m)
+	}
+	twice, changes, _, _ := MergeWith(again, exe, RegistrationsFor(Features{}))
+	if string(twice) != string(again) || len(changes) != 0 {
+		t.Errorf("a second install changed %v", changes)
+	}
+	back, _, err := Unmerge(again, created, exe)
+	if err != nil || string(back) != orig {
+		t.Errorf("unmerge gave\n%s\nwant\n%s", back, orig)
+	}
 }
 
 func TestMergeUpdatesMovedBinary(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,20 +20,117 @@ type Registration struct {
 	Timeout int    // seconds
 }
 
-// Registrations are ccm's hooks, each matched as narrowly as its features
-// allow (one process start per matching event; the earlier tools'
-// unmatched registrations cost two Python starts per tool call, D4 #39):
-//   - SessionStart: effort policy and state sweeps; resume and fork are
-//     left out because their context is replayed from the transcript.
-//   - UserPromptSubmit: context refresh (no matcher exists for it).
-//   - PreToolUse on Agent and Task only: the opus note.
-//   - SessionEnd: removes the session's state.
-var Registrations = []Registration{
-	{"SessionStart", "startup|clear|compact", 10},
-	{"UserPromptSubmit", "", 10},
-	{"PreToolUse", "Agent|Task", 10},
-	{"SessionEnd", "", 5},
+// Matchers of the tool events, as narrow as each feature allows: every
+// matching registration is one process start per tool call and writes
+// progress records into the transcript (the earlier tools' unmatched
+// registrations cost two Python starts per tool call, D4 #39).
+const (
+	// CaptureMatcher: the tools whose output shape ccm knows, and MCP
+	// tools (whose error results the tool memory records).
+	CaptureMatcher = "^(Bash|Glob|Grep|Read|WebFetch|mcp__.*)$"
+	// MemoryPostMatcher: without capture, only MCP tools report errors
+	// through PostToolUse; the others fire PostToolUseFailure.
+	MemoryPostMatcher = "^mcp__.*"
+	// SubagentMatcher: the opus note before a subagent starts.
+	SubagentMatcher = "Agent|Task"
+	// MemoryPreMatcher: the tools whose lessons are shown before they run
+	// (the subagent tools included, for the opus note).
+	MemoryPreMatcher = "^(Agent|Task|Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep|WebFetch|WebSearch|mcp__.*)$"
+)
+
+// Events are every event ccm may register, in the order it registers them.
+var Events = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd"}
+
+// ColdTaskTools are the tools after which the cold-task check may run: the
+// ones that finish work (the earlier tool's Bash|Write|Edit, and the task
+// tools whose updates complete a task).
+var ColdTaskTools = []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "TaskUpdate", "TodoWrite"}
+
+// captureTools are the tools of CaptureMatcher, without the MCP pattern.
+var captureTools = []string{"Bash", "Glob", "Grep", "Read", "WebFetch"}
+
+// Features selects the optional registrations.
+type Features struct {
+	NoCapture bool // leave out the PostToolUse capture
+	NoMemory  bool // leave out the tool memory
+	// NoMonitor leaves out the context monitor and audit (Stop).
+	NoMonitor bool
+	// NoPreserve leaves out the pre-compact preservation (PreCompact; the
+	// SessionStart compact registration stays for the effort policy).
+	NoPreserve bool
+	// NoColdTasks leaves out the cold-task summaries (PostToolUse).
+	NoColdTasks bool
 }
+
+// RegistrationsFor returns ccm's hooks for a feature set, one per event:
+// ccm dispatches every feature of an event from one process, so two
+// handlers would run it twice.
+//   - SessionStart: effort policy, state sweeps and, after a compaction,
+//     the preserved working state; resume and fork are left out because
+//     their context is replayed from the transcript.
+//   - UserPromptSubmit: context refresh, pin directives, the context
+//     monitor's warning for the model (no matcher exists for it).
+//   - PreToolUse: the opus note on Agent and Task; with the tool memory,
+//     the lessons before the tools that can fail.
+//   - PostToolUse: capture of large outputs; with the tool memory, MCP
+//     error results; with cold tasks, the tools that finish work.
+//   - PostToolUseFailure (tool memory): every failed call; it runs only
+//     when a tool fails.
+//   - Stop (tool memory, context monitor): the scan for MCP errors of the
+//     turn; the context fill and audit.
+//   - PreCompact (preservation): saves the working state.
+//   - SessionEnd: removes the session's state.
+func RegistrationsFor(f Features) []Registration {
+	pre := SubagentMatcher
+	if !f.NoMemory {
+		pre = MemoryPreMatcher
+	}
+	regs := []Registration{{"SessionStart", "startup|clear|compact", 10}, {"UserPromptSubmit", "", 10}, {"PreToolUse", pre, 10}}
+	if post := postMatcher(f); post != "" {
+		regs = append(regs, Registration{"PostToolUse", post, 10})
+	}
+	if !f.NoMemory {
+		regs = append(regs, Registration{"PostToolUseFailure", "", 10})
+	}
+	if !f.NoMemory || !f.NoMonitor {
+		regs = append(regs, Registration{"Stop", "", 10})
+	}
+	if !f.NoPreserve {
+		regs = append(regs, Registration{"PreCompact", "", 15})
+	}
+	return append(regs, Registration{"SessionEnd", "", 5})
+}
+
+// postMatcher is the PostToolUse matcher of a feature set, "" for none:
+// the capture's tools, the cold-task check's, and MCP tools for the
+// capture or the tool memory. It equals CaptureMatcher or
+// MemoryPostMatcher when cold tasks are left out.
+func postMatcher(f Features) string {
+	var tools []string
+	if !f.NoCapture {
+		tools = append(tools, captureTools...)
+	}
+	if !f.NoColdTasks {
+		for _, t := range ColdTaskTools {
+			if !slices.Contains(tools, t) {
+				tools = append(tools, t)
+			}
+		}
+	}
+	mcp := !f.NoCapture || !f.NoMemory
+	switch {
+	case len(tools) == 0 && mcp:
+		return MemoryPostMatcher
+	case len(tools) == 0:
+		return ""
+	case mcp:
+		tools = append(tools, "mcp__.*")
+	}
+	return "^(" + strings.Join(tools, "|") + ")$"
+}
+
+// Registrations are ccm's hooks with every feature.
+var Registrations = RegistrationsFor(Features{})
 
 // ErrInvalidSettings marks a settings file ccm refuses to edit.
 var ErrInvalidSettings = errors.New("not valid JSON")
@@ -100,12 +198,13 @@ func group(r Registration, exe string, indent string, st style) string {
 // another path (the binary moved) gets its command updated in place with
 // sjson.
 func Merge(data []byte, exe string) (out []byte, changes, created []string, err error) {
-	regs, _ := Selected(nil)
-	return MergeRegs(data, exe, regs)
+	return MergeWith(data, exe, Registrations)
 }
 
-// MergeRegs is Merge with the registrations to add.
-func MergeRegs(data []byte, exe string, regs []Registration) (out []byte, changes, created []string, err error) {
+// MergeWith is Merge for a chosen set of registrations. ccm handlers of
+// events not in regs (a feature left out by this install) are removed, and
+// a matcher that differs from regs' is updated in place.
+func MergeWith(data []byte, exe string, regs []Registration) (out []byte, changes, created []string, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}\n")
 	}
@@ -114,6 +213,10 @@ func MergeRegs(data []byte, exe string, regs []Registration) (out []byte, change
 	}
 	st := detectStyle(data)
 	self := filepath.Base(exe)
+	data, changes, err = dropUnwanted(data, regs, self)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	top, _ := find(data)
 	hooks, ok := top.member("hooks")
 	if ok && data[hooks.valStart] != '{' {
@@ -160,8 +263,60 @@ func MergeRegs(data []byte, exe string, regs []Registration) (out []byte, change
 			}
 			changes = append(changes, "update "+r.Event+" hook command")
 		}
+		if gi >= 0 && r.Matcher != "" && allCCM(data, arr.items[gi], self) {
+			mpath := "hooks." + r.Event + "." + strconv.Itoa(gi) + ".matcher"
+			if m := gjson.GetBytes(data, mpath); m.Exists() && m.String() != r.Matcher {
+				if data, err = sjson.SetBytes(data, mpath, r.Matcher); err != nil {
+					return nil, nil, nil, err
+				}
+				changes = append(changes, "update "+r.Event+" hook matcher")
+			}
+		}
 	}
 	return data, changes, created, nil
+}
+
+// dropUnwanted removes ccm's handlers of the events ccm may register but
+// regs leaves out, and the event arrays that removal empties.
+func dropUnwanted(data []byte, regs []Registration, self string) ([]byte, []string, error) {
+	want := map[string]bool{}
+	for _, r := range regs {
+		want[r.Event] = true
+	}
+	var changes []string
+	for _, ev := range Events {
+		if want[ev] {
+			continue
+		}
+		for {
+			arr, ok := find(data, "hooks", ev)
+			if !ok {
+				break
+			}
+			gi, hi, _ := findHandler(data, arr, ev, self)
+			if gi < 0 {
+				break
+			}
+			g := arr.items[gi]
+			if allCCM(data, g, self) {
+				data = removeItem(data, arr, gi)
+			} else {
+				inner, _ := findIn(data, g.valStart, "hooks")
+				data = removeItem(data, inner, hi)
+			}
+			changes = append(changes, "remove "+ev+" hook")
+			if arr, _ := find(data, "hooks", ev); len(arr.items) == 0 {
+				hc, _ := find(data, "hooks")
+				for k, it := range hc.items {
+					if it.key == ev {
+						data = removeItem(data, hc, k)
+						break
+					}
+				}
+			}
+		}
+	}
+	return data, changes, nil
 }
 
 // findHandler returns the group and handler index of ccm's handler for

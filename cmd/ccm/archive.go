@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/urfave/cli/v3"
+
+	"ccm/fsutil"
+	"ccm/internal/archive"
+	"ccm/internal/sessions"
+	"ccm/purge"
+)
+
+type archiveOptions struct {
+	globalOptions
+	OlderThan time.Duration // 0: the default below cleanupPeriodDays
+	Project   string
+	MinSize   int64
+	To        string
+	DryRun    bool
+	Verbose   bool
+	Jobs      int
+	Quiet     bool // maintain: no plan lines
+	HaveLock  bool // maintain holds the maintenance lock already
+	Now       time.Time
+}
+
+func newArchiveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "archive",
+		Usage: "move old sessions into compressed, verified archives",
+		Description: `Moves whole sessions (the transcript, its subagents/ and tool-results/
+folders, legacy agent files, purge backups, its file-history and todos) into
+one zstd-compressed tar archive per session, <ccm home>/archive/<project
+folder>/<session>.tar.zst (or under --to DIR), with a manifest of every
+file's mode, mtime, size and SHA-256 beside it. Each archive is fsynced, read
+back and compared by hash before the originals are removed. A live session
+(written in the last 2 minutes or open for writing) is never touched, and a
+session written to while it is archived stays where it is (reported).
+
+The plan comes first, a reason per session. The default --older-than stays
+below Claude Code's cleanupPeriodDays (30 days unless the settings say
+otherwise): a week before it, or half of it for periods under two weeks;
+CCM_ARCHIVE_OLDER_THAN_DAYS overrides it.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "older-than", Usage: "only sessions not written for `AGE` (30d, 36h)"},
+			&cli.StringFlag{Name: "project", Usage: "only sessions of project `P` (a path or folder name)"},
+			&cli.StringFlag{Name: "min-size", Usage: "only sessions of at least `SIZE` (e.g. 10MB)"},
+			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the sessions kept and why"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions archived at once (default: number of CPUs)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("archive takes no arguments (see ccm archive --help)")
+			}
+			o := archiveOptions{globalOptions: globals(cmd), Project: cmd.String("project"), To: cmd.String("to"),
+				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
+			if s := cmd.String("older-than"); s != "" {
+				d, err := parseAge("older-than", s)
+				if err != nil {
+					return err
+				}
+				o.OlderThan = d
+			}
+			if s := cmd.String("min-size"); s != "" {
+				n, err := parseSize(s)
+				if err != nil {
+					return usagef("--min-size: %v", err)
+				}
+				o.MinSize = n
+			}
+			return runArchive(ctx, o)
+		},
+	}
+}
+
+// defaultArchiveAge keeps ccm ahead of Claude Code's sweep: a week before
+// it, or half the period when that is shorter than two weeks.
+func defaultArchiveAge(ret sessions.Retention) time.Duration {
+	p := ret.Period()
+	margin := min(7*24*time.Hour, p/2)
+	return p - margin
+}
+
+// archivePlanItem is one session's decision.
+type archivePlanItem struct {
+	Project string `json:"project"`
+	Session string `json:"session"`
+	Bytes   int64  `json:"bytes"`
+	Archive bool   `json:"archive"`
+	Reason  string `json:"reason"`
+	// Outcome, after a real run.
+	Result string `json:"result,omitempty"` // archived, left (live write), failed
+	Error  string `json:"error,omitempty"`
+	Path   string `json:"archive_path,omitempty"`
+	Packed int64  `json:"archive_bytes,omitempty"`
+	row    *sessions.Row
+}
+
+// archiveSummary is the JSON form of a run.
+type archiveSummary struct {
+	DryRun     bool               `json:"dry_run"`
+	OlderThan  string             `json:"older_than"`
+	Root       string             `json:"archive_root"`
+	Planned    int                `json:"planned"`
+	Archived   int                `json:"archived"`
+	LeftLive   int                `json:"left_in_place"`
+	Failed     int                `json:"failed"`
+	Bytes      int64              `json:"bytes"`
+	Packed     int64              `json:"archive_bytes"`
+	Items      []*archivePlanItem `json:"sessions"`
+	ScanErrors []string           `json:"scan_errors"`
+}
+
+// maintenanceLock keeps two batch runs (archive, unarchive, clean,
+// maintain) from overlapping; each transcript also gets purge's lock.
+func maintenanceLock(ctx context.Context, g globalOptions) (*fsutil.Lock, error) {
+	lk, err := fsutil.LockFile(ctx, filepath.Join(ccmHome(g), "locks", "maintain.lock"), true, 0)
+	if errors.Is(err, fsutil.ErrLockTimeout) {
+		return nil, fmt.Errorf("%w: another ccm archive, clean or maintain is running (%v)", errLocked, err)
+	}
+	return lk, err
+}
+
+func runArchive(ctx context.Context, o archiveOptions) error {
+	sum, err := archiveSessions(ctx, o)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if err := writeJSON(o.Stdout, sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(o.Stdout, archiveSummaryLine(sum))
+	}
+	if sum.Failed > 0 || len(sum.ScanErrors) > 0 {
+		return silentError{code: exitFindings}
+	}
+	return nil
+}
+
+func archiveSummaryLine(s *archiveSummary) string {
+	if s.DryRun {
+		return fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, humanBytes(s.Bytes), s.Root)
+	}
+	return fmt.Sprintf("archive: archived %d of %d sessions, %s into %s (%d left in place: written to meanwhile, %d failed)",
+		s.Archived, s.Planned, humanBytes(s.Bytes), humanBytes(s.Packed), s.LeftLive, s.Failed)
+}
+
+// archiveSessions plans and (unless a dry run) archives; it prints the plan
+// and per-session errors as it goes, and returns the summary.
+func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, error) {
+	if o.Jobs < 0 {
+		return nil, usagef("--jobs must be positive")
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	ret := sessions.ReadRetention(o.ClaudeDir)
+	age := o.OlderThan
+	if age == 0 {
+		if d := maintainConfig(o.globalOptions).Number("CCM_ARCHIVE_OLDER_THAN_DAYS"); d >= 0 {
+			age = time.Duration(d * 24 * float64(time.Hour))
+		} else {
+			age = defaultArchiveAge(ret)
+		}
+	}
+	if ret.Paused == "" && age >= ret.Period() && !o.JSON {
+		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", humanAge(age), ret.Days)
+	}
+	root := archiveRoot(o.globalOptions, o.To)
+	if !o.DryRun && !o.HaveLock {
+		lk, err := maintenanceLock(ctx, o.globalOptions)
+		if err != nil {
+			return nil, err
+		}
+		defer lk.Unlock()
+	}
+	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
+	if err != nil {
+		return nil, err
+	}
+	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs)}
+	var todo []*archivePlanItem
+	for _, r := range rows {
+		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
+		idle := o.Now.Sub(r.ModTime)
+		switch {
+		case r.Live:
+			it.Reason = "live: " + r.LiveReason
+		case idle < age:
+			it.Reason = fmt.Sprintf("written %s ago, under %s", humanAge(idle), humanAge(age))
+		case r.TotalBytes < o.MinSize:
+			it.Reason = fmt.Sprintf("%s, under --min-size", humanBytes(r.TotalBytes))
+		case r.Error != "":
+			it.Reason = "unreadable: " + r.Error
+		default:
+			it.Archive = true
+			it.Reason = fmt.Sprintf("not written for %s (limit %s)", humanAge(idle), humanAge(age))
+			switch at := ret.SweepAt(r.ModTime); {
+			case at.IsZero():
+			case at.Before(o.Now):
+				it.Reason += "; due for Claude Code's sweep"
+			default:
+				it.Reason += fmt.Sprintf("; Claude Code would delete it in %s", humanAge(at.Sub(o.Now)))
+			}
+			todo = append(todo, it)
+			sum.Planned++
+			sum.Bytes += r.TotalBytes
+		}
+		if it.Archive || o.Verbose {
+			sum.Items = append(sum.Items, it)
+		}
+	}
+	if !o.JSON && !o.Quiet {
+		for _, it := range sum.Items {
+			verb := "keep   "
+			if it.Archive {
+				verb = "archive"
+			}
+			fmt.Fprintf(o.Stdout, "%s  %s  %s  %s  %s\n", verb, it.Session, humanBytes(it.Bytes), shortHome(it.Project), it.Reason)
+		}
+	}
+	if o.DryRun || len(todo) == 0 {
+		return sum, nil
+	}
+	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
+	var mu sync.Mutex
+	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "archiving", len(todo), o.Jobs, func(i int) {
+		it := todo[i]
+		res, err := archiveOne(ctx, o, it.row, root, lockDir)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			it.Result, it.Path, it.Packed = "archived", res.Archive, res.ArchiveBytes
+			sum.Archived++
+			sum.Packed += res.ArchiveBytes
+		case errors.Is(err, archive.ErrChanged):
+			it.Result, it.Error = "left in place", err.Error()
+			sum.LeftLive++
+			if !o.JSON {
+				fmt.Fprintf(o.Stderr, "ccm: %s: %v\n", it.Session, err)
+			}
+		default:
+			it.Result, it.Error = "failed", err.Error()
+			sum.Failed++
+			if !o.JSON {
+				fmt.Fprintf(o.Stderr, "ccm: %s: %v\n", it.Session, err)
+			}
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// archiveOne archives one session under its transcript's lock.
+func archiveOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string) (*archive.Result, error) {
+	lk, err := fsutil.LockFile(ctx, purge.LockPath(lockDir, r.Path), true, 0)
+	if err != nil {
+		if errors.Is(err, fsutil.ErrLockTimeout) {
+			return nil, fmt.Errorf("%w: a purge is rewriting it", errLocked)
+		}
+		return nil, err
+	}
+	defer lk.Unlock()
+	related, relDirs, errs := sessions.Related(o.ClaudeDir, r.ID)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	src := archive.Source{ConfigDir: o.ClaudeDir, Session: r.Session, Related: related, RelDirs: relDirs,
+		Project: r.Project, Title: r.Title, Prompt: r.Prompt, Records: r.Records, Context: r.Context}
+	return archive.Create(ctx, src, archive.Options{Root: root, Level: zstd.SpeedDefault, Now: o.Now})
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/ccm"
+	"ccm/internal/clean"
+	"ccm/prune"
+)
+
+type maintainOptions struct {
+	globalOptions
+	DryRun bool
+	Jobs   int
+	Now    time.Time
+}
+
+func newMaintainCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "maintain",
+		Usage: "for cron: archive old sessions, clean, prune the store, by the configured policy",
+		Description: `Runs, in this order and under one lock: ccm archive (sessions older than
+CCM_ARCHIVE_OLDER_THAN_DAYS, by default a week before Claude Code's
+cleanupPeriodDays), ccm clean (purge backups older than
+CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS, beyond CCM_CLEAN_KEEP_BACKUPS, temp files,
+orphaned folders, and with CCM_CLEAN_EMPTY empty sessions), then ccm prune of
+the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB). Values come
+from the environment, then <ccm home>/config.env (ccm config lists them).
+
+Prints nothing when there was nothing to do, else one summary line. Exits
+non-zero only on a real failure.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done and change nothing"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions worked on at once (default: number of CPUs)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("maintain takes no arguments (see ccm maintain --help)")
+			}
+			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))})
+		},
+	}
+}
+
+type maintainSummary struct {
+	Archive *archiveSummary `json:"archive,omitempty"`
+	Clean   *cleanSummary   `json:"clean,omitempty"`
+	Prune   *pruneOutcome   `json:"prune,omitempty"`
+	Errors  []string        `json:"errors"`
+}
+
+type pruneOutcome struct {
+	Skipped string `json:"skipped,omitempty"`
+	Deleted int    `json:"deleted"`
+	Freed   int64  `json:"freed"`
+	Failed  int    `json:"failed"`
+}
+
+func runMaintain(ctx context.Context, o maintainOptions) error {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	cfg := maintainConfig(o.globalOptions)
+	cfg.Validate()
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s\n", w)
+	}
+	var lockErr error
+	if !o.DryRun {
+		lk, err := maintenanceLock(ctx, o.globalOptions)
+		if err != nil {
+			return err
+		}
+		defer lk.Unlock()
+	}
+	sum := &maintainSummary{Errors: []string{}}
+	failed := false
+	quiet := o.globalOptions
+	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
+		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now}
+		if mb := cfg.Number("CCM_ARCHIVE_MIN_SIZE_MB"); mb > 0 {
+			ao.MinSize = int64(mb * prune.MiB)
+		}
+		s, err := archiveSessions(ctx, ao)
+		if err != nil {
+			return err
+		}
+		sum.Archive = s
+		failed = failed || s.Failed > 0
+	}
+	if cfg.Bool("CCM_MAINTAIN_CLEAN") {
+		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY"), KeepBackups: cfg.Int("CCM_CLEAN_KEEP_BACKUPS")}
+		if d := cfg.Number("CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS"); d > 0 {
+			pol.BackupsOlderThan = time.Duration(d * 24 * float64(time.Hour))
+		}
+		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now})
+		if err != nil {
+			return err
+		}
+		sum.Clean = s
+		failed = failed || s.Failed > 0
+	}
+	po, err := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"))
+	if err != nil {
+		return err
+	}
+	sum.Prune = po
+	failed = failed || po.Failed > 0
+	_ = lockErr
+	if o.JSON {
+		if err := writeJSON(o.Stdout, sum); err != nil {
+			return err
+		}
+	} else if line := maintainLine(sum, o.DryRun); line != "" {
+		fmt.Fprintln(o.Stdout, line)
+	}
+	if failed {
+		return silentError{code: exitFindings}
+	}
+	return nil
+}
+
+// maintainPrune prunes the store by age and size; no store yet, or no
+// limit configured, is nothing to do.
+func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float64) (*pruneOutcome, error) {
+	pol := prune.Policy{}
+	if ageDays >= 0 {
+		pol.AgeLimit, pol.MaxAge = true, time.Duration(ageDays*24*float64(time.Hour))
+	}
+	if sizeMB >= 0 {
+		pol.SizeLimit, pol.MaxBytes = true, int64(sizeMB*prune.MiB)
+	}
+	if !pol.Any() {
+		return &pruneOutcome{Skipped: "no limit configured"}, nil
+	}
+	st, err := openStore(o.globalOptions)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, ArchiveDir: archiveRoot(o.globalOptions, ""), DryRun: o.DryRun})
+	if errors.Is(err, ccm.ErrNoStore) {
+		return &pruneOutcome{Skipped: "no store yet"}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer plan.Close()
+	out := &pruneOutcome{}
+	if o.DryRun {
+		out.Deleted = len(plan.Deletions)
+		for _, d := range plan.Deletions {
+			out.Freed += d.DiskBytes
+		}
+		return out, nil
+	}
+	res, err := plan.Execute(ctx, nil)
+	if res != nil {
+		out.Deleted, out.Freed, out.Failed = res.Deleted, res.Freed, len(res.Errors)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && res != nil {
+		for _, e := range res.Errors {
+			fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+		}
+		return out, nil
+	}
+	return out, err
+}
+
+// maintainLine is the one summary line, "" when nothing was done.
+func maintainLine(s *maintainSummary, dry bool) string {
+	var parts []string
+	if a := s.Archive; a != nil && (a.Planned > 0 || a.Failed > 0) {
+		if dry {
+			parts = append(parts, fmt.Sprintf("would archive %d sessions (%s)", a.Planned, humanBytes(a.Bytes)))
+		} else {
+			p := fmt.Sprintf("archived %d sessions (%s into %s)", a.Archived, humanBytes(a.Bytes), humanBytes(a.Packed))
+			if a.LeftLive > 0 {
+				p += fmt.Sprintf(", %d left in place (written to)", a.LeftLive)
+			}
+			if a.Failed > 0 {
+				p += fmt.Sprintf(", %d failed", a.Failed)
+			}
+			parts = append(parts, p)
+		}
+	}
+	if c := s.Clean; c != nil && c.Planned > 0 {
+		if dry {
+			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, humanBytes(c.Bytes)))
+		} else {
+			p := fmt.Sprintf("removed %d backups/temp files/folders (%s)", c.Removed, humanBytes(c.Freed))
+			if c.Failed > 0 {
+				p += fmt.Sprintf(", %d failed", c.Failed)
+			}
+			parts = append(parts, p)
+		}
+	}
+	if p := s.Prune; p != nil && (p.Deleted > 0 || p.Failed > 0) {
+		verb := "pruned"
+		if dry {
+			verb = "would prune"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, humanBytes(p.Freed)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "maintain: " + strings.Join(parts, "; ")
+}

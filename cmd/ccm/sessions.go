@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/hooklib"
+	"ccm/internal/archive"
+	"ccm/internal/sessions"
+)
+
+type sessionsOptions struct {
+	globalOptions
+	Project  string
+	Sort     string // size, age, tokens
+	Archived bool
+	Jobs     int
+	To       string
+	Now      time.Time
+}
+
+func newSessionsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sessions",
+		Usage: "list every session of every project: size, records, context, age, backups, live, sweep date",
+		Description: `One row per session: the project (the real path, from the records' cwd),
+the session id, its size (transcript, subagent transcripts, tool results and
+purge backups), records, last modified, context at the last recorded usage,
+purge backups, state (live: written in the last 2 minutes or open for
+writing), and when Claude Code's retention sweep (cleanupPeriodDays, from the
+settings files; default 30) will delete it; then the title or first prompt.
+Only the head and tail of each transcript are read: records of files over
+128 KB are estimated from the mean line length there (marked ~).
+
+A header on a terminal; tab-separated columns without a header when piped.
+--archived lists archived sessions from their manifests, without unpacking.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "project", Usage: "only sessions of project `P` (a path or folder name)"},
+			&cli.StringFlag{Name: "sort", Value: "age", Usage: "order: size, age (newest first) or tokens"},
+			&cli.BoolFlag{Name: "archived", Usage: "list archived sessions instead"},
+			&cli.StringFlag{Name: "to", Usage: "with --archived: the archive folder (default <ccm home>/archive)"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("sessions takes no arguments (see ccm sessions --help)")
+			}
+			o := sessionsOptions{globalOptions: globals(cmd), Project: cmd.String("project"), Sort: cmd.String("sort"),
+				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to")}
+			return runSessions(ctx, o)
+		},
+	}
+}
+
+func runSessions(ctx context.Context, o sessionsOptions) error {
+	switch o.Sort {
+	case "size", "age", "tokens":
+	default:
+		return usagef("--sort: %q is not size, age or tokens", o.Sort)
+	}
+	if o.Jobs < 0 {
+		return usagef("--jobs must be positive")
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	var rows []*sessions.Row
+	var errs []error
+	if o.Archived {
+		var err error
+		rows, errs, err = archivedRows(o.globalOptions, archiveRoot(o.globalOptions, o.To), o.Project)
+		if err != nil {
+			return err
+		}
+	} else {
+		var err error
+		rows, errs, err = sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Jobs: o.Jobs, Now: o.Now})
+		if err != nil {
+			return err
+		}
+	}
+	sortRows(rows, o.Sort)
+	for _, e := range errs {
+		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
+	}
+	if o.JSON {
+		ret := sessions.ReadRetention(o.ClaudeDir)
+		if rows == nil {
+			rows = []*sessions.Row{}
+		}
+		if err := writeJSON(o.Stdout, map[string]any{"retention": ret, "sessions": rows, "errors": errStrings(errs)}); err != nil {
+			return err
+		}
+	} else if err := printSessions(o, rows); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return silentError{code: exitFindings}
+	}
+	return nil
+}
+
+func errStrings(errs []error) []string {
+	out := []string{}
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func sortRows(rows []*sessions.Row, by string) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		switch by {
+		case "size":
+			return a.TotalBytes > b.TotalBytes
+		case "tokens":
+			return a.Context > b.Context
+		}
+		return a.ModTime.After(b.ModTime)
+	})
+}
+
+// archivedRows lists archives as rows, from their sidecar manifests.
+func archivedRows(g globalOptions, root, project string) ([]*sessions.Row, []error, error) {
+	list, err := archive.List(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows []*sessions.Row
+	var errs []error
+	for _, l := range list {
+		if l.Err != nil {
+			errs = append(errs, l.Err)
+			continue
+		}
+		m := l.Manifest
+		if project != "" && !sessions.MatchProject(project, m.Project, m.Folder) {
+			continue
+		}
+		r := &sessions.Row{Project: m.Project, Folder: m.Folder, ID: m.Session, Path: l.Path, Title: m.Title, Prompt: m.Prompt,
+			Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: l.Path, TotalBytes: m.Bytes}
+		for _, f := range m.Files {
+			switch {
+			case f.Path == m.Transcript():
+				r.Size = f.Size
+			case strings.Contains(f.Path, ".jsonl.backup."):
+				r.Backups++
+				r.BackupBytes += f.Size
+			case strings.Contains(f.Path, "/subagents/") || strings.Contains(f.Path, "/agent-"):
+				r.Subagents++
+				r.SubagentBytes += f.Size
+			case strings.Contains(f.Path, "/tool-results/"):
+				r.ToolResultBytes += f.Size
+			}
+		}
+		rows = append(rows, r)
+	}
+	_ = g
+	return rows, errs, nil
+}
+
+func printSessions(o sessionsOptions, rows []*sessions.Row) error {
+	tty := isTerminal(o.Stdout)
+	if !tty {
+		// Plain columns for scripts: exact numbers, RFC 3339 times, tabs.
+		for _, r := range rows {
+			sweep := ""
+			if !r.SweepAt.IsZero() && !r.Archived {
+				sweep = r.SweepAt.UTC().Format(time.RFC3339)
+			}
+			recs := strconv.FormatInt(r.Records, 10)
+			if r.RecordsEstimated {
+				recs = "~" + recs
+			}
+			if _, err := fmt.Fprintf(o.Stdout, "%s\t%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Project, r.ID, r.TotalBytes, recs,
+				r.ModTime.UTC().Format(time.RFC3339), r.Context, r.Backups, state(r), sweep, r.Label()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROJECT\tSESSION\tSIZE\tRECORDS\tMODIFIED\tCONTEXT\tBACKUPS\tSTATE\tSWEPT IN\tTITLE / FIRST PROMPT")
+	for _, r := range rows {
+		sweep := "-"
+		switch {
+		case r.Archived:
+		case r.SweepAt.IsZero():
+			sweep = "paused"
+		case r.SweepAt.Before(o.Now):
+			sweep = "due"
+		default:
+			sweep = humanAge(r.SweepAt.Sub(o.Now))
+		}
+		recs := strconv.FormatInt(r.Records, 10)
+		if r.RecordsEstimated {
+			recs = "~" + recs
+		}
+		ctx := "-"
+		if r.Context > 0 {
+			ctx = fmt.Sprintf("%dk", (r.Context+500)/1000)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, humanBytes(r.TotalBytes), recs,
+			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, r.Backups, state(r), sweep, cut(r.Label(), 60))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !o.Archived {
+		ret := sessions.ReadRetention(o.ClaudeDir)
+		note := fmt.Sprintf("Claude Code deletes sessions not written for %g days (cleanupPeriodDays, %s)", ret.Days, ret.Source)
+		if ret.Paused != "" {
+			note = "Claude Code's sweep is paused: " + ret.Paused
+		}
+		fmt.Fprintf(o.Stdout, "%d sessions; %s\n", len(rows), note)
+	}
+	return nil
+}
+
+func state(r *sessions.Row) string {
+	switch {
+	case r.Archived:
+		return "archived"
+	case r.Live:
+		return "live"
+	case r.Error != "":
+		return "error"
+	case r.Empty:
+		return "empty"
+	}
+	return "-"
+}
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func shortHome(p string) string {
+	if h, err := os.UserHomeDir(); err == nil && h != "" && strings.HasPrefix(p, h+"/") {
+		return "~" + p[len(h):]
+	}
+	return p
+}
+
+// maintainConfig is the configuration of the batch commands: the process
+// environment over <ccm home>/config.env over the defaults.
+func maintainConfig(g globalOptions) *hooklib.Config {
+	return hooklib.LoadConfig(g.ClaudeDir, os.LookupEnv)
+}

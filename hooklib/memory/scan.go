@@ -1,0 +1,174 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// FirstScan bounds the first scan of a session's transcript: only its last
+// FirstScan bytes are read (a resumed session may be hundreds of MB).
+const FirstScan = 1 << 20
+
+// maxScanLine bounds the lines the scan looks at; longer lines (large tool
+// outputs, images) are skipped without being held in memory.
+const maxScanLine = 8 << 20
+
+// ScanTranscript finds the failed MCP tool calls in the part of a
+// transcript written since offset from: tool_result blocks with is_error
+// true whose tool_use names an mcp__ tool. Claude Code did not always fire
+// a hook for them (the earlier tool's reason for its Stop scan). It reads
+// only complete lines and returns the offset after the last one, where the
+// next scan starts. A from of 0, or past the end (the file was replaced),
+// starts FirstScan bytes before the end.
+func ScanTranscript(path string, from int64) (found []Entry, next int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, from, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, from, err
+	}
+	size := fi.Size()
+	skipFirst := false
+	if from <= 0 || from > size {
+		from, skipFirst = max(0, size-FirstScan), size > FirstScan
+	}
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, from, err
+	}
+	br := bufio.NewReaderSize(io.LimitReader(f, size-from), 64<<10)
+	pos := from
+	if skipFirst { // start at a line boundary
+		n, err := skipLine(br)
+		pos += n
+		if err != nil {
+			return nil, pos, nil
+		}
+	}
+	calls := map[string][2]string{} // tool_use id -> name, input summary
+	for {
+		line, n, complete, err := readLine(br)
+		if !complete {
+			return found, pos, ignoreEOF(err)
+		}
+		pos += n
+		if line != nil && (bytes.Contains(line, []byte(`"mcp__`)) || bytes.Contains(line, []byte(`"is_error":true`))) {
+			found = append(found, scanRecord(line, calls)...)
+		}
+	}
+}
+
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// readLine returns the next line without its newline (nil when it was too
+// long to look at), the bytes consumed, and whether the line was complete.
+func readLine(br *bufio.Reader) (line []byte, n int64, complete bool, err error) {
+	chunk, err := br.ReadSlice('\n')
+	n = int64(len(chunk))
+	if err == nil {
+		return chunk[:len(chunk)-1], n, true, nil
+	}
+	if err != bufio.ErrBufferFull {
+		return nil, n, false, err
+	}
+	buf := append([]byte(nil), chunk...)
+	tooLong := false
+	for {
+		chunk, err = br.ReadSlice('\n')
+		n += int64(len(chunk))
+		if !tooLong {
+			if len(buf)+len(chunk) > maxScanLine {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if err == nil {
+			if tooLong {
+				return nil, n, true, nil
+			}
+			return buf[:len(buf)-1], n, true, nil
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, n, false, err
+		}
+	}
+}
+
+func skipLine(br *bufio.Reader) (int64, error) {
+	var n int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += int64(len(chunk))
+		if err != bufio.ErrBufferFull {
+			return n, err
+		}
+	}
+}
+
+// scanRecord notes the MCP tool calls of an assistant record and returns
+// the lessons of a user record's failed results.
+func scanRecord(line []byte, calls map[string][2]string) []Entry {
+	if !gjson.ValidBytes(line) {
+		return nil
+	}
+	rec := gjson.ParseBytes(line)
+	var out []Entry
+	rec.Get("message.content").ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "tool_use":
+			if name := b.Get("name").String(); strings.HasPrefix(name, "mcp__") {
+				calls[b.Get("id").String()] = [2]string{name, InputSummary(b.Get("input"))}
+			}
+		case "tool_result":
+			call, ok := calls[b.Get("tool_use_id").String()]
+			if !ok || !b.Get("is_error").Bool() {
+				return true
+			}
+			text := resultText(b.Get("content"))
+			ts := rec.Get("timestamp").String()
+			if len(ts) > 19 {
+				ts = ts[:19]
+			}
+			if ts != "" {
+				ts += "Z"
+			}
+			out = append(out, Entry{TS: ts, Tool: call[0], Input: call[1], Error: ErrorText(text),
+				Session: rec.Get("sessionId").String(), Project: rec.Get("cwd").String()})
+		}
+		return true
+	})
+	return out
+}
+
+// resultText is a tool_result's content as text: a string, or its text
+// blocks joined.
+func resultText(c gjson.Result) string {
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	var parts []string
+	c.ForEach(func(_, b gjson.Result) bool {
+		if t := b.Get("text"); t.Type == gjson.String {
+			parts = append(parts, t.Str)
+		}
+		return true
+	})
+	if len(parts) == 0 {
+		return "error (no text)"
+	}
+	return strings.Join(parts, "\n")
+}
