@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/transcript"
+	"ccm/transcript/worklog"
 )
 
 // Caps that keep a saved Audit small.
@@ -23,11 +24,15 @@ const (
 	maxPending   = 256
 )
 
-// PurgeThreshold and StubBytes mirror ccm purge's defaults: outputs over
-// 5,000 bytes are moved to the store and replaced by a stub of a few
-// hundred bytes.
+// PurgeThreshold, RecentPrompts and StubBytes mirror ccm purge's
+// defaults: before the last two prompts (--recent-turns 2), tool outputs
+// over 1,000 bytes (--old-threshold) move to the store and a stub of 200
+// to 400 bytes takes their place. The estimate counts only those, with
+// the largest stub: a purge also bounds the window by the last ten tool
+// results and stubs stale reads and duplicates, so it saves at least this.
 const (
-	PurgeThreshold = 5000
+	PurgeThreshold = 1000
+	RecentPrompts  = 2
 	StubBytes      = 400
 )
 
@@ -50,10 +55,14 @@ func (c Consumer) Tokens() int64 { return c.Bytes / BytesPerToken }
 type Audit struct {
 	Consumers map[string]*Consumer `json:"consumers,omitempty"`
 	Total     int64                `json:"total"`
-	// Purgeable counts the outputs over PurgeThreshold: bytes a purge
-	// would remove (stub size deducted) and how many.
+	// Purgeable counts the outputs over PurgeThreshold before the last
+	// RecentPrompts prompts: bytes a purge would remove (stub size
+	// deducted) and how many.
 	Purgeable      int64 `json:"purgeable"`
 	PurgeableCount int   `json:"purgeable_count"`
+	// Recent holds, for each of the last RecentPrompts prompts, what the
+	// outputs since it would save once they are before the window.
+	Recent []Saving `json:"recent,omitempty"`
 	// Offset is how far the transcript was read; Size its size then.
 	Offset int64 `json:"offset"`
 	// Started is set once the first read placed Offset.
@@ -64,6 +73,12 @@ type Audit struct {
 	// Pending maps tool_use ids to their consumer key until the result
 	// comes.
 	Pending map[string]string `json:"pending,omitempty"`
+}
+
+// Saving is what the outputs after one prompt would save in a purge.
+type Saving struct {
+	Bytes int64 `json:"bytes"`
+	Count int   `json:"count"`
 }
 
 // New returns an empty Audit.
@@ -101,6 +116,15 @@ func (a *Audit) Add(rec transcript.Record) {
 			return true
 		})
 	case "user":
+		if isPrompt(rec) {
+			a.Recent = append(a.Recent, Saving{})
+			if len(a.Recent) > RecentPrompts {
+				// The oldest prompt's outputs are now before the window.
+				a.Purgeable += a.Recent[0].Bytes
+				a.PurgeableCount += a.Recent[0].Count
+				a.Recent = append(a.Recent[:0], a.Recent[1:]...)
+			}
+		}
 		rec.Content().ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").Str != "tool_result" {
 				return true
@@ -133,9 +157,24 @@ func (a *Audit) add(key string, n int64) {
 	c.Bytes += n
 	a.Total += n
 	if n > PurgeThreshold {
-		a.Purgeable += n - StubBytes
-		a.PurgeableCount++
+		if k := len(a.Recent); k > 0 {
+			a.Recent[k-1].Bytes += n - StubBytes
+			a.Recent[k-1].Count++
+		} else {
+			a.Purgeable += n - StubBytes
+			a.PurgeableCount++
+		}
 	}
+}
+
+// isPrompt reports a prompt the user typed: text, not only tool results,
+// not the client's meta records or compaction summary.
+func isPrompt(rec transcript.Record) bool {
+	if rec.IsMeta() || rec.IsCompactSummary() {
+		return false
+	}
+	text, onlyResults := worklog.UserText(rec)
+	return !onlyResults && worklog.IsPromptText(text)
 }
 
 // resultBytes is the size of a tool_result's content as the model gets
@@ -161,7 +200,7 @@ func resultBytes(c gjson.Result) int64 {
 
 // multiword are commands whose second word says what they did.
 var multiword = map[string]bool{"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "cargo": true,
-	"docker": true, "kubectl": true, "make": true, "python": true, "python3": true, "uv": true, "gh": true, "bun": true}
+	"docker": true, "kubectl": true, "mix": true, "make": true, "python": true, "python3": true, "uv": true, "gh": true, "bun": true}
 
 // Key names the consumer of a tool call: the tool; for Bash the command
 // (its first word, two for git, go, npm and the like); for an MCP tool

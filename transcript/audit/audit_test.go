@@ -62,7 +62,7 @@ func TestUpdateIncremental(t *testing.T) {
 		use("t2", "Bash", `{"command":"go test ./..."}`)+"\n", result("t2", 3000)+"\n")
 	a := New()
 	update(a)
-	if a.Total != 11000 || a.Consumers["Read"].Bytes != 8000 || a.Consumers["Bash go test"].Bytes != 3000 || a.PurgeableCount != 1 {
+	if a.Total != 11000 || a.Consumers["Read"].Bytes != 8000 || a.Consumers["Bash go test"].Bytes != 3000 || a.PurgeableCount != 2 {
 		t.Fatalf("first read: total %d, %+v", a.Total, a.Top(5))
 	}
 	write(use("t3", "Read", `{"file_path":"/b"}`)+"\n", result("t3", 1000)[:50]) // torn: still being written
@@ -98,7 +98,43 @@ func TestReportAndSuggestion(t *testing.T) {
 	}
 	s := a.Suggestion(5)
 	if !strings.Contains(s, "/compact drop the raw outputs of Read, Bash go test;") || strings.Contains(s, "Grep") ||
-		!strings.Contains(s, "would save about 89K") || !strings.Contains(s, "2 outputs over 5K") {
+		!strings.Contains(s, "would save at least 89K") || !strings.Contains(s, "2 tool outputs over 1K bytes from before the last 2 prompts") {
 		t.Errorf("suggestion: %s", s)
+	}
+}
+
+// TestPurgeEstimate: outputs after the last two prompts stay out of the
+// estimate (a purge leaves that window as it is) and join it once a third
+// prompt pushes them before the window; outputs of 1,000 bytes or less
+// never count.
+func TestPurgeEstimate(t *testing.T) {
+	prompt := func(s string) string {
+		return fmt.Sprintf(`{"type":"user","isSidechain":false,"message":{"role":"user","content":%q}}`, s)
+	}
+	a := New()
+	feed := func(lines ...string) {
+		f := filepath.Join(t.TempDir(), "s.jsonl")
+		os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+		fh, _ := os.Open(f)
+		defer fh.Close()
+		b := New()
+		if err := b.Update(fh, true); err != nil {
+			t.Fatal(err)
+		}
+		*a = *b
+	}
+	lines := []string{use("t0", "Read", `{}`), result("t0", 20000), // before any prompt
+		prompt("one"), use("t1", "Read", `{}`), result("t1", 10000), use("t2", "Grep", `{}`), result("t2", 1000),
+		prompt("two"), use("t3", "Bash", `{"command":"ls"}`), result("t3", 3000),
+		prompt("three"), use("t4", "Read", `{}`), result("t4", 50000)}
+	feed(lines...)
+	// t0 and t1 are before the window (prompt "two" starts it); t2 is not
+	// over the threshold; t3 and t4 are in the window.
+	if want := int64(20000 - StubBytes + 10000 - StubBytes); a.Purgeable != want || a.PurgeableCount != 2 {
+		t.Errorf("estimate %d bytes in %d outputs, want %d in 2", a.Purgeable, a.PurgeableCount, want)
+	}
+	feed(append(lines, prompt("four"))...)
+	if want := int64(20000 + 10000 + 3000 - 3*StubBytes); a.Purgeable != want || a.PurgeableCount != 3 {
+		t.Errorf("after a fourth prompt: %d bytes in %d outputs, want %d in 3", a.Purgeable, a.PurgeableCount, want)
 	}
 }

@@ -39,8 +39,8 @@ func (a *Audit) Suggestion(n int) string {
 		parts = append(parts, fmt.Sprintf("/compact drop the raw outputs of %s; keep the open tasks, decisions and files modified", strings.Join(drop, ", ")))
 	}
 	if a.PurgeableCount > 0 {
-		parts = append(parts, fmt.Sprintf("ccm purge --current (or /purge) would save about %s (~%s tokens) by moving %d output%s over %s bytes to the store (estimate; the last turns stay as they are)",
-			Size(a.Purgeable), Size(a.Purgeable/BytesPerToken), a.PurgeableCount, plural(a.PurgeableCount), Size(PurgeThreshold)))
+		parts = append(parts, fmt.Sprintf("ccm purge --current (or /purge) would save at least %s (~%s tokens) by moving %d tool output%s over %s bytes from before the last %d prompts to the store",
+			Size(a.Purgeable), Size(a.Purgeable/BytesPerToken), a.PurgeableCount, plural(a.PurgeableCount), Size(PurgeThreshold), RecentPrompts))
 	}
 	if len(parts) == 0 {
 		return ""
