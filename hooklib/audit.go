@@ -49,7 +49,3 @@ func (h *Hook) auditReport(a *audit.Audit, fill monitor.Fill) auditText {
 	}
 	return auditText{user: joinLines(rep, sug), model: joinLines(a.Report(3), sug)}
 }
-
-// coldSummaries returns the session's cold-task summaries, rendered for
-// the preservation block.
-func (h *Hook) coldSummaries(session string) []string { return nil }

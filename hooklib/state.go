@@ -43,6 +43,8 @@ type State struct {
 	Updated    time.Time `json:"updated"`
 	// Context is the context monitor's and audit's memory.
 	Context monitor.State `json:"context,omitzero"`
+	// Cold is the cold-task check's turn counter.
+	Cold ColdState `json:"cold,omitzero"`
 }
 
 // Store keeps State files in a directory, one per session, next to one

@@ -68,6 +68,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newRefreshCommand(),
 			newCaptureCommand(),
 			newMemoryCommand(),
+			newTasksCommand(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

@@ -1,6 +1,8 @@
 package worklog
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"regexp"
 	"sort"
@@ -36,6 +38,9 @@ type Todo struct {
 // Task is one TaskCreate task with what happened while it was open.
 type Task struct {
 	ID, Subject, Status string
+	// Todo marks an item of a TodoWrite list (its ID is "todo-" and a hash
+	// of its text: TodoWrite items have no id of their own).
+	Todo bool
 	// StartTurn and EndTurn are the assistant turns of its creation and
 	// completion (0 while open); LastMention the last turn that named it.
 	StartTurn, EndTurn, LastMention   int
@@ -52,8 +57,9 @@ type Facts struct {
 	// calls, merged when it made several in parallel.
 	Todos []Todo
 	Tasks map[string]*Task
-	// TaskOrder lists task ids in creation order.
-	TaskOrder []string
+	// TaskOrder lists task ids in creation order; TodoOrder the TodoWrite
+	// items' ids in order of first appearance.
+	TaskOrder, TodoOrder []string
 	// Prompts counts the user's requests; Turns the assistant's messages.
 	Prompts, Turns int
 	// Records counts the records read.
@@ -208,7 +214,10 @@ func (f *Facts) addAssistant(rec transcript.Record) {
 func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 	name, in := b.Get("name").Str, b.Get("input")
 	p := pendingTool{name: strings.Clone(name), test: -1}
-	if len(in.Raw) < 64<<10 {
+	// A TodoWrite list names every item, finished or not, each time it is
+	// written: that is no mention of the work. TaskUpdate names its task by
+	// id, which counts below.
+	if len(in.Raw) < 64<<10 && name != "TodoWrite" && name != "TaskUpdate" {
 		f.mention(in.Raw)
 	}
 	switch name {
@@ -242,6 +251,9 @@ func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 			f.Todos = list
 		}
 		f.todoMsg = msg
+		for _, t := range list {
+			f.trackTodo(t)
+		}
 	case "TaskCreate":
 		p.subject = Cut(in.Get("subject").Str, 200)
 	case "TaskUpdate":
@@ -298,13 +310,66 @@ func (f *Facts) createTask(id, subject string) {
 	f.lowSubject[id] = strings.ToLower(subject)
 }
 
-// taskNote applies fn to every task open now (created, not completed).
+// MaxTodoTasks bounds the TodoWrite items followed as tasks.
+const MaxTodoTasks = 200
+
+// trackTodo follows a TodoWrite item as a task: created when first seen,
+// completed when a list first marks it so.
+func (f *Facts) trackTodo(td Todo) {
+	if td.Content == "" {
+		return
+	}
+	sum := sha256.Sum256([]byte(td.Content))
+	id := "todo-" + hex.EncodeToString(sum[:4])
+	t, ok := f.Tasks[id]
+	if !ok {
+		if len(f.TodoOrder) >= MaxTodoTasks {
+			return
+		}
+		t = &Task{ID: id, Subject: td.Content, Todo: true, StartTurn: f.Turns, LastMention: f.Turns}
+		f.Tasks[id] = t
+		f.TodoOrder = append(f.TodoOrder, id)
+		f.lowSubject[id] = strings.ToLower(td.Content)
+	}
+	if td.Status != "" && td.Status != t.Status {
+		t.Status = td.Status
+		t.LastMention = f.Turns
+		if td.Status == "completed" {
+			t.EndTurn = f.Turns
+		} else {
+			t.EndTurn = 0
+		}
+	}
+}
+
+// taskNote applies fn to every task open now (created, not completed) and
+// every TodoWrite item in progress.
 func (f *Facts) taskNote(fn func(*Task)) {
 	for _, id := range f.TaskOrder {
 		if t := f.Tasks[id]; t.Status != "completed" && t.Status != "deleted" {
 			fn(t)
 		}
 	}
+	for _, id := range f.TodoOrder {
+		if t := f.Tasks[id]; t.Status == "in_progress" {
+			fn(t)
+		}
+	}
+}
+
+// ColdTasks returns the completed tasks (TaskCreate tasks and TodoWrite
+// items) that were completed at least idle assistant turns ago and not
+// mentioned since (by subject, or a TaskUpdate naming their id), oldest
+// first.
+func (f *Facts) ColdTasks(idle int) []*Task {
+	var out []*Task
+	for _, id := range append(append([]string{}, f.TaskOrder...), f.TodoOrder...) {
+		t := f.Tasks[id]
+		if t.Status == "completed" && t.EndTurn > 0 && f.Turns-t.EndTurn >= idle && f.Turns-t.LastMention >= idle {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // mention records that text names tasks by their subject.
