@@ -25,7 +25,13 @@ func also(event string, fn addon) {
 			}
 		}
 		add, err := fn(ctx, h, r)
-		return joinResponses(r, add), err
+		if err != nil {
+			// The addon failing must not cost the handler its answer (a
+			// capture's replaced output, above all).
+			h.Log.Printf("%v", err)
+			return r, nil
+		}
+		return joinResponses(r, add), nil
 	}
 }
 

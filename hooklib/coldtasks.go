@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 
@@ -51,6 +52,9 @@ func coldTasksCheck(ctx context.Context, h *Hook, _ Response) (Response, error) 
 		return Response{}, nil
 	}
 	fill, err := readFill(h)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Response{}, nil // not written yet: nothing to check, and the Stop hook logs it
+	}
 	if err != nil {
 		return Response{}, fmt.Errorf("cold tasks: %w", err)
 	}
