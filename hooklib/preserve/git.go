@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -36,10 +37,15 @@ func GitDiffStat(dir string, timeout time.Duration) (string, string) {
 		err := cmd.Run()
 		return strings.TrimRight(out.String(), "\n"), err
 	}
-	if _, err := run("rev-parse", "--git-dir"); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return "", "git timed out"
+	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_WORK_TREE") != "" {
+		if _, err := run("rev-parse", "--git-dir"); err != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return "", "git timed out"
+			}
+			return "", "not a git repository"
 		}
+	} else if !inRepository(dir) {
+		// A few stats instead of starting git: most of the hook's time.
 		return "", "not a git repository"
 	}
 	out, err := run("diff", "--stat", "HEAD")
@@ -55,6 +61,26 @@ func GitDiffStat(dir string, timeout time.Duration) (string, string) {
 		return "", "no changes"
 	}
 	return capLines(out, 30), ""
+}
+
+// inRepository reports whether dir or a directory above it holds .git (a
+// directory, or the file of a worktree or submodule), as git finds a
+// repository when GIT_DIR is not set.
+func inRepository(dir string) bool {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return true // let git decide
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return false
+		}
+		d = up
+	}
 }
 
 // capLines keeps the first n-1 lines and the summary line of a diff stat.

@@ -142,8 +142,13 @@ func (f *Facts) addUser(rec transcript.Record) {
 			return true
 		}
 		delete(f.tools, id)
-		text := ResultText(b)
 		failed := b.Get("is_error").Bool()
+		// Decoding a result's text is most of the pass's cost: only the
+		// results read below need it (a Read's or a Grep's is not).
+		var text string
+		if failed || p.name == "Bash" || p.name == "TaskCreate" {
+			text = ResultText(b)
+		}
 		if !failed && p.name == "Bash" {
 			failed = rec.Get("toolUseResult.interrupted").Bool() || bashFailed(text)
 		}
