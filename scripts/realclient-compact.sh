@@ -16,36 +16,33 @@
 #
 # The mock reports input tokens as the size of the request's messages / 4,
 # so the fill is steered with the size of a Bash output in each run, against
-# CONTEXT_MAX_TOKENS=20000 (set in ccm's config.env). Each run's Bash output
+# CONTEXT_MAX_TOKENS=20000 (set in ccm's config.env, with BASH_THRESHOLD=0:
+# the capture would otherwise replace those outputs by a stub). Each run's Bash output
 # is computed from the fill the previous run left.
 #
 #   scripts/realclient-compact.sh          (KEEP=1 keeps the work folder)
 #
-# Needs python3 and go; installs the pinned client once. If the harness or
-# the client is missing, prints SKIP and exits 0. Any failed check exits 1.
+# Needs python3 and go; installs the pinned client once (no network later).
+# If the client truly cannot be installed, prints SKIP and exits 0. Any
+# failed check exits 1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-shared=${CCM_SHARED:-$repo/../shared}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-realclient-compact.XXXXXX")
 keep=${KEEP:-}
 trap '[ -n "$keep" ] || rm -rf "$work"' EXIT
 
-# The harness's session command, in one place: the project's Go harness
-# (`rc session`) takes the same flags.
-session=${RC_SESSION:-"python3 $shared/realclient/hook_session.py"}
-installer=${RC_INSTALL:-"$shared/realclient/install-client.sh"}
-
-if [ ! -f "$shared/realclient/hook_session.py" ] && [ -z "${RC_SESSION:-}" ]; then
-  echo "realclient-compact: SKIP: no realclient harness at $shared/realclient"
-  exit 0
-fi
-if ! claude=$($installer 2>"$work/install.log"); then
+(cd "$repo" && go build -o "$work/rc" ./scripts/realclient)
+rcbin=$work/rc
+# The project's harness (scripts/realclient); CCM_RC_SESSION runs another
+# with the same flags.
+session=${CCM_RC_SESSION:-"$rcbin session"}
+if ! claude=$("$rcbin" install 2>"$work/install.log"); then
   echo "realclient-compact: SKIP: the pinned Claude Code client could not be installed:"
   tail -5 "$work/install.log"
   exit 0
 fi
 export REALCLIENT_CLAUDE=$claude
-(cd "$repo" && go build -o "$work/ccm" ./cmd/ccm)
+(cd "$repo" && CGO_ENABLED=0 go build -o "$work/ccm" ./cmd/ccm)
 ccm=$work/ccm
 home=$work/ccmhome
 max=20000
@@ -64,6 +61,7 @@ mkdir -p "$home"
 cat >"$home/config.env" <<EOF
 CONTEXT_MAX_TOKENS=$max
 CONTEXT_REFRESH_ENABLED=false
+BASH_THRESHOLD=0
 EOF
 
 fail=0
