@@ -1,12 +1,15 @@
 package hooklib
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"ccm/fsutil"
 )
 
 // tx builds a transcript line by line.
@@ -261,5 +264,28 @@ func TestMonitorAudit(t *testing.T) {
 	x.turn(165_000, "claude-sonnet-4-5")
 	if got := systemMessageOf(t, s.stop("s1", x.path)); !strings.Contains(got, "Context audit") || strings.Contains(got, "Suggestion") {
 		t.Errorf("COMPACT_SUGGEST_ENABLED=false: %q", got)
+	}
+}
+
+// TestMonitorStateLocked: with the state lock held by another process for
+// longer than the hook waits, Stop exits 0, prints nothing and logs one
+// line; the warning comes at the next Stop.
+func TestMonitorStateLocked(t *testing.T) {
+	s := newSandbox(t)
+	x := newTx(t, s)
+	x.turn(150_000, "claude-sonnet-4-5")
+	l, err := fsutil.LockFile(context.Background(), filepath.Join(s.home(), "state", ".lock"), true, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := s.stop("s1", x.path); out != "" {
+		t.Errorf("printed with the state locked: %q", out)
+	}
+	l.Unlock()
+	if !strings.Contains(s.log(), "context monitor: session state") {
+		t.Errorf("not logged:\n%s", s.log())
+	}
+	if got := systemMessageOf(t, s.stop("s1", x.path)); !strings.Contains(got, "75%") {
+		t.Errorf("no warning once the lock was free: %q", got)
 	}
 }

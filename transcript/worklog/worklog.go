@@ -1,6 +1,7 @@
 package worklog
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -118,7 +119,9 @@ func (f *Facts) Add(rec transcript.Record) {
 	case "user":
 		f.addUser(rec)
 	case "assistant":
-		if rec.Get("isApiErrorMessage").Bool() {
+		// A key looked up that the record lacks costs a scan of the whole
+		// line in gjson; a byte search first is several times cheaper.
+		if bytes.Contains(rec.Raw(), []byte(`"isApiErrorMessage"`)) && rec.Get("isApiErrorMessage").Bool() {
 			return
 		}
 		f.addAssistant(rec)
@@ -142,7 +145,7 @@ func (f *Facts) addUser(rec transcript.Record) {
 			return true
 		}
 		delete(f.tools, id)
-		failed := b.Get("is_error").Bool()
+		failed := strings.Contains(b.Raw, `"is_error"`) && b.Get("is_error").Bool()
 		// Decoding a result's text is most of the pass's cost: only the
 		// results read below need it (a Read's or a Grep's is not).
 		var text string
@@ -150,7 +153,7 @@ func (f *Facts) addUser(rec transcript.Record) {
 			text = ResultText(b)
 		}
 		if !failed && p.name == "Bash" {
-			failed = rec.Get("toolUseResult.interrupted").Bool() || bashFailed(text)
+			failed = bytes.Contains(rec.Raw(), []byte(`"interrupted":true`)) && rec.Get("toolUseResult.interrupted").Bool() || bashFailed(text)
 		}
 		if failed {
 			line := FirstLine(text)
@@ -382,8 +385,11 @@ func (f *Facts) mention(text string) {
 	if len(f.lowSubject) == 0 || text == "" {
 		return
 	}
-	if len(text) > 64<<10 {
-		text = text[:64<<10]
+	// Subjects are short and named near the start of what mentions them;
+	// lowering all of a large tool input for each text was most of the
+	// pass's time.
+	if len(text) > 8<<10 {
+		text = text[:8<<10]
 	}
 	low := strings.ToLower(text)
 	for id, s := range f.lowSubject {
