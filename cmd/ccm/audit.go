@@ -29,8 +29,10 @@ longer in the context) and prints the context fill from the last recorded
 usage, the bytes and estimated tokens (bytes / 4) each tool's outputs put
 into the context (Bash by command, MCP tools by server), and a targeted
 suggestion: what /compact should drop, and what ccm purge --current would
-save by moving outputs over 5,000 bytes to the store. It is the report the
-context monitor's warning carries past CONTEXT_AUDIT_THRESHOLD_PCT.
+save at least, by moving the outputs over 1,000 bytes from before the last
+two prompts to the store (purge's defaults), less 400 bytes of stub each.
+It is the report the context monitor's warning carries past
+CONTEXT_AUDIT_THRESHOLD_PCT.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{

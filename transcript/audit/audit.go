@@ -177,19 +177,21 @@ func isPrompt(rec transcript.Record) bool {
 	return !onlyResults && worklog.IsPromptText(text)
 }
 
-// resultBytes is the size of a tool_result's content as the model gets
-// it: the text (decoded), images at their base64 size.
+// resultBytes is the size of a tool_result's content as the request
+// carries it: the text's JSON string (escapes included, quotes not), images
+// at their base64 size. Taking the raw length spares decoding every output.
 func resultBytes(c gjson.Result) int64 {
+	str := func(r gjson.Result) int64 { return int64(max(len(r.Raw)-2, 0)) }
 	if c.Type == gjson.String {
-		return int64(len(c.Str))
+		return str(c)
 	}
 	var n int64
 	c.ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
 		case "text":
-			n += int64(len(b.Get("text").Str))
+			n += str(b.Get("text"))
 		case "image":
-			n += int64(len(b.Get("source.data").Raw))
+			n += str(b.Get("source.data"))
 		default:
 			n += int64(len(b.Raw))
 		}
