@@ -69,7 +69,7 @@ func preserveAtPreCompact(ctx context.Context, h *Hook, _ Response) (Response, e
 	if err := fsutil.MkdirPrivate(filepath.Dir(dst)); err != nil {
 		return Response{}, fmt.Errorf("preserve: %w", err)
 	}
-	if err := fsutil.WriteFileBytes(dst, fsutil.FileMode, []byte(block)); err != nil {
+	if err := fsutil.WriteFileVolatile(dst, fsutil.FileMode, []byte(block)); err != nil {
 		return Response{}, fmt.Errorf("preserve: %w", err)
 	}
 	os.Remove(dst + injectedSuffix)

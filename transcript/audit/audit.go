@@ -170,11 +170,13 @@ func (a *Audit) add(key string, n int64) {
 // isPrompt reports a prompt the user typed: text, not only tool results,
 // not the client's meta records or compaction summary.
 func isPrompt(rec transcript.Record) bool {
-	if rec.IsMeta() || rec.IsCompactSummary() {
+	// Content first: most user records are tool results, and a lookup of
+	// a key they lack (isMeta) scans the whole line.
+	text, onlyResults := worklog.UserText(rec)
+	if onlyResults || !worklog.IsPromptText(text) {
 		return false
 	}
-	text, onlyResults := worklog.UserText(rec)
-	return !onlyResults && worklog.IsPromptText(text)
+	return !rec.IsMeta() && !rec.IsCompactSummary()
 }
 
 // resultBytes is the size of a tool_result's content as the request
