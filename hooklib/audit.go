@@ -25,8 +25,10 @@ func (h *Hook) updateAudit(st *monitor.State) {
 		return
 	}
 	defer f.Close()
-	if st.Audit == nil {
+	if st.Audit == nil || st.Audit.Path != f.Name() {
+		// New, or its offset is into another file (a fork, a copy).
 		st.Audit = audit.New()
+		st.Audit.Path = f.Name()
 	}
 	if err := st.Audit.Update(f, false); err != nil {
 		h.Log.Printf("context audit: %v", err)

@@ -36,6 +36,9 @@ type ColdState struct {
 	Turns   int    `json:"turns,omitempty"`
 	LastMsg string `json:"last_msg,omitempty"`
 	Started bool   `json:"started,omitempty"`
+	// Path is the transcript the offset is into: another file (a fork, a
+	// copy) starts the count over.
+	Path string `json:"path,omitempty"`
 	// Checked is the turn of the last check.
 	Checked int `json:"checked,omitempty"`
 }
@@ -113,12 +116,13 @@ func countTurns(path string, cs *ColdState) error {
 		return errors.New(path + " is not a regular file")
 	}
 	size := fi.Size()
-	if !cs.Started || size < cs.Offset {
+	if !cs.Started || size < cs.Offset || cs.Path != path {
 		start, _, err := preserve.Region(f)
 		if err != nil {
 			return err
 		}
-		*cs = ColdState{Offset: start, Started: true}
+		*cs = ColdState{Offset: start, Started: true, Path: path, Checked: cs.Checked, Turns: cs.Turns}
+		cs.Offset = start
 	}
 	if size-cs.Offset > coldTurnLimit {
 		cs.Offset = size - coldTurnLimit // the first, partial line is skipped

@@ -289,3 +289,28 @@ func TestMonitorStateLocked(t *testing.T) {
 		t.Errorf("no warning once the lock was free: %q", got)
 	}
 }
+
+// TestMonitorAuditOtherFile: the same session read from another file (a
+// copy, a fork) is audited from that file, not from the old offset.
+func TestMonitorAuditOtherFile(t *testing.T) {
+	s := newSandbox(t)
+	out := func(x *tx, id, name string, n int) {
+		x.add(fmt.Sprintf(`{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"tool_use","id":%q,"name":%q,"input":{}}]}}`, id, name),
+			fmt.Sprintf(`{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":%q}]}}`, id, strings.Repeat("y", n)))
+	}
+	a := newTx(t, s)
+	out(a, "r1", "Read", 40000)
+	a.turn(150_000, "claude-sonnet-4-5")
+	if got := systemMessageOf(t, s.stop("s1", a.path)); !strings.Contains(got, "Read: 40K") {
+		t.Fatalf("first file: %q", got)
+	}
+	b := newTx(t, s)
+	b.path = filepath.Join(s.project, "copy.jsonl")
+	out(b, "g1", "Grep", 30000) // larger than the first file: an old offset would land inside it
+	out(b, "g2", "Glob", 20000)
+	b.turn(165_000, "claude-sonnet-4-5")
+	got := systemMessageOf(t, s.stop("s1", b.path))
+	if !strings.Contains(got, "Grep: 30K") || !strings.Contains(got, "Glob: 20K") || strings.Contains(got, "Read") {
+		t.Errorf("the other file's audit: %q", got)
+	}
+}

@@ -11,6 +11,9 @@
 #      saves the preservation block (systemMessage), SessionStart(compact)
 #      injects it
 #   F  resumed, "continue": the first request carries the preservation block
+#   G  resumed: TaskCreate, TaskUpdate to completed, 32 Bash turns: the
+#      cold task's summary is written (ccm tasks lists it)
+#   H  resumed, "/compact": the new block carries that summary
 # and across all runs: every hook exits 0, no hook output is rejected, each
 # warning appears exactly once in the transcript.
 #
@@ -139,8 +142,14 @@ steps.append({"content": [{"type": "text", "text":
     "Run %s done. I decided to keep the cache because the working set is small." % name}]})
 print(json.dumps(steps))
 EOF
+  drive "$name" "$prompt" "$resume" Bash
+}
+
+# drive NAME PROMPT RESUME TOOLS: one -p run of the script $work/NAME.json.
+drive() {
+  local name=$1 prompt=$2 resume=$3 tools=$4
   local args=(--settings "$work/settings.json" --script "$work/$name.json" --prompt "$prompt"
-    --allowed-tools "Bash" --out "$work/$name")
+    --allowed-tools "$tools" --out "$work/$name")
   [ -n "$resume" ] && args+=(--resume "$resume")
   if ! $session "${args[@]}" >"$work/$name.out" 2>&1; then
     echo "FAIL  run $name: the harness reported a hook error or a rejected output:"
@@ -183,7 +192,42 @@ run F "continue" 0 "$work/E/transcript.jsonl"
 check "the first request after the compaction carries the preservation block" first_request_has "$work/F" "WORKING STATE PRESERVED"
 check "no warning after the compaction lowered the fill" test "$(shown "$work/F/transcript.jsonl" '^ccm: Context')" = 2
 
-for r in A B C D E F; do
+# G: a task created and completed by id (TaskCreate, TaskUpdate), then 32
+# short Bash calls, each its own assistant turn. The fill is low after the
+# compaction, so CONTEXT_THRESHOLD=1 here (the threshold rule itself is in
+# the Go tests); the check runs every CHECK_FREQUENCY=10 turns and writes
+# the task's summary once it is 20 turns cold. H: /compact again carries it.
+echo "CONTEXT_THRESHOLD=1" >>"$home/config.env"
+python3 - >"$work/G.json" <<'EOF'
+import json
+steps = [{"content": [{"type": "tool_use", "id": "toolu_G_tc", "name": "TaskCreate",
+          "input": {"subject": "Write the parser", "description": "the expression parser"}}]},
+         {"content": [{"type": "tool_use", "id": "toolu_G_ed", "name": "Bash",
+          "input": {"command": "echo parser > parser.txt", "description": "write the parser"}}]},
+         {"content": [{"type": "tool_use", "id": "toolu_G_tu", "name": "TaskUpdate",
+          "input": {"taskId": "1", "status": "completed"}}]}]
+for i in range(32):
+    steps.append({"content": [{"type": "tool_use", "id": "toolu_G_%02d" % i, "name": "Bash",
+                  "input": {"command": "true", "description": "step"}}]})
+steps.append({"content": [{"type": "text", "text": "All steps done."}]})
+print(json.dumps(steps))
+EOF
+drive G "build the parser" "$work/F/transcript.jsonl" "Bash TaskCreate TaskUpdate"
+CCM_HOME=$home "$ccm" --json tasks >"$work/tasks.json" 2>&1 || true
+one_summary() {
+  python3 - "$work/tasks.json" <<'EOF'
+import json, sys
+l = json.load(open(sys.argv[1]))
+ok = len(l) == 1 and l[0]["subject"] == "Write the parser" and l[0]["task_id"] == "1" \
+    and "echo parser > parser.txt" in l[0]["commands_run"] and l[0]["end_turn"] > l[0]["start_turn"]
+sys.exit(0 if ok else 1)
+EOF
+}
+check "the cold task's summary was written once, in the seed's shape (ccm tasks)" one_summary
+run H "/compact" 0 "$work/G/transcript.jsonl"
+check "the next preservation block carries the cold-task summary" grep -q "Task: Write the parser" "$work/H/transcript.jsonl"
+
+for r in A B C D E F G H; do
   if grep -qiE "validation failed|incorrect event name" "$work/$r/debug.log" 2>/dev/null; then
     echo "FAIL  run $r: the client rejected a hook output:"
     grep -iE "validation failed|incorrect event name" "$work/$r/debug.log" | head -3

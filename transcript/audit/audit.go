@@ -63,8 +63,10 @@ type Audit struct {
 	// Recent holds, for each of the last RecentPrompts prompts, what the
 	// outputs since it would save once they are before the window.
 	Recent []Saving `json:"recent,omitempty"`
-	// Offset is how far the transcript was read; Size its size then.
-	Offset int64 `json:"offset"`
+	// Offset is how far the transcript was read; Path names it (for the
+	// caller: an offset into another file means nothing).
+	Offset int64  `json:"offset"`
+	Path   string `json:"path,omitempty"`
 	// Started is set once the first read placed Offset.
 	Started bool `json:"started,omitempty"`
 	// Partial is set when part of the context was not read (a session
@@ -86,7 +88,7 @@ func New() *Audit { return &Audit{Consumers: map[string]*Consumer{}, Pending: ma
 
 // Reset forgets everything counted (at a compact boundary).
 func (a *Audit) Reset() {
-	*a = Audit{Consumers: map[string]*Consumer{}, Pending: map[string]string{}, Offset: a.Offset, Started: a.Started}
+	*a = Audit{Consumers: map[string]*Consumer{}, Pending: map[string]string{}, Offset: a.Offset, Started: a.Started, Path: a.Path}
 }
 
 // Add takes one record.

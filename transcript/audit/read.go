@@ -27,7 +27,7 @@ func (a *Audit) Update(f *os.File, whole bool) error {
 	size := fi.Size()
 	if size < a.Offset || !a.Started {
 		// New or rewritten: start at the last boundary.
-		*a = *New()
+		*a = Audit{Consumers: map[string]*Consumer{}, Pending: map[string]string{}, Path: a.Path}
 		a.Started = true
 		limit := int64(TailLimit)
 		if whole {
