@@ -203,6 +203,17 @@ func TestMonitorSurvivesSessionEnd(t *testing.T) {
 	if got := systemMessageOf(t, s.stop("s1", x.path)); got != "" {
 		t.Errorf("warned again after a resume: %q", got)
 	}
+	// A session never warned leaves no state behind.
+	y := newTx(t, s)
+	y.path = filepath.Join(s.project, "quiet.jsonl")
+	y.turn(20_000, "claude-sonnet-4-5")
+	if got := systemMessageOf(t, s.stop("s2", y.path)); got != "" {
+		t.Fatalf("warned at 10%%: %q", got)
+	}
+	s.run(SessionEnd, `{"session_id":"s2","hook_event_name":"SessionEnd","reason":"other"}`)
+	if _, err := os.Stat(filepath.Join(s.home(), "state", "s2.json")); !os.IsNotExist(err) {
+		t.Errorf("the state of a session never warned outlived SessionEnd: %v", err)
+	}
 }
 
 // TestMonitorWaitsForTheResponse: the client writes the transcript after

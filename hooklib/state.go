@@ -162,12 +162,13 @@ func (s *Store) Remove(ctx context.Context, session string) error {
 	return nil
 }
 
-// Forget ends a session's counters (SessionEnd). What the context monitor
-// knows is kept: a session resumed later is the same session, and its
-// thresholds must not warn a second time. Without any, the file goes.
+// Forget ends a session (SessionEnd). A session that was warned about its
+// context fill keeps the context monitor's part: resumed later it is the
+// same session, and a threshold it crossed must not warn a second time.
+// Every other session's file goes.
 func (s *Store) Forget(ctx context.Context, session string, now time.Time) error {
 	st, err := s.Load(session)
-	if err != nil || st.Context == (monitor.State{}) {
+	if err != nil || st.Context.Level == 0 && st.Context.Pending == "" {
 		return s.Remove(ctx, session)
 	}
 	_, err = s.Update(ctx, session, now, func(st *State) error {
