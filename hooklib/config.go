@@ -236,7 +236,7 @@ func (c *Config) Validate() {
 			c.Bool(v.Name)
 		case "int":
 			c.Int(v.Name)
-		case "path":
+		case "path", "list":
 		case "number":
 			c.Number(v.Name)
 		case "off|light|standard|aggressive":

@@ -115,6 +115,7 @@ func Run(ctx context.Context, o Options) (code int) {
 		return 0
 	}
 	h := &Hook{Event: event, In: in, Config: cfg, State: NewStore(cfg.Home), Log: log, Now: now(), Lookup: lookup}
+	h.State.Log = log.Printf
 	fn := handlers[event]
 	if fn == nil {
 		return 0
@@ -149,7 +150,7 @@ func compactStack() string {
 }
 
 func onSessionEnd(ctx context.Context, h *Hook) (Response, error) {
-	if err := h.State.Remove(ctx, h.In.SessionID()); err != nil {
+	if err := h.State.Forget(ctx, h.In.SessionID(), h.Now); err != nil {
 		return Response{}, fmt.Errorf("remove state: %w", err)
 	}
 	h.maybeGC(ctx)

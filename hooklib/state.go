@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ccm/fsutil"
+	"ccm/hooklib/monitor"
 )
 
 // State is what ccm remembers about one session between hook runs.
@@ -40,6 +41,10 @@ type State struct {
 	// ScanOffset is where the Stop scan of the transcript stopped.
 	ScanOffset int64     `json:"scan_offset,omitempty"`
 	Updated    time.Time `json:"updated"`
+	// Context is the context monitor's and audit's memory.
+	Context monitor.State `json:"context,omitzero"`
+	// Cold is the cold-task check's turn counter.
+	Cold ColdState `json:"cold,omitzero"`
 }
 
 // Store keeps State files in a directory, one per session, next to one
@@ -54,6 +59,8 @@ type Store struct {
 	// Wait bounds how long a hook waits for the lock before giving up
 	// (and logging). Claude Code's own hook timeout is far longer.
 	Wait time.Duration
+	// Log, when set, gets one line when a corrupt file is set aside.
+	Log func(format string, args ...any)
 }
 
 // NewStore returns the Store under <ccm home>/state.
@@ -121,6 +128,13 @@ func (s *Store) Update(ctx context.Context, session string, now time.Time, fn fu
 	if err != nil && !errors.As(err, new(*json.SyntaxError)) && !errors.As(err, new(*json.UnmarshalTypeError)) {
 		return State{}, err
 	}
+	if err != nil {
+		// Set the corrupt file aside, never trust it: keep it for a look.
+		aside := s.path(session) + ".corrupt"
+		if rerr := os.Rename(s.path(session), aside); rerr == nil && s.Log != nil {
+			s.Log("state: corrupt file set aside as %s (%v); starting over", aside, err)
+		}
+	}
 	if err := fn(&st); err != nil {
 		return st, err
 	}
@@ -146,6 +160,22 @@ func (s *Store) Remove(ctx context.Context, session string) error {
 		return err
 	}
 	return nil
+}
+
+// Forget ends a session (SessionEnd). A session that was warned about its
+// context fill keeps the context monitor's part: resumed later it is the
+// same session, and a threshold it crossed must not warn a second time.
+// Every other session's file goes.
+func (s *Store) Forget(ctx context.Context, session string, now time.Time) error {
+	st, err := s.Load(session)
+	if err != nil || st.Context.Level == 0 && st.Context.Pending == "" {
+		return s.Remove(ctx, session)
+	}
+	_, err = s.Update(ctx, session, now, func(st *State) error {
+		*st = State{Context: st.Context}
+		return nil
+	})
+	return err
 }
 
 // Sessions returns the ids of the sessions with state updated within

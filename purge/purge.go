@@ -234,7 +234,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		inj.text = facts.text(opt.KeepTurns)
+		inj.text = summaryText(facts, opt.KeepTurns)
 	}
 	stub := newStubber(ctx, store)
 	w.stub = stub

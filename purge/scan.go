@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"ccm/ccm"
 	"ccm/transcript"
+	"ccm/transcript/worklog"
 )
 
 // recInfo is what the plan needs to know of a record beyond its facts.
@@ -108,36 +107,12 @@ func onlyToolResults(f *transcript.Facts) bool {
 	return true
 }
 
-// userText returns the text of a user record (string content, or its text
-// blocks joined) and whether its content is only tool results.
-func userText(rec transcript.Record) (string, bool) {
-	c := rec.Content()
-	if c.Type == gjson.String {
-		return c.Str, false
-	}
-	var parts []string
-	results, others := 0, 0
-	c.ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
-		case "tool_result":
-			results++
-		case "text":
-			others++
-			parts = append(parts, b.Get("text").Str)
-		default:
-			others++
-		}
-		return true
-	})
-	return strings.Join(parts, "\n"), results > 0 && others == 0
-}
-
-// isPromptText tells a typed prompt from the markers Claude Code writes as
-// user text.
-func isPromptText(s string) bool {
-	t := strings.TrimSpace(s)
-	return t != "" && !strings.HasPrefix(t, "[Request interrupted by user")
-}
+// userText and isPromptText are the extractor's (package worklog), so a
+// purge and its injected summary agree on what a prompt is.
+var (
+	userText     = worklog.UserText
+	isPromptText = worklog.IsPromptText
+)
 
 // isLarge reports whether a record holds content the stubbing step moves.
 // It must agree with planStubs: pin directives resolve to the nearest large

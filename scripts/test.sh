@@ -4,8 +4,10 @@
 # (offline, against a mock API): purged transcripts resume with a valid
 # request and no lost history (every corpus session too, when the corpus is
 # there), hook output reaches the model, large tool outputs are captured and
-# come back exactly, and an archived session comes back where
-# `claude --resume` finds it; and the report page renders in a real browser.
+# come back exactly, an archived session comes back where `claude --resume`
+# finds it, migrating from the earlier tools keeps one of each hook, and the
+# context warnings and the preservation block across /compact reach the
+# model; and the report page renders in a real browser.
 #
 # The real-client checks use the project's harness (scripts/realclient),
 # which installs the pinned client from the npm registry into
@@ -28,6 +30,7 @@ scripts/realclient-hooks.sh
 scripts/realclient-capture.sh
 scripts/realclient-archive.sh
 scripts/realclient-migrate.sh
+scripts/realclient-compact.sh
 if [ -n "$corpus" ]; then
   scripts/request-size.sh
 fi

@@ -44,6 +44,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Commands: []*cli.Command{
 			// transcript engine
 			newAnalyzeCommand(),
+			newAuditCommand(),
 			newCheckCommand(),
 			newPurgeCommand(),
 			newRestoreCommand(),
@@ -71,6 +72,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newCaptureCommand(),
 			newMemoryCommand(),
 			newMigrateCommand(),
+			newTasksCommand(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

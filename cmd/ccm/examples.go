@@ -25,6 +25,15 @@ var examples = map[string][]string{
 		"ccm report --current --open                                # this session, in the browser",
 		"ccm report --all -o disk.html                              # every project's disk and the largest sessions",
 	},
+	"ccm audit": {
+		"ccm audit --current                      # what fills this session's context",
+		"ccm audit --session 4d5611e5-241a-462a-8d15-5122611a9569 --top 5",
+		"ccm audit --json testdata/sample-session.jsonl",
+	},
+	"ccm tasks": {
+		"ccm tasks                                # every cold-task summary kept for compaction",
+		"ccm tasks --session 4d5611e5-241a-462a-8d15-5122611a9569 --json",
+	},
 	"ccm check": {
 		"ccm check testdata/sample-session.jsonl",
 		"ccm check --quiet ~/.claude/projects     # errors only, every transcript",

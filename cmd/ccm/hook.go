@@ -23,17 +23,26 @@ func newHookCommand() *cli.Command {
 		Description: `Reads the event's JSON from stdin and answers the way Claude Code accepts for
 that event. The event comes from hook_event_name on stdin, else from EVENT.
 
-  SessionStart        effort policy (not on resume or fork), sweeps idle state
+  SessionStart        effort policy (not on resume or fork), sweeps idle state;
+                      after a compaction (source compact), the working state
+                      saved at PreCompact
   UserPromptSubmit    counts prompts; re-injects rules and CLAUDE.md when due;
-                      applies ccm:pin directives to captures
+                      applies ccm:pin directives to captures; the context
+                      monitor's warning for the model
   PreToolUse          Agent/Task on opus under a low or medium profile: a note;
                       the tool memory's lessons for the tool about to run
   PostToolUse         a large Bash, Read, Glob, Grep or MCP output goes into the CCM
                       store; the model gets a preview and the stub, in the
                       tool's own shape (updatedToolOutput); MCP error results
-                      become lessons
+                      become lessons; after Bash, Edit, Write, MultiEdit,
+                      NotebookEdit, TaskUpdate and TodoWrite, summaries of
+                      cold tasks (ccm tasks)
   PostToolUseFailure  the failed call becomes a lesson
-  Stop                failed MCP calls of the turn, from the transcript
+  Stop                failed MCP calls of the turn, from the transcript; the
+                      context fill from the transcript's end: a systemMessage
+                      at each threshold crossed, with the audit (ccm audit)
+  PreCompact          saves the working state (tasks, files, tests, errors,
+                      decisions, git diff, cold tasks) for after compaction
   SessionEnd          removes the session's state
 
 A hook never breaks the session: bad, endless or never-closed input, unknown

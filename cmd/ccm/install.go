@@ -24,8 +24,10 @@ type installOptions struct {
 	DryRun bool
 	Exe    string // the ccm the hooks run; "" for this binary
 	Now    time.Time
-	// NoCapture and NoMemory leave out the capture and the tool memory.
-	NoCapture, NoMemory bool
+	// Features are the optional hooks left out (--no-capture, ...).
+	Features install.Features
+	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
+	Autocompact int
 }
 
 func installFlags() []cli.Flag {
@@ -46,6 +48,10 @@ func featureFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "no-capture", Usage: "leave out the PostToolUse capture of large tool outputs"},
 		&cli.BoolFlag{Name: "no-memory", Usage: "leave out the tool memory (lessons of failed tool calls)"},
+		&cli.BoolFlag{Name: "no-monitor", Usage: "leave out the context monitor and audit (Stop)"},
+		&cli.BoolFlag{Name: "no-preserve", Usage: "leave out the pre-compact preservation (PreCompact)"},
+		&cli.BoolFlag{Name: "no-cold-tasks", Usage: "leave out the cold-task summaries (PostToolUse)"},
+		&cli.StringFlag{Name: "autocompact", Usage: "set CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=`PCT` (1-100) in the settings' env"},
 	}
 }
 
@@ -57,18 +63,31 @@ func newInstallCommand() *cli.Command {
 place: every other key and your own hooks keep their bytes, the file is
 backed up to <ccm home>/backups first, and a second run changes nothing.
 
-  SessionStart        startup|clear|compact         effort policy
-  UserPromptSubmit                                  refresh, pin directives
+  SessionStart        startup|clear|compact         effort policy; after a
+                                                    compaction, the preserved state
+  UserPromptSubmit                                  refresh, pin directives, the
+                                                    context warning for the model
   PreToolUse          Agent|Task and, with the tool memory, the tools that
                       can fail (Bash, Read, Write, Edit, Glob, Grep, Web*, mcp__*)
-  PostToolUse         ^(Bash|Glob|Grep|Read|WebFetch|mcp__.*)$   capture
-                      (^mcp__.* with --no-capture, for MCP error results)
+  PostToolUse         ^(Bash|Glob|Grep|Read|WebFetch|Edit|Write|MultiEdit|
+                      NotebookEdit|TaskUpdate|TodoWrite|mcp__.*)$
+                      capture; MCP error results; cold-task summaries
   PostToolUseFailure                                tool memory
-  Stop                                              tool memory (MCP errors)
+  Stop                                              tool memory (MCP errors);
+                                                    context monitor and audit
+  PreCompact                                        saves the working state
   SessionEnd                                        removes the session's state
 
-Each runs "ccm hook EVENT". --no-capture and --no-memory leave those features
-out (and remove their handlers if an earlier install added them).
+Each runs "ccm hook EVENT", one handler per event. --no-capture,
+--no-memory, --no-monitor (context monitor and audit), --no-preserve
+(pre-compact preservation) and --no-cold-tasks leave those features out,
+narrow the matchers, and remove handlers an earlier install added that no
+feature left needs.
+
+--autocompact PCT sets CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=PCT in the settings'
+env (the fill at which Claude Code compacts on its own; it can only lower
+the client's default); uninstall removes it again, or restores the value
+you had before.
 
 It also writes the slash commands /ccm, /purge, /pin-last, /pin-next,
 /pin-start and /pin-end to the scope's commands folder, keeping files of the
@@ -82,14 +101,23 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 ` + exitStatusHelp,
 		Flags: append(installFlags(), featureFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return runInstall(ctx, installOptionsFrom(cmd))
+			o := installOptionsFrom(cmd)
+			if s := cmd.String("autocompact"); s != "" {
+				n, err := install.ParsePct(s)
+				if err != nil {
+					return usageError{msg: err.Error()}
+				}
+				o.Autocompact = n
+			}
+			return runInstall(ctx, o)
 		},
 	}
 }
 
 func installOptionsFrom(cmd *cli.Command) installOptions {
 	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm"),
-		NoCapture: cmd.Bool("no-capture"), NoMemory: cmd.Bool("no-memory")}
+		Features: install.Features{NoCapture: cmd.Bool("no-capture"), NoMemory: cmd.Bool("no-memory"),
+			NoMonitor: cmd.Bool("no-monitor"), NoPreserve: cmd.Bool("no-preserve"), NoColdTasks: cmd.Bool("no-cold-tasks")}}
 }
 
 // libOptions resolves paths for the install package.
@@ -122,8 +150,7 @@ func (o installOptions) libOptions() (install.Options, error) {
 	}
 	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
 	return install.Options{Scope: o.Scope, DryRun: o.DryRun, ClaudeDir: o.ClaudeDir, ProjectDir: wd,
-		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now,
-		Features: install.Features{NoCapture: o.NoCapture, NoMemory: o.NoMemory}}, nil
+		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now, Features: o.Features, AutocompactPct: o.Autocompact}, nil
 }
 
 func runInstall(_ context.Context, o installOptions) error {

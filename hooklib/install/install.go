@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"time"
 
 	"ccm/fsutil"
@@ -33,6 +34,9 @@ type Options struct {
 	Commands   fs.FS  // slash commands (*.md) to install
 	Now        time.Time
 	Features   Features // optional hooks left out
+	// AutocompactPct, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE
+	// in the settings' env.
+	AutocompactPct int
 }
 
 // Result reports what Install or Uninstall did (or, on a dry run, would do).
@@ -80,6 +84,17 @@ func Install(o Options) (Result, error) {
 	if err != nil {
 		return Result{}, settingsError(path, err)
 	}
+	var envPrev string
+	if o.AutocompactPct > 0 {
+		var made []string
+		if out, made, envPrev, err = SetEnv(out, AutocompactVar, strconv.Itoa(o.AutocompactPct)); err != nil {
+			return Result{}, settingsError(path, err)
+		}
+		created = append(created, made...)
+		if len(made) > 0 || envPrev != "" {
+			changes = append(changes, fmt.Sprintf("set env %s=%d", AutocompactVar, o.AutocompactPct))
+		}
+	}
 	r := Result{Settings: path, Content: out, Changed: !bytes.Equal(out, data), Changes: changes}
 	if len(bytes.TrimSpace(data)) == 0 {
 		created = append(created, "file")
@@ -120,9 +135,17 @@ func Install(o Options) (Result, error) {
 			return r, err
 		}
 	}
-	if len(created) > 0 || len(written) > 0 || len(dirs) > 0 {
+	if len(created) > 0 || len(written) > 0 || len(dirs) > 0 || envPrev != "" {
 		err = updateRecord(o.Home, func(rec *record) {
 			e := rec.Files[path]
+			if envPrev != "" && !contains(e.Created, "env") && !contains(e.Created, "env/"+AutocompactVar) {
+				if e.EnvPrev == nil {
+					e.EnvPrev = map[string]string{}
+				}
+				if _, ok := e.EnvPrev[AutocompactVar]; !ok {
+					e.EnvPrev[AutocompactVar] = envPrev // the user's own value, from before ccm
+				}
+			}
 			e.Created = union(e.Created, created)
 			e.Dirs = union(e.Dirs, dirs)
 			if e.Commands == nil {
@@ -155,12 +178,21 @@ func Uninstall(o Options) (Result, error) {
 		}
 	}
 	r := Result{Settings: path, Content: data}
+	orig := data
 	if len(bytes.TrimSpace(data)) > 0 {
+		// The env entry went in after the hooks, so it comes out first.
+		var envChanges []string
+		if known && validObject(data) == nil {
+			if d, ok := UnsetEnv(data, AutocompactVar, created, entry.EnvPrev[AutocompactVar]); ok {
+				data, envChanges = d, []string{"restore env " + AutocompactVar}
+			}
+		}
 		out, changes, err := Unmerge(data, created, o.Exe)
+		changes = append(envChanges, changes...)
 		if err != nil {
 			return Result{}, settingsError(path, err)
 		}
-		r.Content, r.Changed, r.Changes = out, !bytes.Equal(out, data), changes
+		r.Content, r.Changed, r.Changes = out, !bytes.Equal(out, orig), changes
 	}
 	cmds, err := removeCommands(o, entry.Commands)
 	if err != nil {
@@ -171,7 +203,7 @@ func Uninstall(o Options) (Result, error) {
 		return r, nil
 	}
 	if r.Changed {
-		if r.Backup, err = backup(o, path, data); err != nil {
+		if r.Backup, err = backup(o, path, orig); err != nil {
 			return r, err
 		}
 		if contains(created, "file") && isEmptyObject(r.Content) {

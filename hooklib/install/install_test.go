@@ -67,15 +67,20 @@ func TestMergeRoundTrip(t *testing.T) {
 // its feature allows and has a timeout (the earlier tools registered 11
 // events with neither: two Python starts per tool call).
 func TestMatchersAndTimeouts(t *testing.T) {
+	// The context features are tested in TestContextFeatures.
+	lean := func(f Features) Features {
+		f.NoMonitor, f.NoPreserve, f.NoColdTasks = true, true, true
+		return f
+	}
 	cases := []struct {
 		f         Features
 		pre, post string
 		failure   bool
 	}{
-		{Features{}, MemoryPreMatcher, CaptureMatcher, true},
-		{Features{NoMemory: true}, "Agent|Task", CaptureMatcher, false},
-		{Features{NoCapture: true}, MemoryPreMatcher, "^mcp__.*", true},
-		{Features{NoCapture: true, NoMemory: true}, "Agent|Task", "", false},
+		{lean(Features{}), MemoryPreMatcher, CaptureMatcher, true},
+		{lean(Features{NoMemory: true}), "Agent|Task", CaptureMatcher, false},
+		{lean(Features{NoCapture: true}), MemoryPreMatcher, "^mcp__.*", true},
+		{lean(Features{NoCapture: true, NoMemory: true}), "Agent|Task", "", false},
 	}
 	for _, c := range cases {
 		out, _, _, err := MergeWith(nil, exe, RegistrationsFor(c.f))
@@ -94,7 +99,7 @@ func TestMatchersAndTimeouts(t *testing.T) {
 		if m := gjson.GetBytes(out, "hooks.SessionStart.0.matcher").String(); m != "startup|clear|compact" {
 			t.Errorf("SessionStart matcher %q", m)
 		}
-		if gjson.GetBytes(out, "hooks.PreCompact").Exists() || gjson.GetBytes(out, "hooks.Notification").Exists() {
+		if gjson.GetBytes(out, "hooks.PreCompact").Exists() || gjson.GetBytes(out, "hooks.Notification").Exists() || gjson.GetBytes(out, "hooks.PostCompact").Exists() {
 			t.Error("registered events ccm does nothing on")
 		}
 		gjson.GetBytes(out, "hooks.@values.#.hooks.#.timeout").ForEach(func(_, v gjson.Result) bool {
@@ -116,7 +121,7 @@ func TestMergeSwitchesFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lean, changes, _, err := MergeWith(full, exe, RegistrationsFor(Features{NoCapture: true, NoMemory: true}))
+	lean, changes, _, err := MergeWith(full, exe, RegistrationsFor(Features{NoCapture: true, NoMemory: true, NoMonitor: true, NoPreserve: true, NoColdTasks: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,8 @@ type recordEntry struct {
 	Created  []string          `json:"created,omitempty"`
 	Commands map[string]string `json:"commands,omitempty"`
 	Dirs     []string          `json:"dirs,omitempty"`
+	// EnvPrev holds the raw values of env keys install replaced.
+	EnvPrev map[string]string `json:"env_prev,omitempty"`
 }
 
 func recordPath(home string) string { return filepath.Join(home, "install.json") }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,26 +39,46 @@ const (
 )
 
 // Events are every event ccm may register, in the order it registers them.
-var Events = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+var Events = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd"}
+
+// ColdTaskTools are the tools after which the cold-task check may run: the
+// ones that finish work (the earlier tool's Bash|Write|Edit, and the task
+// tools whose updates complete a task).
+var ColdTaskTools = []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "TaskUpdate", "TodoWrite"}
+
+// captureTools are the tools of CaptureMatcher, without the MCP pattern.
+var captureTools = []string{"Bash", "Glob", "Grep", "Read", "WebFetch"}
 
 // Features selects the optional registrations.
 type Features struct {
 	NoCapture bool // leave out the PostToolUse capture
 	NoMemory  bool // leave out the tool memory
+	// NoMonitor leaves out the context monitor and audit (Stop).
+	NoMonitor bool
+	// NoPreserve leaves out the pre-compact preservation (PreCompact; the
+	// SessionStart compact registration stays for the effort policy).
+	NoPreserve bool
+	// NoColdTasks leaves out the cold-task summaries (PostToolUse).
+	NoColdTasks bool
 }
 
-// RegistrationsFor returns ccm's hooks for a feature set:
-//   - SessionStart: effort policy and state sweeps; resume and fork are
-//     left out because their context is replayed from the transcript.
-//   - UserPromptSubmit: context refresh and pin directives (no matcher
-//     exists for it).
+// RegistrationsFor returns ccm's hooks for a feature set, one per event:
+// ccm dispatches every feature of an event from one process, so two
+// handlers would run it twice.
+//   - SessionStart: effort policy, state sweeps and, after a compaction,
+//     the preserved working state; resume and fork are left out because
+//     their context is replayed from the transcript.
+//   - UserPromptSubmit: context refresh, pin directives, the context
+//     monitor's warning for the model (no matcher exists for it).
 //   - PreToolUse: the opus note on Agent and Task; with the tool memory,
 //     the lessons before the tools that can fail.
 //   - PostToolUse: capture of large outputs; with the tool memory, MCP
-//     error results.
+//     error results; with cold tasks, the tools that finish work.
 //   - PostToolUseFailure (tool memory): every failed call; it runs only
 //     when a tool fails.
-//   - Stop (tool memory): the scan for MCP errors of the turn.
+//   - Stop (tool memory, context monitor): the scan for MCP errors of the
+//     turn; the context fill and audit.
+//   - PreCompact (preservation): saves the working state.
 //   - SessionEnd: removes the session's state.
 func RegistrationsFor(f Features) []Registration {
 	pre := SubagentMatcher
@@ -65,16 +86,47 @@ func RegistrationsFor(f Features) []Registration {
 		pre = MemoryPreMatcher
 	}
 	regs := []Registration{{"SessionStart", "startup|clear|compact", 10}, {"UserPromptSubmit", "", 10}, {"PreToolUse", pre, 10}}
-	switch {
-	case !f.NoCapture:
-		regs = append(regs, Registration{"PostToolUse", CaptureMatcher, 10})
-	case !f.NoMemory:
-		regs = append(regs, Registration{"PostToolUse", MemoryPostMatcher, 10})
+	if post := postMatcher(f); post != "" {
+		regs = append(regs, Registration{"PostToolUse", post, 10})
 	}
 	if !f.NoMemory {
-		regs = append(regs, Registration{"PostToolUseFailure", "", 10}, Registration{"Stop", "", 10})
+		regs = append(regs, Registration{"PostToolUseFailure", "", 10})
+	}
+	if !f.NoMemory || !f.NoMonitor {
+		regs = append(regs, Registration{"Stop", "", 10})
+	}
+	if !f.NoPreserve {
+		regs = append(regs, Registration{"PreCompact", "", 15})
 	}
 	return append(regs, Registration{"SessionEnd", "", 5})
+}
+
+// postMatcher is the PostToolUse matcher of a feature set, "" for none:
+// the capture's tools, the cold-task check's, and MCP tools for the
+// capture or the tool memory. It equals CaptureMatcher or
+// MemoryPostMatcher when cold tasks are left out.
+func postMatcher(f Features) string {
+	var tools []string
+	if !f.NoCapture {
+		tools = append(tools, captureTools...)
+	}
+	if !f.NoColdTasks {
+		for _, t := range ColdTaskTools {
+			if !slices.Contains(tools, t) {
+				tools = append(tools, t)
+			}
+		}
+	}
+	mcp := !f.NoCapture || !f.NoMemory
+	switch {
+	case len(tools) == 0 && mcp:
+		return MemoryPostMatcher
+	case len(tools) == 0:
+		return ""
+	case mcp:
+		tools = append(tools, "mcp__.*")
+	}
+	return "^(" + strings.Join(tools, "|") + ")$"
 }
 
 // Registrations are ccm's hooks with every feature.

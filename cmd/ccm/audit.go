@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/hooklib/monitor"
+	"ccm/transcript/audit"
+)
+
+// auditOptions are the inputs of ccm audit.
+type auditOptions struct {
+	globalOptions
+	inputOptions
+	Top int
+}
+
+func newAuditCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "audit",
+		Usage:     "show which tools' outputs fill a session's context, and what /compact or a purge would save",
+		ArgsUsage: "[FILE]",
+		Description: `Reads the transcript after its last compact boundary (what came before is no
+longer in the context) and prints the context fill from the last recorded
+usage, the bytes and estimated tokens (bytes / 4) each tool's outputs put
+into the context (Bash by command, MCP tools by server), and a targeted
+suggestion: what /compact should drop, and what ccm purge --current would
+save at least, by moving the outputs over 1,000 bytes from before the last
+two prompts to the store (purge's defaults), less 400 bytes of stub each.
+It is the report the context monitor's warning carries past
+CONTEXT_AUDIT_THRESHOLD_PCT.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "current", Usage: "audit the newest session of the working directory"},
+			&cli.StringFlag{Name: "session", Usage: "audit the session with this id"},
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many consumers"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return runAudit(ctx, auditOptions{
+				globalOptions: globals(cmd),
+				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session")},
+				Top:           cmd.Int("top"),
+			})
+		},
+	}
+}
+
+// auditReport is the JSON form of ccm audit.
+type auditReport struct {
+	Path           string          `json:"path"`
+	FillTokens     int64           `json:"fill_tokens"`
+	Window         int64           `json:"window"`
+	FillPct        float64         `json:"fill_pct"`
+	FillKnown      bool            `json:"fill_known"`
+	TotalBytes     int64           `json:"tool_output_bytes"`
+	TotalTokens    int64           `json:"tool_output_tokens_est"`
+	Consumers      []auditConsumer `json:"consumers"`
+	PurgeableBytes int64           `json:"purgeable_bytes"`
+	PurgeableCount int             `json:"purgeable_outputs"`
+	Suggestion     string          `json:"suggestion,omitempty"`
+}
+
+type auditConsumer struct {
+	Key    string `json:"key"`
+	Calls  int    `json:"calls"`
+	Bytes  int64  `json:"bytes"`
+	Tokens int64  `json:"tokens_est"`
+}
+
+func runAudit(ctx context.Context, o auditOptions) error {
+	if o.Top < 1 {
+		return usagef("--top must be 1 or more")
+	}
+	if len(o.Args) > 1 {
+		return usagef("give one transcript")
+	}
+	files, err := resolveInputs(o.globalOptions, o.inputOptions)
+	if err != nil {
+		return err
+	}
+	path := files[0].Path
+	f, err := os.Open(path)
+	if err != nil {
+		return fileError(path, err)
+	}
+	defer f.Close()
+	a := audit.New()
+	if err := a.Update(f, true); err != nil {
+		return fileError(path, err)
+	}
+	fill, err := monitor.ReadFill(path, envInt("CONTEXT_MAX_TOKENS"))
+	if err != nil {
+		return fileError(path, err)
+	}
+	r := auditReport{Path: path, FillTokens: fill.Tokens, Window: fill.Window, FillPct: fill.Pct(), FillKnown: fill.Known,
+		TotalBytes: a.Total, TotalTokens: a.Total / audit.BytesPerToken, PurgeableBytes: a.Purgeable,
+		PurgeableCount: a.PurgeableCount, Suggestion: a.Suggestion(3), Consumers: []auditConsumer{}}
+	for _, c := range a.Top(o.Top) {
+		r.Consumers = append(r.Consumers, auditConsumer{Key: c.Key, Calls: c.Count, Bytes: c.Bytes, Tokens: c.Tokens()})
+	}
+	if o.JSON {
+		enc := json.NewEncoder(o.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(o.Stdout, "%s\n", path)
+	if fill.Known {
+		fmt.Fprintf(o.Stdout, "Context fill: %.0f%% (%d of %d tokens, last recorded usage)\n", fill.Pct(), fill.Tokens, fill.Window)
+	} else {
+		fmt.Fprintln(o.Stdout, "Context fill: unknown (no usage recorded since the last compaction)")
+	}
+	if rep := a.Report(o.Top); rep != "" {
+		fmt.Fprintln(o.Stdout, rep)
+	} else {
+		fmt.Fprintln(o.Stdout, "No tool output since the last compaction.")
+	}
+	if r.Suggestion != "" {
+		fmt.Fprintln(o.Stdout, r.Suggestion)
+	}
+	return nil
+}
+
+// envInt reads a non-negative integer from the environment (0 when unset
+// or invalid).
+func envInt(name string) int64 {
+	var n int64
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

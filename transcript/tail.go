@@ -1,0 +1,153 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// tailChunk is how much ReverseLines reads at a time.
+const tailChunk = 64 << 10
+
+// ErrTailLimit is returned by ReverseLines when it read limit bytes from
+// the end without fn asking it to stop.
+var ErrTailLimit = errors.New("tail read limit reached")
+
+// ReverseLines calls fn with the lines of the first size bytes of ra, the
+// last first, each with its offset and without its terminator. It stops
+// when fn returns false, at the start of the file (nil), or once more than
+// limit bytes were read (ErrTailLimit; limit <= 0 for none). Memory is
+// bounded by the longest line it returns. A final line without a newline
+// is returned like the others: callers parse it and skip it when torn.
+//
+// This is how hooks read a transcript: the facts they need (the last
+// usage, the last compact boundary) are near its end, and a hook must take
+// the same time on a 1 GB file as on a 1 MB one.
+func ReverseLines(ra io.ReaderAt, size, limit int64, fn func(off int64, line []byte) bool) error {
+	var (
+		pending []byte // bytes after the last newline seen (a line's tail)
+		buf     = make([]byte, tailChunk)
+		end     = size
+		read    int64
+	)
+	for end > 0 {
+		if limit > 0 && read >= limit {
+			return ErrTailLimit
+		}
+		n := int64(tailChunk)
+		if n > end {
+			n = end
+		}
+		start := end - n
+		chunk := buf[:n]
+		if _, err := ra.ReadAt(chunk, start); err != nil && err != io.EOF {
+			return err
+		}
+		read += n
+		// Split the chunk at newlines, from its end.
+		for {
+			i := bytes.LastIndexByte(chunk, '\n')
+			if i < 0 {
+				break
+			}
+			line := chunk[i+1:]
+			if len(pending) > 0 {
+				line = append(append([]byte{}, line...), pending...)
+				pending = pending[:0]
+			}
+			chunk = chunk[:i]
+			if len(bytes.TrimSpace(line)) > 0 && !fn(start+int64(i)+1, bytes.TrimRight(line, "\r")) {
+				return nil
+			}
+		}
+		// What is left has no newline: it is the start of a longer line.
+		pending = append(append(make([]byte, 0, len(chunk)+len(pending)), chunk...), pending...)
+		end = start
+	}
+	if len(bytes.TrimSpace(pending)) > 0 {
+		fn(0, bytes.TrimRight(pending, "\r"))
+	}
+	return nil
+}
+
+// TailFacts are the facts hooks read from the end of a transcript.
+type TailFacts struct {
+	// Usage is the last usage of a main-chain assistant record (not a
+	// sidechain's, not a synthetic API-error record's); HasUsage is false
+	// when there is none after the last compact boundary.
+	Usage    Usage
+	HasUsage bool
+	// Model is that record's message.model.
+	Model string
+	// Text is that record's text blocks, joined (at most 4 KB of each).
+	Text string
+	// UsageOffset is that record's offset.
+	UsageOffset int64
+	// Boundary is the offset of the last main-chain compact boundary, -1
+	// when none was seen within the read.
+	Boundary int64
+	// BoundaryPreTokens is its compactMetadata.preTokens.
+	BoundaryPreTokens int64
+}
+
+// Fill is the context the last request used: input plus cache read plus
+// cache creation tokens (output tokens are the answer, not the context).
+func (u Usage) Fill() int64 { return u.Input + u.CacheRead + u.CacheCreation }
+
+// ReadTail reads a transcript from its end until it finds the last
+// main-chain usage, or a compact boundary after which there is none, or
+// limit bytes. With wantBoundary it keeps going past the usage to find the
+// last compact boundary too (within limit).
+func ReadTail(ra io.ReaderAt, size, limit int64, wantBoundary bool) (TailFacts, error) {
+	tf := TailFacts{Boundary: -1}
+	err := ReverseLines(ra, size, limit, func(off int64, line []byte) bool {
+		// Cheap filters first: most lines are neither.
+		isBoundary := bytes.Contains(line, []byte(`"compact_boundary"`))
+		if !isBoundary && (tf.HasUsage || !bytes.Contains(line, []byte(`"usage"`))) {
+			return true
+		}
+		if !gjson.ValidBytes(line) {
+			return true // a torn last line
+		}
+		rec := NewRecord(line)
+		if rec.IsSidechain() {
+			return true
+		}
+		if isBoundary && rec.Type() == "system" && rec.Subtype() == "compact_boundary" {
+			tf.Boundary = off
+			tf.BoundaryPreTokens = rec.Get("compactMetadata.preTokens").Int()
+			return false // nothing before it counts for the current context
+		}
+		if tf.HasUsage || rec.Type() != "assistant" {
+			return true
+		}
+		u := rec.Usage()
+		if !u.Exists() || rec.Get("isApiErrorMessage").Bool() || rec.Get("message.model").Str == "<synthetic>" {
+			return true
+		}
+		tf.Usage = Usage{Input: u.Get("input_tokens").Int(), CacheRead: u.Get("cache_read_input_tokens").Int(),
+			CacheCreation: u.Get("cache_creation_input_tokens").Int(), Output: u.Get("output_tokens").Int()}
+		tf.HasUsage, tf.UsageOffset = true, off
+		tf.Model = strings.Clone(rec.Get("message.model").Str)
+		var text strings.Builder
+		rec.Content().ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str == "text" {
+				t := b.Get("text").Str
+				if len(t) > 4096 {
+					t = t[:4096]
+				}
+				text.WriteString(t)
+			}
+			return true
+		})
+		tf.Text = text.String()
+		return wantBoundary
+	})
+	if errors.Is(err, ErrTailLimit) && tf.HasUsage {
+		err = nil
+	}
+	return tf, err
+}

@@ -1,0 +1,146 @@
+package worklog
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/transcript"
+)
+
+// UserText returns the text of a user record (string content, or its text
+// blocks joined) and whether its content is only tool results.
+func UserText(rec transcript.Record) (string, bool) {
+	c := rec.Content()
+	if c.Type == gjson.String {
+		return c.Str, false
+	}
+	var parts []string
+	results, others := 0, 0
+	c.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case "tool_result":
+			results++
+		case "text":
+			others++
+			parts = append(parts, b.Get("text").Str)
+		default:
+			others++
+		}
+		return true
+	})
+	return strings.Join(parts, "\n"), results > 0 && others == 0
+}
+
+// IsPromptText tells a typed prompt from the markers Claude Code writes as
+// user text.
+func IsPromptText(s string) bool {
+	t := strings.TrimSpace(s)
+	return t != "" && !strings.HasPrefix(t, "[Request interrupted by user")
+}
+
+// isMarker reports the texts the client writes in a user turn that the
+// user did not type as a request: slash-command echoes and their output,
+// background task notices.
+func isMarker(s string) bool {
+	t := strings.TrimSpace(s)
+	for _, p := range []string{"<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-caveat>", "<task-notification>"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ResultText is a tool_result's text: its string content or text blocks.
+func ResultText(b gjson.Result) string {
+	c := b.Get("content")
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	var parts []string
+	c.ForEach(func(_, ib gjson.Result) bool {
+		if ib.Get("type").Str == "text" {
+			parts = append(parts, ib.Get("text").Str)
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
+}
+
+// errorSignals mark a line of command output as an error (prior-art.md c.2).
+var errorSignals = []string{"error:", "traceback", "exception:", "failed:", "failure:", "fatal:", "critical:",
+	"cannot ", "no such file", "permission denied", "syntaxerror", "nameerror", "typeerror", "valueerror",
+	"importerror", "modulenotfounderror", "attributeerror", "exit code", "returned non-zero",
+	"command not found", "segmentation fault", "panic:", "--- fail", "\nfail\t"}
+
+// errorLine returns the first line of text that carries an error signal.
+func errorLine(text string) string {
+	if len(text) > 256<<10 {
+		text = text[len(text)-256<<10:]
+	}
+	for _, l := range strings.Split(text, "\n") {
+		low := strings.ToLower(l)
+		for _, s := range errorSignals {
+			if strings.Contains(low, strings.TrimPrefix(s, "\n")) {
+				return strings.TrimSpace(l)
+			}
+		}
+	}
+	return ""
+}
+
+// bashFailed reports a Bash result the client did not flag as an error
+// but that says the command failed: a non-zero exit or a test FAIL line.
+func bashFailed(text string) bool {
+	if len(text) > 256<<10 {
+		text = text[len(text)-256<<10:]
+	}
+	return strings.Contains(text, "Exit code ") || strings.Contains(text, "\nFAIL") || strings.HasPrefix(text, "FAIL")
+}
+
+// decisionSignals mark the assistant's own statements of a decision
+// (prior-art.md c.2).
+var decisionSignals = []string{"decided", "chose", "choice:", "approach:", "strategy:", "going with", "will use",
+	"instead of", "key insight", "important:", "root cause", "fix is", "the issue is", "because", "tradeoff",
+	"trade-off", "recommendation", "prefer"}
+
+func hasDecision(s string) bool {
+	low := strings.ToLower(s)
+	for _, sig := range decisionSignals {
+		if strings.Contains(low, sig) {
+			return true
+		}
+	}
+	return false
+}
+
+// decisions returns the statements of text that record a decision: bullet
+// lines with a signal, or the whole text when it is short and one
+// paragraph.
+func decisions(text string) []string {
+	if len(text) > 64<<10 {
+		return nil
+	}
+	t := strings.TrimSpace(text)
+	if len(t) < 400 && !strings.Contains(t, "\n\n") {
+		if hasDecision(t) {
+			return []string{Cut(t, 300)}
+		}
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(t, "\n") {
+		l = strings.TrimSpace(l)
+		for _, b := range []string{"- ", "• ", "* ", "→ "} {
+			if strings.HasPrefix(l, b) {
+				l = strings.TrimSpace(l[len(b):])
+				if len(l) <= 300 && hasDecision(l) {
+					out = append(out, Cut(l, 300))
+				}
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,496 @@
+package worklog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/transcript"
+)
+
+// Caps of the lists kept (the preservation block's, prior-art.md c.2).
+const (
+	MaxRequests  = 6
+	MaxCommands  = 15
+	MaxTests     = 8
+	MaxErrors    = 8
+	MaxDecisions = 15
+	MaxFiles     = 30
+)
+
+// Test is a test command and its last result.
+type Test struct {
+	Command string
+	// Result is "passed", "failed: <first line>", or "" while unknown.
+	Result string
+}
+
+// Todo is one TodoWrite item.
+type Todo struct {
+	Content, Status string
+}
+
+// Task is one TaskCreate task with what happened while it was open.
+type Task struct {
+	ID, Subject, Status string
+	// Todo marks an item of a TodoWrite list (its ID is "todo-" and a hash
+	// of its text: TodoWrite items have no id of their own).
+	Todo bool
+	// StartTurn and EndTurn are the assistant turns of its creation and
+	// completion (0 while open); LastMention the last turn that named it.
+	StartTurn, EndTurn, LastMention   int
+	Files, Commands, Outcomes, Errors []string
+}
+
+// Facts is what a pass over a transcript found.
+type Facts struct {
+	Requests, Commands, Errors, Decisions Ring
+	Tests                                 []Test
+	// Files maps a modified path to the record number of its last change.
+	Files map[string]int
+	// Todos is the current TodoWrite list: the last assistant message's
+	// calls, merged when it made several in parallel.
+	Todos []Todo
+	Tasks map[string]*Task
+	// TaskOrder lists task ids in creation order; TodoOrder the TodoWrite
+	// items' ids in order of first appearance.
+	TaskOrder, TodoOrder []string
+	// Prompts counts the user's requests; Turns the assistant's messages.
+	Prompts, Turns int
+	// Records counts the records read.
+	Records int
+
+	todoMsg    string
+	tools      map[string]pendingTool // tool_use id → what its result completes
+	lastMsg    string
+	lowSubject map[string]string
+}
+
+type pendingTool struct {
+	name, command string
+	test          int // index in Tests, -1 for none
+	subject       string
+}
+
+// testCommand matches the test runners whose results are worth keeping.
+// It and taskIDRe are compiled on first use, not in every process that
+// links this package (every `ccm hook`).
+var testCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s;&|(])(go test|pytest|python -m pytest|uv run pytest|npm (run )?test|yarn test|pnpm test|bun test|cargo test|make (test|check)|mvn test|gradle test|jest|vitest|rspec|tox|ctest|phpunit|mix test|dotnet test)\b`)
+})
+
+var taskIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) })
+
+// New returns empty Facts to Add records to.
+func New() *Facts {
+	return &Facts{Requests: Ring{N: MaxRequests}, Commands: Ring{N: MaxCommands}, Errors: Ring{N: MaxErrors},
+		Decisions: Ring{N: MaxDecisions}, Files: map[string]int{}, Tasks: map[string]*Task{},
+		tools: map[string]pendingTool{}, lowSubject: map[string]string{}}
+}
+
+// Gather reads every line of r into new Facts. Torn and invalid lines,
+// sidechain records and API error records are skipped.
+func Gather(r io.Reader) (*Facts, error) {
+	f := New()
+	rd := transcript.NewReader(r)
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			return f, nil
+		}
+		if err != nil {
+			return f, err
+		}
+		if l.Kind == transcript.Object {
+			f.Add(transcript.NewRecord(l.Body()))
+		}
+	}
+}
+
+// Add takes one record.
+func (f *Facts) Add(rec transcript.Record) {
+	f.Records++
+	if rec.IsSidechain() {
+		return
+	}
+	switch rec.Type() {
+	case "user":
+		f.addUser(rec)
+	case "assistant":
+		// A key looked up that the record lacks costs a scan of the whole
+		// line in gjson; a byte search first is several times cheaper.
+		if bytes.Contains(rec.Raw(), []byte(`"isApiErrorMessage"`)) && rec.Get("isApiErrorMessage").Bool() {
+			return
+		}
+		f.addAssistant(rec)
+	}
+}
+
+func (f *Facts) addUser(rec transcript.Record) {
+	text, onlyResults := UserText(rec)
+	if !onlyResults && !rec.IsMeta() && !rec.IsCompactSummary() && IsPromptText(text) && !isMarker(text) {
+		f.Requests.Add(Cut(text, 300))
+		f.Prompts++
+		f.mention(text)
+	}
+	rec.Content().ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").Str != "tool_result" {
+			return true
+		}
+		id := b.Get("tool_use_id").Str
+		p, ok := f.tools[id]
+		if !ok {
+			return true
+		}
+		delete(f.tools, id)
+		failed := strings.Contains(b.Raw, `"is_error"`) && b.Get("is_error").Bool()
+		// Decoding a result's text is most of the pass's cost: only the
+		// results read below need it (a Read's or a Grep's is not).
+		var text string
+		if failed || p.name == "Bash" || p.name == "TaskCreate" {
+			text = ResultText(b)
+		}
+		if !failed && p.name == "Bash" {
+			failed = bytes.Contains(rec.Raw(), []byte(`"interrupted":true`)) && rec.Get("toolUseResult.interrupted").Bool() || bashFailed(text)
+		}
+		if failed {
+			line := FirstLine(text)
+			if p.name == "Bash" {
+				if el := errorLine(text); el != "" {
+					line = el
+				}
+				f.Errors.Add("`" + Cut(p.command, 80) + "` → " + Cut(line, 150))
+			} else {
+				f.Errors.Add(p.name + ": " + Cut(line, 150))
+			}
+			f.taskNote(func(t *Task) { t.Errors = addCapped(t.Errors, Cut(p.name+": "+line, 200), 4) })
+		}
+		if p.test >= 0 && p.test < len(f.Tests) {
+			if failed {
+				f.Tests[p.test].Result = "failed: " + Cut(FirstLine(text), 120)
+			} else {
+				f.Tests[p.test].Result = "passed"
+			}
+		}
+		if p.name == "TaskCreate" {
+			tid := rec.Get("toolUseResult.task.id").String()
+			if tid == "" {
+				if m := taskIDRe().FindStringSubmatch(text); m != nil {
+					tid = m[1]
+				}
+			}
+			if tid != "" && !failed {
+				subject := p.subject
+				if subject == "" {
+					_, after, _ := strings.Cut(text, ":")
+					subject = Cut(after, 200)
+				}
+				f.createTask(strings.Clone(tid), subject)
+			}
+		}
+		return true
+	})
+}
+
+func (f *Facts) addAssistant(rec transcript.Record) {
+	msg := rec.MessageID()
+	if msg == "" || msg != f.lastMsg {
+		f.Turns++
+		f.lastMsg = msg
+	}
+	rec.Content().ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case "text":
+			text := b.Get("text").Str
+			f.mention(text)
+			for _, d := range decisions(text) {
+				f.Decisions.Add(d)
+			}
+			if len(text) < 300 && !strings.Contains(text, "\n\n") && strings.TrimSpace(text) != "" {
+				out := Cut(text, 250)
+				f.taskNote(func(t *Task) { t.Outcomes = addCapped(t.Outcomes, out, 6) })
+			}
+		case "tool_use":
+			f.addToolUse(rec, b, msg)
+		}
+		return true
+	})
+}
+
+func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
+	name, in := b.Get("name").Str, b.Get("input")
+	p := pendingTool{name: strings.Clone(name), test: -1}
+	// A TodoWrite list names every item, finished or not, each time it is
+	// written: that is no mention of the work. TaskUpdate names its task by
+	// id, which counts below.
+	if len(in.Raw) < 64<<10 && name != "TodoWrite" && name != "TaskUpdate" {
+		f.mention(in.Raw)
+	}
+	switch name {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		path := in.Get("file_path").Str
+		if path == "" {
+			path = in.Get("notebook_path").Str
+		}
+		if path != "" {
+			path = strings.Clone(path)
+			f.Files[path] = f.Records
+			f.taskNote(func(t *Task) { t.Files = addCapped(t.Files, path, 15) })
+		}
+	case "Bash":
+		c := in.Get("command").Str
+		p.command = Cut(c, 160)
+		f.Commands.Add(p.command)
+		f.taskNote(func(t *Task) { t.Commands = addCapped(t.Commands, Cut(c, 100), 8) })
+		if testCommand().MatchString(c) {
+			p.test = f.addTest(p.command)
+		}
+	case "TodoWrite":
+		var list []Todo
+		in.Get("todos").ForEach(func(_, t gjson.Result) bool {
+			list = append(list, Todo{Content: Cut(t.Get("content").Str, 200), Status: strings.Clone(t.Get("status").Str)})
+			return true
+		})
+		if msg != "" && msg == f.todoMsg {
+			f.Todos = mergeTodos(f.Todos, list) // parallel calls of one message
+		} else {
+			f.Todos = list
+		}
+		f.todoMsg = msg
+		for _, t := range list {
+			f.trackTodo(t)
+		}
+	case "TaskCreate":
+		p.subject = Cut(in.Get("subject").Str, 200)
+	case "TaskUpdate":
+		id := in.Get("taskId").String()
+		if t := f.Tasks[id]; t != nil {
+			t.LastMention = f.Turns
+			if st := in.Get("status").Str; st != "" {
+				t.Status = strings.Clone(st)
+				if st == "completed" {
+					t.EndTurn = f.Turns
+				}
+			}
+			if s := in.Get("subject").Str; s != "" {
+				t.Subject = Cut(s, 200)
+				f.lowSubject[t.ID] = strings.ToLower(t.Subject)
+			}
+		}
+	}
+	if len(f.tools) > 4096 {
+		clear(f.tools) // results that never came; a bound, not a loss that matters
+	}
+	f.tools[strings.Clone(b.Get("id").Str)] = p
+}
+
+func (f *Facts) addTest(cmd string) int {
+	for i, t := range f.Tests {
+		if t.Command == cmd {
+			f.Tests = append(append(f.Tests[:i:i], f.Tests[i+1:]...), Test{Command: cmd})
+			return len(f.Tests) - 1
+		}
+	}
+	f.Tests = append(f.Tests, Test{Command: cmd})
+	if len(f.Tests) > MaxTests {
+		// Pending results point at indexes: shift them with the list.
+		f.Tests = f.Tests[1:]
+		for id, p := range f.tools {
+			if p.test >= 0 {
+				p.test--
+				f.tools[id] = p
+			}
+		}
+	}
+	return len(f.Tests) - 1
+}
+
+func (f *Facts) createTask(id, subject string) {
+	t, ok := f.Tasks[id]
+	if !ok {
+		t = &Task{ID: id}
+		f.Tasks[id] = t
+		f.TaskOrder = append(f.TaskOrder, id)
+	}
+	t.Subject, t.Status, t.StartTurn, t.LastMention = subject, "pending", f.Turns, f.Turns
+	f.lowSubject[id] = strings.ToLower(subject)
+}
+
+// MaxTodoTasks bounds the TodoWrite items followed as tasks.
+const MaxTodoTasks = 200
+
+// trackTodo follows a TodoWrite item as a task: created when first seen,
+// completed when a list first marks it so.
+func (f *Facts) trackTodo(td Todo) {
+	if td.Content == "" {
+		return
+	}
+	sum := sha256.Sum256([]byte(td.Content))
+	id := "todo-" + hex.EncodeToString(sum[:4])
+	t, ok := f.Tasks[id]
+	if !ok {
+		if len(f.TodoOrder) >= MaxTodoTasks {
+			return
+		}
+		t = &Task{ID: id, Subject: td.Content, Todo: true, StartTurn: f.Turns, LastMention: f.Turns}
+		f.Tasks[id] = t
+		f.TodoOrder = append(f.TodoOrder, id)
+		f.lowSubject[id] = strings.ToLower(td.Content)
+	}
+	if td.Status != "" && td.Status != t.Status {
+		t.Status = td.Status
+		t.LastMention = f.Turns
+		if td.Status == "completed" {
+			t.EndTurn = f.Turns
+		} else {
+			t.EndTurn = 0
+		}
+	}
+}
+
+// taskNote applies fn to every task open now (created, not completed) and
+// every TodoWrite item in progress.
+func (f *Facts) taskNote(fn func(*Task)) {
+	for _, id := range f.TaskOrder {
+		if t := f.Tasks[id]; t.Status != "completed" && t.Status != "deleted" {
+			fn(t)
+		}
+	}
+	for _, id := range f.TodoOrder {
+		if t := f.Tasks[id]; t.Status == "in_progress" {
+			fn(t)
+		}
+	}
+}
+
+// ColdTasks returns the completed tasks (TaskCreate tasks and TodoWrite
+// items) that were completed at least idle assistant turns ago and not
+// mentioned since (by subject, or a TaskUpdate naming their id), oldest
+// first.
+func (f *Facts) ColdTasks(idle int) []*Task {
+	var out []*Task
+	for _, id := range append(append([]string{}, f.TaskOrder...), f.TodoOrder...) {
+		t := f.Tasks[id]
+		if t.Status == "completed" && t.EndTurn > 0 && f.Turns-t.EndTurn >= idle && f.Turns-t.LastMention >= idle {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// mention records that text names tasks by their subject.
+func (f *Facts) mention(text string) {
+	if len(f.lowSubject) == 0 || text == "" {
+		return
+	}
+	// Subjects are short and named near the start of what mentions them;
+	// lowering all of a large tool input for each text was most of the
+	// pass's time.
+	if len(text) > 8<<10 {
+		text = text[:8<<10]
+	}
+	low := strings.ToLower(text)
+	for id, s := range f.lowSubject {
+		if s != "" && strings.Contains(low, s) {
+			f.Tasks[id].LastMention = f.Turns
+		}
+	}
+}
+
+func mergeTodos(a, b []Todo) []Todo {
+	for _, t := range b {
+		found := false
+		for i := range a {
+			if a[i].Content == t.Content {
+				a[i].Status, found = t.Status, true
+			}
+		}
+		if !found {
+			a = append(a, t)
+		}
+	}
+	return a
+}
+
+func addCapped(list []string, s string, n int) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	if len(list) >= n {
+		return list
+	}
+	return append(list, s)
+}
+
+// OpenTasks lists the TodoWrite items and tasks not completed, in-progress
+// first, as "[status] subject" lines.
+func (f *Facts) OpenTasks() []string {
+	var active, pending []string
+	add := func(status, line string) {
+		if status == "in_progress" {
+			active = append(active, line)
+		} else {
+			pending = append(pending, line)
+		}
+	}
+	for _, t := range f.Todos {
+		if t.Status != "completed" {
+			add(t.Status, "["+t.Status+"] "+t.Content)
+		}
+	}
+	for _, id := range f.TaskOrder {
+		t := f.Tasks[id]
+		if t.Status != "completed" && t.Status != "deleted" {
+			add(t.Status, "task #"+id+" ["+t.Status+"] "+t.Subject)
+		}
+	}
+	return append(active, pending...)
+}
+
+// FileList returns the modified files, most recently changed last, at most
+// MaxFiles.
+func (f *Facts) FileList() []string {
+	type fileAt struct {
+		path string
+		at   int
+	}
+	fs := make([]fileAt, 0, len(f.Files))
+	for p, at := range f.Files {
+		fs = append(fs, fileAt{p, at})
+	}
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].at != fs[j].at {
+			return fs[i].at < fs[j].at
+		}
+		return fs[i].path < fs[j].path
+	})
+	if len(fs) > MaxFiles {
+		fs = fs[len(fs)-MaxFiles:]
+	}
+	out := make([]string, len(fs))
+	for i, x := range fs {
+		out[i] = x.path
+	}
+	return out
+}
+
+// TestLines renders the test commands with their last results.
+func (f *Facts) TestLines() []string {
+	out := make([]string, len(f.Tests))
+	for i, t := range f.Tests {
+		out[i] = t.Command
+		if t.Result != "" {
+			out[i] += " → " + t.Result
+		}
+	}
+	return out
+}
