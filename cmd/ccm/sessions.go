@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,9 +89,13 @@ func runSessions(ctx context.Context, o sessionsOptions) error {
 		}
 	} else {
 		var err error
-		rows, errs, err = sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Jobs: o.Jobs, Now: o.Now})
+		counts := sessions.LoadCounts(filepath.Join(ccmHome(o.globalOptions), "cache", "line-counts.json"))
+		rows, errs, err = sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Jobs: o.Jobs, Now: o.Now, Counts: counts})
 		if err != nil {
 			return err
+		}
+		if err := counts.Save(); err != nil {
+			fmt.Fprintf(o.Stderr, "ccm: warning: the record counts were not kept for the next listing: %v\n", err)
 		}
 	}
 	sortRows(rows, o.Sort)

@@ -64,6 +64,11 @@ type Options struct {
 	Progress func(done, total int)
 	// NoPeek skips reading the transcripts (du needs sizes only).
 	NoPeek bool
+	// Counts, if set, makes the record count of a transcript too large
+	// to read whole in a peek exact, from the counts kept between
+	// listings (only new bytes are read); without it the count is
+	// estimated from the head and the tail.
+	Counts *Counts
 }
 
 // Liveness tells live sessions: written within LiveWindow, or held open
@@ -246,6 +251,11 @@ func rowOf(s *Session, o Options, ret Retention, live *Liveness) *Row {
 		}
 		r.Title, r.Prompt, r.Context = pk.Title, pk.FirstPrompt, pk.Context
 		r.Records, r.RecordsEstimated, r.Empty = pk.Records, pk.RecordsEstimated, pk.Empty
+		if r.RecordsEstimated && o.Counts != nil {
+			if n, err := o.Counts.Lines(s.Main.Path); err == nil {
+				r.Records, r.RecordsEstimated = n, false
+			}
+		}
 	}
 	return r
 }
