@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -292,7 +293,8 @@ func Detect(o Options) (*Plan, error) {
 }
 
 // ccmHookRE matches a command that runs ccm's hook.
-var ccmHookRE = regexp.MustCompile(`(^|/)ccm["']? hook [A-Za-z]+$`)
+// It is compiled on first use, not in every `ccm hook` process.
+var ccmHookRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)ccm["']? hook [A-Za-z]+$`) })
 
 // planInstall picks the scopes ccm's hooks go to: those whose settings
 // held the earlier tools' hooks. ccm's hooks in the user settings (there
@@ -309,7 +311,7 @@ func (o Options) planInstall(p *Plan) {
 		if s.Scope == "user" && s.Problem == "" {
 			gjson.GetBytes(readOr(s.Path), "hooks.@values.#.hooks.#.command").ForEach(func(_, v gjson.Result) bool {
 				v.ForEach(func(_, c gjson.Result) bool {
-					userHasCCM = userHasCCM || ccmHookRE.MatchString(strings.TrimSpace(c.String()))
+					userHasCCM = userHasCCM || ccmHookRE().MatchString(strings.TrimSpace(c.String()))
 					return true
 				})
 				return true
