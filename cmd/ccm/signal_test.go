@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -18,12 +19,7 @@ import (
 // context check reaches (stdin that never closes) still ends after
 // SIGTERM, with exit status 130 and one line.
 func TestSIGTERMEndsABlockedCommand(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "ccm")
-	build := exec.Command("go", "build", "-o", bin, "ccm/cmd/ccm")
-	build.Dir = testutil.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	cmd := exec.Command(bin, "compress", "-")
 	stdin, err := cmd.StdinPipe() // never closed until the end
 	if err != nil {
@@ -68,4 +64,32 @@ func readingPipe(t *testing.T, pid int) bool {
 		}
 	}
 	return false
+}
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// builtBinary builds ccm once for the tests that need a real process.
+func builtBinary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ccm-cmd-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "ccm")
+		cmd := exec.Command("go", "build", "-o", built.path, "ccm/cmd/ccm")
+		cmd.Dir = testutil.RepoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
 }
