@@ -11,7 +11,10 @@
 #     the effort text reach the model's first request exactly once;
 #   - the settings imported into config.env apply (the effort level from
 #     ~/.agentihooks/.env);
-#   - `ccm migrate --undo` gives the settings file back byte for byte.
+#   - `ccm migrate --undo` gives the settings file back byte for byte;
+# and, for claude-context-manager and claude-agentic-framework as they
+# install themselves, that their handlers are gone after the migration,
+# ccm's run once per event with every output accepted, and undo is exact.
 #
 #   scripts/realclient-migrate.sh          KEEP=1 keeps the work folder
 #
@@ -123,4 +126,59 @@ else
   echo "  FAIL ccm migrate --undo did not give the settings back"
   exit 1
 fi
+# The two other earlier tools, as they install themselves: after
+# `ccm migrate --yes` their hooks are gone from the settings, ccm's run
+# once per event and are accepted (the user's own hook, kept, runs too),
+# and `ccm migrate --undo` gives the settings back byte for byte.
+for tool in claude-context-manager claude-agentic-framework; do
+  home=$work/$tool/home
+  mkdir -p "$work/$tool"
+  cp -r "$repo/cmd/ccm/testdata/migrate/$tool/home" "$home"
+  cp "$home/.claude/settings.json" "$work/$tool/settings.orig.json"
+  (cd "$work/$tool" && env -u CCM_HOME -u CCM_CACHE_DIR HOME="$home" CLAUDE_CONFIG_DIR="$home/.claude" \
+    "$ccm" migrate --yes >"$work/$tool/migrate.txt")
+  out=$work/$tool/session
+  mkdir -p "$out/config/ccm" "$out/home/bin"
+  printf '#!/bin/sh\nexit 0\n' >"$out/home/bin/my-own-guard.sh"
+  chmod +x "$out/home/bin/my-own-guard.sh"
+  set +e
+  $session --settings "$home/.claude/settings.json" --script "$work/script.json" --out "$out" \
+    --allowed-tools "Bash Read" --timeout 120 >"$work/$tool/summary.txt" 2>&1
+  status=$?
+  set -e
+  if [ "$status" -eq 2 ]; then
+    cat "$work/$tool/summary.txt"
+    echo "realclient-migrate: FAIL: $tool: the client was not driven"
+    exit 1
+  fi
+  python3 - "$out" "$home/.claude/settings.json" "$tool" <<'PY'
+import json, os, sys
+out, settings, tool = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
+rep = json.load(open(os.path.join(out, "report.json")))
+fails = []
+def check(ok, what):
+    print("  %s %s: %s" % ("ok  " if ok else "FAIL", tool, what))
+    if not ok:
+        fails.append(what)
+old = ["context-monitor.py", "intercept-bash.py", "pre_compact_preserve.py", "auto_context_manager.py"]
+check(not any(o in settings for o in old), "none of its handlers left in the migrated settings")
+check(" hook " in settings, "ccm's hooks registered")
+check(rep["claude_rc"] == 0, "client exited 0 (rc=%s)" % rep["claude_rc"])
+check(not rep["hook_errors"], "no hook output rejected, no hook error: %s" % (rep["hook_errors"][:3] or "none"))
+runs = rep["hook_runs"]
+bad = {ev: st for ev, st in runs.items() for s in st if s != "exit 0"}
+check(not bad, "every hook run exited 0 %s" % (bad or ""))
+n = sum(runs.get("SessionStart", {}).values())
+check(n == 1, "SessionStart ran one handler once (%d runs)" % n)
+sys.exit(1 if fails else 0)
+PY
+  (cd "$work/$tool" && env -u CCM_HOME -u CCM_CACHE_DIR HOME="$home" CLAUDE_CONFIG_DIR="$home/.claude" \
+    "$ccm" migrate --undo >"$work/$tool/undo.txt")
+  if cmp -s "$work/$tool/settings.orig.json" "$home/.claude/settings.json"; then
+    echo "  ok   $tool: ccm migrate --undo gave the settings back byte for byte"
+  else
+    echo "  FAIL $tool: ccm migrate --undo did not give the settings back"
+    exit 1
+  fi
+done
 echo "realclient-migrate: OK"
