@@ -6,6 +6,7 @@ package purge
 
 import (
 	"bytes"
+	"ccm/internal/rewrite"
 	"context"
 	"errors"
 	"io/fs"
@@ -111,7 +112,7 @@ func holdTranscriptLock(t *testing.T, path, lockDir string) func() {
 		t.Fatal(err)
 	}
 	// Same name as lockPath: any ccm process computes it the same way.
-	f, err := os.OpenFile(lockPath(lockDir, path), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(rewrite.LockPath(lockDir, path), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package purge
 
 import (
 	"bytes"
+	"ccm/internal/rewrite"
 	"context"
 	"os"
 	"os/exec"
@@ -595,10 +596,10 @@ func TestLockPathThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := lockPath("/locks", real), lockPath("/locks", link); a != b {
+	if a, b := rewrite.LockPath("/locks", real), rewrite.LockPath("/locks", link); a != b {
 		t.Errorf("real path lock %s, symlink lock %s", a, b)
 	}
-	if lockPath("/locks", real) == lockPath("/locks", filepath.Join(dir, "other.jsonl")) {
+	if rewrite.LockPath("/locks", real) == rewrite.LockPath("/locks", filepath.Join(dir, "other.jsonl")) {
 		t.Error("two transcripts share a lock")
 	}
 }

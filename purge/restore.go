@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/fsutil"
+	"ccm/internal/rewrite"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
@@ -64,8 +64,8 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		return nil, errors.New("restore needs the CCM store")
 	}
 	name := path
-	path = realPath(path)
-	src, limit, unlock, err := openForRewrite(ctx, path, opt)
+	path = rewrite.RealPath(path)
+	src, limit, unlock, err := rewrite.Open(ctx, path, opt.LockDir, opt.LockWait, opt.DryRun, "restore")
 	if err != nil {
 		return nil, err
 	}
@@ -91,62 +91,17 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		_, err := produce(io.Discard)
 		return rep, err
 	}
-	res, err := replaceFile(path, src, limit, opt.Backup, RestoreTag, opt.Now(), produce, nil)
+	res, err := rewrite.Replace(path, src, limit, opt.Backup, RestoreTag, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}
-	rep.Backup = asNamed(name, path, res.Backup)
+	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
 	rep.HeldOpen = res.HeldOpen
 	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
 	if res.Unchanged {
 		rep.BytesAfter = rep.BytesBefore
 	}
 	return rep, nil
-}
-
-// openForRewrite takes the transcript's sidecar lock and opens it; limit
-// is the end of its last complete line.
-func openForRewrite(ctx context.Context, path string, opt Options) (*os.File, int64, func(), error) {
-	unlock := func() {}
-	if opt.LockDir != "" && !opt.DryRun {
-		lk, err := fsutil.LockFile(ctx, lockPath(opt.LockDir, path), true, opt.LockWait)
-		if err != nil {
-			if errors.Is(err, fsutil.ErrLockTimeout) {
-				return nil, 0, nil, fmt.Errorf("%w (%v)", ErrLocked, err)
-			}
-			return nil, 0, nil, err
-		}
-		unlock = func() { lk.Unlock() }
-	}
-	src, err := fsutil.OpenRegular(path)
-	if err != nil {
-		unlock()
-		return nil, 0, nil, err
-	}
-	fi, err := src.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = errors.New("not a regular file")
-	}
-	if err == nil && fi.Size() == 0 {
-		err = errors.New("empty file (0 bytes), nothing to restore")
-	}
-	if err == nil && !opt.DryRun {
-		err = checkWritable(path, fi)
-	}
-	if err == nil && opt.LockDir != "" && !opt.DryRun {
-		// Under the lock, as purge does: temps of a killed ccm run go.
-		removeStaleTemps(path)
-	}
-	var limit int64
-	if err == nil {
-		limit, err = lastLineEnd(src, fi.Size())
-	}
-	if err != nil {
-		src.Close()
-		unlock()
-		return nil, 0, nil, err
-	}
-	return src, limit, unlock, nil
 }
 
 // restoreStream copies lines from r to w, expanding stubs.
@@ -367,7 +322,7 @@ func IsRestoreBackup(name string) bool {
 // first, so lines written since the backup was made are never lost either.
 func RestoreBackup(ctx context.Context, path, from string, opt Options) (*RestoreReport, error) {
 	name := path
-	path = realPath(path)
+	path = rewrite.RealPath(path)
 	if from == "" {
 		bs, err := Backups(path)
 		if err != nil {
@@ -391,14 +346,14 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		return nil, err
 	}
 	defer bf.Close()
-	src, _, unlock, err := openForRewrite(ctx, path, opt)
+	src, _, unlock, err := rewrite.Open(ctx, path, opt.LockDir, opt.LockWait, opt.DryRun, "restore")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	defer src.Close()
 	fi, _ := src.Stat()
-	rep := &RestoreReport{Path: name, From: asNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	rep := &RestoreReport{Path: name, From: rewrite.AsNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	if opt.DryRun {
 		bfi, err := bf.Stat()
 		if err != nil {
@@ -422,11 +377,11 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		return true, err
 	}
 	// The whole current file is replaced: its "tail" is everything.
-	res, err := replaceFile(path, src, fi.Size(), opt.Backup, RestoreTag, opt.Now(), produce, nil)
+	res, err := rewrite.Replace(path, src, fi.Size(), opt.Backup, RestoreTag, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}
-	rep.Backup = asNamed(name, path, res.Backup)
+	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
 	rep.HeldOpen = res.HeldOpen
 	rep.BytesAfter += res.TailBytes
 	return rep, nil

@@ -7,6 +7,7 @@ package purge
 import (
 	"bufio"
 	"bytes"
+	"ccm/internal/rewrite"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -629,8 +630,8 @@ func TestHeldOpenReported(t *testing.T) {
 	if len(rep.HeldOpen) != 1 || rep.HeldOpen[0] != child.Process.Pid {
 		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
 	}
-	if held < heldWait {
-		t.Errorf("a held file was waited for %v, less than %v", held, heldWait)
+	if held < rewrite.HeldWait {
+		t.Errorf("a held file was waited for %v, less than %v", held, rewrite.HeldWait)
 	}
 	t.Logf("purge with the old file free: %v; held: %v", free, held)
 	if free >= held {
