@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/restore"
 	"ccm/jsonstr"
 	"ccm/synth"
 	"ccm/transcript"
@@ -706,3 +707,19 @@ func bigText(seed string, n int) string {
 }
 
 type bytesBuffer = bytes.Buffer
+
+// restoreFile restores path with the options of the purge that made it.
+func restoreFile(ctx context.Context, path string, o Options) (*restore.Report, error) {
+	return restore.File(ctx, path, restoreOptions(o))
+}
+
+// restoreBackup brings back a backup with the options of the purge that
+// made it.
+func restoreBackup(ctx context.Context, path, from string, o Options) (*restore.Report, error) {
+	return restore.FromBackup(ctx, path, from, restoreOptions(o))
+}
+
+// restoreOptions carries a purge's options over to a restore.
+func restoreOptions(o Options) restore.Options {
+	return restore.Options{Store: o.Store, LockDir: o.LockDir, LockWait: o.LockWait, DryRun: o.DryRun, Backup: o.Backup, Now: o.Now}
+}

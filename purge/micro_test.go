@@ -127,7 +127,7 @@ func TestMicroRules(t *testing.T) {
 func restoreExact(t *testing.T, e *env, path string, o Options, in []byte) {
 	t.Helper()
 	o.Backup = BackupNone
-	if _, err := Restore(context.Background(), path, o); err != nil {
+	if _, err := restoreFile(context.Background(), path, o); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, path); !bytes.Equal(got, in) {

@@ -6,7 +6,6 @@ package purge
 
 import (
 	"bytes"
-	"ccm/internal/rewrite"
 	"context"
 	"errors"
 	"io/fs"
@@ -21,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/rewrite"
 	"ccm/synth"
 	"ccm/transcript"
 )
@@ -561,7 +561,7 @@ func TestNeverTruncate(t *testing.T) {
 	o.Threshold = 100
 	p := e.write("b.jsonl", in)
 	e.purge(p, o)
-	rr, err := Restore(context.Background(), p, o)
+	rr, err := restoreFile(context.Background(), p, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package purge
 
 import (
 	"bytes"
-	"ccm/internal/rewrite"
 	"context"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"ccm/internal/rewrite"
 	"ccm/synth"
 	"ccm/transcript"
 )
@@ -630,7 +630,7 @@ func TestPurgeThroughSymlink(t *testing.T) {
 	if filepath.Dir(rep.Backup) != filepath.Dir(real) {
 		t.Errorf("backup %s is not beside the real file", rep.Backup)
 	}
-	rr, err := Restore(context.Background(), link, e.opts())
+	rr, err := restoreFile(context.Background(), link, e.opts())
 	if err != nil {
 		t.Fatal(err)
 	}

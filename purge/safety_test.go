@@ -7,7 +7,6 @@ package purge
 import (
 	"bufio"
 	"bytes"
-	"ccm/internal/rewrite"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -26,6 +25,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/restore"
+	"ccm/internal/rewrite"
 	"ccm/synth"
 	"ccm/testutil"
 )
@@ -287,7 +288,7 @@ func TestKillDuringPurge(t *testing.T) {
 			outcomes["original"]++
 		case purgedSum:
 			outcomes["purged"]++
-			bs, _ := Backups(p)
+			bs, _ := restore.Backups(p)
 			if len(bs) != 1 || sum(readFile(t, bs[0])) != origSum {
 				t.Errorf("run %d: purged file without a backup of the original (%v)", i, bs)
 			}

@@ -100,7 +100,7 @@ func TestStaleTemps(t *testing.T) {
 		e, p, _ := setup(t)
 		o := e.opts()
 		o.Backup = BackupNone
-		if _, err := Restore(context.Background(), p, o); err != nil {
+		if _, err := restoreFile(context.Background(), p, o); err != nil {
 			t.Fatal(err)
 		}
 		got := names(t, e.dir)

@@ -642,7 +642,7 @@ func TestToolUseResultCopies(t *testing.T) {
 	o := e.opts()
 	p := e.write("copies.jsonl", in)
 	e.purge(p, o)
-	if _, err := Restore(context.Background(), p, o); err != nil {
+	if _, err := restoreFile(context.Background(), p, o); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, p); !bytes.Equal(got, in) {
@@ -693,7 +693,7 @@ func TestToolUseResultPurgedAgain(t *testing.T) {
 		t.Errorf("second purge: %d stubs, want 2", rep.Stubs)
 	}
 	// One restore brings back the original.
-	if _, err := Restore(context.Background(), p, o); err != nil {
+	if _, err := restoreFile(context.Background(), p, o); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, p); !bytes.Equal(got, in) {

@@ -7,6 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/splice"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
@@ -49,10 +51,6 @@ func holdsStub(v gjson.Result) bool {
 	return found
 }
 
-// rawValueType is the store's source type of content a purge cut out of a
-// line: the raw JSON value, still encoded.
-const rawValueType = "json"
-
 // pinFor returns the pin of a record's stubs: a ccm:pin directive's, or
 // the default level.
 func (p *Plan) pinFor(rec int) (ccm.PinLevel, string) {
@@ -87,7 +85,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		raw := line[v.Index : v.Index+len(v.Raw)]
 		// Type "json" marks a raw JSON value cut out by purge: ccm restore
 		// splices only such blobs back (a hook's stub holds plain text).
-		src := ccm.Source{Type: rawValueType, ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
+		src := ccm.Source{Type: stub.RawValueType, ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
 		if desc == "" {
 			// The Bash description (or Task's) is the stub's desc line, as
 			// in the Python tool's v2 stubs.
@@ -98,7 +96,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 			// media points into the line buffer, which the reader reuses
 			// before the background workers write the metadata.
 			media = strings.Clone(media)
-			src = ccm.Source{Type: rawValueType, MediaType: media, SessionPath: w.session}
+			src = ccm.Source{Type: stub.RawValueType, MediaType: media, SessionPath: w.session}
 			st.Source = "Image (" + mediaName(media) + ")"
 			st.Lines = 0
 		} else {
@@ -115,7 +113,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		if asBlock {
 			text = append(append([]byte(`{"type":"text","text":`), text...), '}')
 		}
-		w.edits = append(w.edits, valueEdit(v, text))
+		w.edits = append(w.edits, splice.Value(v, text))
 		w.p.Stats.Stubs++
 		w.p.Stats.StubbedBytes += int64(len(raw))
 	}
