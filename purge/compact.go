@@ -188,7 +188,7 @@ func (p *Plan) planArchive() {
 }
 
 // archiveLine renders the record that stands for the archived region.
-func (a *archive) line(st ccm.Stub, next []byte) []byte {
+func (a *archive) line(st stub.Stub, next []byte) []byte {
 	b := []byte(`{"type":"` + stub.ArchiveType + `","archive":`)
 	b = jsonstr.Append(b, st.String())
 	b = append(b, fmt.Sprintf(`,"kept":%d`, len(a.copies))...)

@@ -15,6 +15,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/restore"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/synth"
 	"ccm/transcript"
@@ -290,9 +291,9 @@ func isSynthResult(l []byte) bool {
 // text block holding one.
 func isStubValue(v gjson.Result) bool {
 	if v.Type == gjson.String {
-		return ccm.IsStub(v.Str)
+		return stub.Is(v.Str)
 	}
-	return v.IsObject() && v.Get("type").Str == "text" && ccm.IsStub(v.Get("text").Str)
+	return v.IsObject() && v.Get("type").Str == "text" && stub.Is(v.Get("text").Str)
 }
 
 // onlyStubsDiffer reports whether b is a, or a stub, or an object with
@@ -679,15 +680,15 @@ func parentOf(t testing.TB, data []byte, uuid string) string {
 }
 
 // stubsIn returns every stub in a line (decoded strings that are stubs).
-func stubsIn(line []byte) []ccm.Stub {
-	var out []ccm.Stub
+func stubsIn(line []byte) []stub.Stub {
+	var out []stub.Stub
 	var walk func(v gjson.Result)
 	walk = func(v gjson.Result) {
 		switch {
 		case v.IsObject() || v.IsArray():
 			v.ForEach(func(_, c gjson.Result) bool { walk(c); return true })
 		case v.Type == gjson.String:
-			if st, ok := ccm.ParseStub(v.Str); ok {
+			if st, ok := stub.Parse(v.Str); ok {
 				out = append(out, st)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"ccm/ccm"
 	"ccm/fsutil"
 	"ccm/internal/rewrite"
+	"ccm/internal/stub"
 	"ccm/transcript"
 )
 
@@ -287,7 +288,7 @@ func (p *Plan) storeArchive(ctx context.Context, src *os.File, store *ccm.Store,
 		}
 		key = k
 	}
-	w.archiveStub = ccm.Stub{Key: key, Source: "ccm purge --archive-compacted", Desc: desc, Bytes: a.offset, Lines: a.lines, Pinned: level}
+	w.archiveStub = stub.Stub{Key: key, Source: "ccm purge --archive-compacted", Desc: desc, Bytes: a.offset, Lines: a.lines, Pinned: level}
 	p.Stats.ArchivedLines = a.lines
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/rewrite"
+	"ccm/internal/stub"
 	"ccm/synth"
 	"ccm/transcript"
 )
@@ -751,7 +752,7 @@ func TestBytesAndRawText(t *testing.T) {
 		t.Errorf("a1's text changed: %s", a1)
 	}
 	// 3000 characters, 6002 bytes of JSON: over the 5000-byte threshold.
-	st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
+	st, ok := stub.Parse(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
 	if !ok {
 		t.Fatal("a 6000-byte result of 3000 characters was not stubbed")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/restore"
+	"ccm/internal/stub"
 	"ccm/synth"
 	"ccm/testutil"
 )
@@ -188,7 +189,7 @@ func TestRestoreForeignStubs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ccm.Stub{Key: key, Source: source, Bytes: int64(len(text)), Pinned: ccm.PinNone}.String()
+		return stub.Stub{Key: key, Source: source, Bytes: int64(len(text)), Pinned: ccm.PinNone}.String()
 	}
 	jsonOut := put(`{"status":"ok","items":[1,2,3]}`, "Bash curl http://api")
 	textOut := put("total 0\ndrwx------ 2 u u 40 .\n", "Bash ls -la")

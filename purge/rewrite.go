@@ -8,8 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/ccm"
 	"ccm/internal/splice"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
@@ -33,7 +33,7 @@ type rewriter struct {
 	// Changed reports whether the output differs from the input.
 	Changed bool
 	// archiveStub stands for the archived region (with --archive-compacted).
-	archiveStub ccm.Stub
+	archiveStub stub.Stub
 	copies      [][]byte // metadata records of the archived region, re-written after its stub
 }
 

@@ -28,7 +28,7 @@ const stubSearch = 4 << 10
 
 // isStub reports whether v, a raw value, is a string that is a stub.
 func isStub(v gjson.Result) bool {
-	return v.Type == gjson.String && strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], ccm.StubStart) && ccm.IsStub(gjson.Parse(v.Raw).Str)
+	return v.Type == gjson.String && strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], stub.Start) && stub.Is(gjson.Parse(v.Raw).Str)
 }
 
 // holdsStub reports whether v is a stub or holds one at any depth.
@@ -91,7 +91,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 			// in the Python tool's v2 stubs.
 			desc = info.Desc
 		}
-		st := ccm.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
+		st := stub.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
 		if media != "" {
 			// media points into the line buffer, which the reader reuses
 			// before the background workers write the metadata.

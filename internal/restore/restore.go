@@ -83,7 +83,7 @@ type MissingStub struct {
 	Reason string  `json:"reason"`
 }
 
-var stubMarker = []byte(ccm.StubStart)
+var stubMarker = []byte(stub.Start)
 
 // File puts the stored content of every stub in path back in place,
 // byte for byte: a purge stores exactly the raw JSON value it cut out, so
@@ -202,7 +202,7 @@ func isArchiveLine(body []byte) bool {
 // or -1 when the archive is missing (the record then stays).
 func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *ccm.Store, rep *Report) (int, error) {
 	body := l.Body()
-	st, ok := ccm.ParseStub(gjson.GetBytes(body, "archive").Str)
+	st, ok := stub.Parse(gjson.GetBytes(body, "archive").Str)
 	if !ok {
 		return -1, nil
 	}
@@ -262,8 +262,8 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 				walk(c, v, k.Str)
 				return ferr == nil
 			})
-		case v.Type == gjson.String && strings.HasPrefix(v.Str, ccm.StubStart):
-			st, ok := ccm.ParseStub(v.Str)
+		case v.Type == gjson.String && strings.HasPrefix(v.Str, stub.Start):
+			st, ok := stub.Parse(v.Str)
 			if !ok {
 				return
 			}
@@ -442,7 +442,7 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 // tool's stubs. A tool output or text goes back as a JSON string; an
 // image (source "Image (PNG)"; the store holds its base64 data) goes
 // back as the image block the text block stood for.
-func valueFromText(ctx context.Context, store *ccm.Store, st ccm.Stub, v, parent gjson.Result, key string) (splice.Edit, error) {
+func valueFromText(ctx context.Context, store *ccm.Store, st stub.Stub, v, parent gjson.Result, key string) (splice.Edit, error) {
 	content, err := store.Get(ctx, st.Key)
 	if err != nil {
 		return splice.Edit{}, err

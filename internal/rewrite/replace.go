@@ -10,7 +10,6 @@ package rewrite
 
 import (
 	"bytes"
-	"ccm/transcript"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"ccm/fsutil"
+	"ccm/transcript"
 )
 
 // Result is the outcome of a file replacement.
