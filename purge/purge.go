@@ -207,7 +207,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		after = p.afterCounter(w)
 	}
 	produce := func(out io.Writer) (bool, error) {
-		cw := &countingWriter{w: out}
+		cw := &rewrite.CountingWriter{W: out}
 		if err := w.write(io.NewSectionReader(src, 0, limit), cw); err != nil {
 			stub.finish()
 			return false, err
@@ -219,7 +219,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		rep.BytesAfter = cw.n + (fi.Size() - limit)
+		rep.BytesAfter = cw.N + (fi.Size() - limit)
 		return w.Changed, nil
 	}
 	if opt.DryRun {
@@ -291,18 +291,6 @@ func (p *Plan) storeArchive(ctx context.Context, src *os.File, store *ccm.Store,
 	w.archiveStub = stub.Stub{Key: key, Source: "ccm purge --archive-compacted", Desc: desc, Bytes: a.offset, Lines: a.lines, Pinned: level}
 	p.Stats.ArchivedLines = a.lines
 	return nil
-}
-
-// countingWriter counts what passes through.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // afterCounter estimates the tokens of the purged file's resume context

@@ -105,9 +105,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	fi, _ := src.Stat()
 	rep := &Report{Path: name, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	produce := func(out io.Writer) (bool, error) {
-		cw := &countingWriter{w: out}
+		cw := &rewrite.CountingWriter{W: out}
 		changed, err := restoreStream(ctx, io.NewSectionReader(src, 0, limit), cw, opt.Store, rep)
-		rep.BytesAfter = cw.n + fi.Size() - limit
+		rep.BytesAfter = cw.N + fi.Size() - limit
 		// Garbage or JSON that is not a transcript: say so, as purge
 		// does, instead of reporting nothing restored.
 		if err == nil && rep.objects == 0 {
@@ -232,18 +232,6 @@ func bytesView(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
-}
-
-// countingWriter counts what passes through.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // restoreEdits finds the stubs in one line and the splices that put their

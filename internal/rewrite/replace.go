@@ -303,3 +303,17 @@ func dirOf(path string) string {
 	}
 	return "."
 }
+
+// CountingWriter counts the bytes written through it to W: a produce
+// function wraps its writer in one to report the size of the new file.
+type CountingWriter struct {
+	W io.Writer
+	N int64 // bytes written so far
+}
+
+// Write writes p to W and counts what W took.
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += int64(n)
+	return n, err
+}
