@@ -176,28 +176,6 @@ func TestPyCache15_Unpin(t *testing.T) {
 	}
 }
 
-func TestPyCache16_StubContents(t *testing.T) {
-	st := Stub{Key: keyA, Bytes: 12345, Lines: 100, Pinned: PinSoft}.String()
-	for _, want := range []string{"[CCM_CACHED]", "[/CCM_CACHED]", string(keyA), "12345", "soft"} {
-		if !strings.Contains(st, want) {
-			t.Errorf("stub lacks %q:\n%s", want, st)
-		}
-	}
-}
-
-func TestPyCache17_StubParse(t *testing.T) {
-	st, ok := ParseStub(Stub{Key: keyA, Bytes: 5000, Lines: 50, Exit: 1, Pinned: PinHard}.String())
-	if !ok || st.Key != keyA || st.Bytes != 5000 || st.Lines != 50 || st.Exit != 1 || st.Pinned != PinHard {
-		t.Fatalf("%+v %v", st, ok)
-	}
-}
-
-func TestPyCache18_IsStub(t *testing.T) {
-	if !IsStub(Stub{Key: keyA, Bytes: 100, Lines: 10}.String()) || IsStub("Regular content") || IsStub("") {
-		t.Fatal("IsStub")
-	}
-}
-
 func TestPyCache19_ListKeys(t *testing.T) {
 	s := newStore(t)
 	k1, k2 := put(t, s, "Content 1", PinNone), put(t, s, "Content 2", PinNone)

@@ -32,7 +32,7 @@
 // neither create nor lookup times and cost the Python tool its ability to
 // read the store. Readers accept the fan-out layout as well.
 //
-// The package also holds the text formats shared with purge and the hooks:
-// the [CCM_CACHED] stub (Stub, ParseStub, FindStubs) and the ccm:pin
-// directives users write into their prompts (ParseDirectives, ResolvePins).
+// The text formats that point into the store live elsewhere: the
+// [CCM_CACHED] stub in internal/stub, the ccm:pin directives in
+// internal/pins.
 package ccm

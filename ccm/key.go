@@ -85,9 +85,9 @@ func (k Key) matches(sum []byte) bool {
 	return hex.EncodeToString(sum) == k.Hex()
 }
 
-// keyFromHex turns a file name's hex part back into a key, or reports false
+// KeyFromHex turns a file name's hex part back into a key, or reports false
 // when the name is not one the store writes.
-func keyFromHex(h string) (Key, bool) {
+func KeyFromHex(h string) (Key, bool) {
 	if !isLowerHex(h) {
 		return "", false
 	}

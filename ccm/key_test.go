@@ -19,7 +19,7 @@ func FuzzParseKey(f *testing.F) {
 		if strings.ContainsAny(h, "/\\.\x00") || (len(h) != 64 && len(h) != 16) || string(k) != s {
 			t.Fatalf("accepted %q (hex %q)", s, h)
 		}
-		if _, ok := keyFromHex(h); !ok {
+		if _, ok := KeyFromHex(h); !ok {
 			t.Fatalf("%q: hex part not a file name the store writes", s)
 		}
 	})

@@ -78,7 +78,7 @@ func (s *Store) List(ctx context.Context, progress func(done, total int)) (*List
 	// Blob names: <hex>.zst|.gz|.txt, flat or under a two-hex-digit folder.
 	err := s.scanDir(blobsDir, lst, func(dir, name string) {
 		ext := filepath.Ext(name)
-		k, ok := keyFromHex(strings.TrimSuffix(name, ext))
+		k, ok := KeyFromHex(strings.TrimSuffix(name, ext))
 		if !ok {
 			return
 		}
@@ -93,7 +93,7 @@ func (s *Store) List(ctx context.Context, progress func(done, total int)) (*List
 		return nil, err
 	}
 	err = s.scanDir(metaDir, lst, func(dir, name string) {
-		k, ok := keyFromHex(strings.TrimSuffix(name, ".json"))
+		k, ok := KeyFromHex(strings.TrimSuffix(name, ".json"))
 		if !ok || !strings.HasSuffix(name, ".json") {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/stub"
 )
 
 // bashCall is a PostToolUse input for a Bash call with the given stdout,
@@ -53,7 +54,7 @@ func TestPostToolUseCaptures(t *testing.T) {
 			t.Errorf("replacement lost %s: %s", k, repl.Raw)
 		}
 	}
-	st, ok := ccm.ParseStub(repl.Get("stdout").String()[strings.Index(repl.Get("stdout").String(), ccm.StubStart):])
+	st, ok := stub.Parse(repl.Get("stdout").String()[strings.Index(repl.Get("stdout").String(), stub.Start):])
 	if !ok {
 		t.Fatalf("no stub in %s", repl.Get("stdout").String())
 	}
@@ -131,7 +132,7 @@ func TestPinDirectives(t *testing.T) {
 	capture := func(body string) ccm.PinLevel {
 		out := s.run(PostToolUse, s.bashCall("s1", "make", strings.Repeat(body+"\n", 3000)))
 		text := gjson.Get(out, "hookSpecificOutput.updatedToolOutput.stdout").String()
-		st, ok := ccm.ParseStub(text[strings.Index(text, ccm.StubStart):])
+		st, ok := stub.Parse(text[strings.Index(text, stub.Start):])
 		if !ok {
 			t.Fatalf("no stub: %s", out)
 		}

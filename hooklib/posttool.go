@@ -10,6 +10,7 @@ import (
 	"ccm/ccm"
 	"ccm/fsutil"
 	"ccm/hooklib/capture"
+	"ccm/internal/pins"
 )
 
 // storeWait bounds how long a capture waits for the store lock (a prune
@@ -168,7 +169,7 @@ func (h *Hook) project() string {
 // last pins the session's latest capture now, next the next one, start
 // every capture until end (the purge's rules, applied as the session runs).
 func (h *Hook) pinDirectives(ctx context.Context, sid string) {
-	ds := ccm.ParseDirectives(h.In.Prompt())
+	ds := pins.Parse(h.In.Prompt())
 	if len(ds) == 0 {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/stub"
 )
 
 // testStore returns a store under a temp Claude dir (never ~/.claude).
@@ -82,8 +83,8 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func stub(k ccm.Key) string {
-	return ccm.Stub{Key: k, Source: "Bash make", Bytes: 5000, Lines: 40}.String()
+func stubText(k ccm.Key) string {
+	return stub.Stub{Key: k, Source: "Bash make", Bytes: 5000, Lines: 40}.String()
 }
 
 // TestGCFindsEveryReference: the Python gc read only message.content
@@ -105,22 +106,22 @@ func TestGCFindsEveryReference(t *testing.T) {
 	session := filepath.Join(proj, "0f1e2d3c.jsonl")
 	lines := []string{
 		// 0: stub as a tool_result's string content (where purge puts it)
-		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + jsonString(stub(ks[0])) + `}]}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + jsonString(stubText(ks[0])) + `}]}}`,
 		// 1: stub in a nested list block of a tool_result
-		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":` + jsonString("head\n"+stub(ks[1])) + `}]}]}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":` + jsonString("head\n"+stubText(ks[1])) + `}]}]}}`,
 		// 2: stub inside toolUseResult
-		`{"type":"user","toolUseResult":{"stdout":` + jsonString(stub(ks[2])) + `,"stderr":""},"message":{"role":"user","content":"x"}}`,
+		`{"type":"user","toolUseResult":{"stdout":` + jsonString(stubText(ks[2])) + `,"stderr":""},"message":{"role":"user","content":"x"}}`,
 		// 3: hook reply with a prefix
-		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":` + jsonString("None - output too large, cached.\n"+stub(ks[3])) + `}]}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":` + jsonString("None - output too large, cached.\n"+stubText(ks[3])) + `}]}}`,
 		// 4: the model retrieving a key with the CLI
 		`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"ccm cache get ` + string(ks[4]) + ` | head"}}]}}`,
 	}
 	writeFile(t, session, strings.Join(lines, "\n")+"\n")
 	writeFile(t, filepath.Join(proj, "0f1e2d3c", "subagents", "agent-a1.jsonl"),
-		`{"type":"user","isSidechain":true,"message":{"content":[{"type":"tool_result","content":`+jsonString(stub(ks[5]))+`}]}}`+"\n")
-	writeFile(t, session+".backup.20260301-120000.123", `{"message":{"content":`+jsonString(stub(ks[6]))+`}}`+"\n")
+		`{"type":"user","isSidechain":true,"message":{"content":[{"type":"tool_result","content":`+jsonString(stubText(ks[5]))+`}]}}`+"\n")
+	writeFile(t, session+".backup.20260301-120000.123", `{"message":{"content":`+jsonString(stubText(ks[6]))+`}}`+"\n")
 	// A legacy flat agent file and a file without a final newline.
-	writeFile(t, filepath.Join(proj, "agent-b2.jsonl"), `{"toolUseResult":`+jsonString(stub(ks[7]))+`}`)
+	writeFile(t, filepath.Join(proj, "agent-b2.jsonl"), `{"toolUseResult":`+jsonString(stubText(ks[7]))+`}`)
 	// A b2s key on a v3 Retrieve line: unknown to the store, harmless.
 	writeFile(t, filepath.Join(proj, "other.jsonl"), `{"content":"[CCM_CACHED]\n~tokens: 1k\n[/CCM_CACHED]\nRetrieve: ccm-get.py b2s:0123456789abcdef"}`+"\n")
 

@@ -15,6 +15,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/pins"
+	"ccm/internal/stub"
 	"ccm/transcript"
 )
 
@@ -219,7 +221,7 @@ func TestAcceptance13_DryRunKeepsMtime(t *testing.T) {
 // Pins (14-18).
 
 func TestAcceptance14_ParseLast(t *testing.T) {
-	ds := ccm.ParseDirectives(`ccm:pin last level=soft reason="important"`)
+	ds := pins.Parse(`ccm:pin last level=soft reason="important"`)
 	if len(ds) != 1 || ds[0].Kind != "last" || ds[0].Level != ccm.PinSoft || ds[0].Reason != "important" {
 		t.Errorf("%+v", ds)
 	}
@@ -228,14 +230,14 @@ func TestAcceptance14_ParseLast(t *testing.T) {
 func TestAcceptance15_ParseNextInString(t *testing.T) {
 	in := jsonl(userPrompt("u", "", "please ccm:pin next level=hard"))
 	text := gjson.GetBytes(splitLines(in)[0], "message.content").Str
-	ds := ccm.ParseDirectives(text)
+	ds := pins.Parse(text)
 	if len(ds) != 1 || ds[0].Kind != "next" || ds[0].Level != ccm.PinHard {
 		t.Errorf("%+v", ds)
 	}
 }
 
 func TestAcceptance16_ParseStartEnd(t *testing.T) {
-	ds := ccm.ParseDirectives("ccm:pin start level=soft\nsome text\nccm:pin end")
+	ds := pins.Parse("ccm:pin start level=soft\nsome text\nccm:pin end")
 	if len(ds) != 2 || ds[0].Kind != "start" || ds[1].Kind != "end" {
 		t.Errorf("%+v", ds)
 	}
@@ -262,7 +264,7 @@ func pinResolveFixture(directive string) []byte {
 
 func pinOf(t *testing.T, out []byte, uuid string) ccm.PinLevel {
 	t.Helper()
-	st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, uuid), "message.content.0.content").Str)
+	st, ok := stub.Parse(gjson.GetBytes(lineOf(out, uuid), "message.content.0.content").Str)
 	if !ok {
 		t.Fatalf("%s not stubbed", uuid)
 	}
@@ -303,7 +305,7 @@ func TestAcceptance19_OldBashResultStubbed(t *testing.T) {
 	in := jsonl(lines...)
 	e := newEnv(t)
 	_, out := e.purgeBytes(in, e.opts())
-	st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r0"), "message.content.0.content").Str)
+	st, ok := stub.Parse(gjson.GetBytes(lineOf(out, "r0"), "message.content.0.content").Str)
 	if !ok {
 		t.Fatal("the old 13,000-character Bash result was not stubbed")
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
@@ -124,10 +125,6 @@ func (inj *injection) lines(next []byte) [][]byte {
 var metadataTypes = map[string]bool{"custom-title": true, "ai-title": true, "last-prompt": true, "tag": true,
 	"agent-name": true, "agent-color": true, "agent-setting": true, "mode": true, "permission-mode": true, "pr-link": true}
 
-// archiveType is the type of the record that stands for an archived region.
-// Claude Code skips record types it does not know.
-const archiveType = "ccm-archive"
-
 // archive is the region before the last compact boundary that
 // --archive-compacted moves into the store.
 type archive struct {
@@ -159,7 +156,7 @@ func (p *Plan) planArchive() {
 	archived := true
 	for i := 0; i < b && archived; i++ {
 		t := p.recs()[i].TypeName
-		archived = t == archiveType || metadataTypes[t]
+		archived = t == stub.ArchiveType || metadataTypes[t]
 	}
 	if archived {
 		p.Stats.ArchiveSkipped = "already archived"
@@ -191,8 +188,8 @@ func (p *Plan) planArchive() {
 }
 
 // archiveLine renders the record that stands for the archived region.
-func (a *archive) line(st ccm.Stub, next []byte) []byte {
-	b := []byte(`{"type":"` + archiveType + `","archive":`)
+func (a *archive) line(st stub.Stub, next []byte) []byte {
+	b := []byte(`{"type":"` + stub.ArchiveType + `","archive":`)
 	b = jsonstr.Append(b, st.String())
 	b = append(b, fmt.Sprintf(`,"kept":%d`, len(a.copies))...)
 	if ts := transcript.NewRecord(next).Get("timestamp"); ts.Type == gjson.String {

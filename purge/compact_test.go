@@ -67,7 +67,7 @@ func TestArchiveCompacted(t *testing.T) {
 // byte for byte, with no stub missing.
 func restoresTo(t *testing.T, path string, o Options, want []byte) {
 	t.Helper()
-	rr, err := Restore(context.Background(), path, o)
+	rr, err := restoreFile(context.Background(), path, o)
 	if err != nil {
 		t.Fatal(err)
 	}

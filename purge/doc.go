@@ -13,5 +13,5 @@
 // CCM store behind stubs that ccm restore expands again.
 //
 // The new file replaces the old one atomically, after a backup, with the
-// lines Claude Code appended meanwhile copied over (see Replace).
+// lines Claude Code appended meanwhile copied over (see package rewrite).
 package purge

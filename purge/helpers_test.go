@@ -14,6 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/restore"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/synth"
 	"ccm/transcript"
@@ -289,9 +291,9 @@ func isSynthResult(l []byte) bool {
 // text block holding one.
 func isStubValue(v gjson.Result) bool {
 	if v.Type == gjson.String {
-		return ccm.IsStub(v.Str)
+		return stub.Is(v.Str)
 	}
-	return v.IsObject() && v.Get("type").Str == "text" && ccm.IsStub(v.Get("text").Str)
+	return v.IsObject() && v.Get("type").Str == "text" && stub.Is(v.Get("text").Str)
 }
 
 // onlyStubsDiffer reports whether b is a, or a stub, or an object with
@@ -678,15 +680,15 @@ func parentOf(t testing.TB, data []byte, uuid string) string {
 }
 
 // stubsIn returns every stub in a line (decoded strings that are stubs).
-func stubsIn(line []byte) []ccm.Stub {
-	var out []ccm.Stub
+func stubsIn(line []byte) []stub.Stub {
+	var out []stub.Stub
 	var walk func(v gjson.Result)
 	walk = func(v gjson.Result) {
 		switch {
 		case v.IsObject() || v.IsArray():
 			v.ForEach(func(_, c gjson.Result) bool { walk(c); return true })
 		case v.Type == gjson.String:
-			if st, ok := ccm.ParseStub(v.Str); ok {
+			if st, ok := stub.Parse(v.Str); ok {
 				out = append(out, st)
 			}
 		}
@@ -706,3 +708,19 @@ func bigText(seed string, n int) string {
 }
 
 type bytesBuffer = bytes.Buffer
+
+// restoreFile restores path with the options of the purge that made it.
+func restoreFile(ctx context.Context, path string, o Options) (*restore.Report, error) {
+	return restore.File(ctx, path, restoreOptions(o))
+}
+
+// restoreBackup brings back a backup with the options of the purge that
+// made it.
+func restoreBackup(ctx context.Context, path, from string, o Options) (*restore.Report, error) {
+	return restore.FromBackup(ctx, path, from, restoreOptions(o))
+}
+
+// restoreOptions carries a purge's options over to a restore.
+func restoreOptions(o Options) restore.Options {
+	return restore.Options{Store: o.Store, LockDir: o.LockDir, LockWait: o.LockWait, DryRun: o.DryRun, Backup: o.Backup, Now: o.Now}
+}

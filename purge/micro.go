@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/ccm"
+	"ccm/internal/stub"
 	"ccm/transcript"
 )
 
@@ -141,7 +141,7 @@ func (m *microScan) note(i int, rec transcript.Record, f *transcript.Facts, opt 
 			// Over --threshold a result is stubbed wherever a rule could
 			// stub it, and the store keeps equal values once: hashing it
 			// (most of a transcript's bytes) would buy nothing.
-			if len(inner.Raw) < microMin || len(inner.Raw) > opt.Threshold || strings.Contains(inner.Raw[:min(len(inner.Raw), stubSearch)], ccm.StubStart) {
+			if len(inner.Raw) < microMin || len(inner.Raw) > opt.Threshold || strings.Contains(inner.Raw[:min(len(inner.Raw), stubSearch)], stub.Start) {
 				return true
 			}
 			sum := sha256.Sum256([]byte(inner.Raw))
@@ -307,7 +307,7 @@ func (m *microScan) noteHook(i int, rec transcript.Record, f *transcript.Facts) 
 	default:
 		return
 	}
-	if strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], ccm.StubStart) {
+	if strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], stub.Start) {
 		return
 	}
 	sum := sha256.Sum256([]byte(v.Raw))

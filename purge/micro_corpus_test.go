@@ -57,7 +57,7 @@ func TestCorpusMicroRestore(t *testing.T) {
 		stale += rep.StaleReads + rep.DuplicateOutputs + rep.OldTodos
 		stubs += rep.Stubs
 		o.Backup = BackupNone
-		rr, err := Restore(context.Background(), p, o)
+		rr, err := restoreFile(context.Background(), p, o)
 		if err != nil {
 			t.Fatal(err)
 		}

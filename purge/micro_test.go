@@ -9,7 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/ccm"
+	"ccm/internal/stub"
 )
 
 // microFixture is an old turn that reads a.go, then edits it (the read
@@ -57,7 +57,7 @@ func stubDesc(t *testing.T, out []byte, uuid, path string) (string, bool) {
 	if l == nil {
 		t.Fatalf("no record %s", uuid)
 	}
-	st, ok := ccm.ParseStub(gjson.GetBytes(l, path).Str)
+	st, ok := stub.Parse(gjson.GetBytes(l, path).Str)
 	return st.Desc, ok
 }
 
@@ -127,7 +127,7 @@ func TestMicroRules(t *testing.T) {
 func restoreExact(t *testing.T, e *env, path string, o Options, in []byte) {
 	t.Helper()
 	o.Backup = BackupNone
-	if _, err := Restore(context.Background(), path, o); err != nil {
+	if _, err := restoreFile(context.Background(), path, o); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, path); !bytes.Equal(got, in) {

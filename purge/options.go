@@ -5,20 +5,30 @@ import (
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/rewrite"
 )
 
-// BackupMode says how the original is kept before it is replaced.
-type BackupMode string
+// BackupMode says how the original is kept before it is replaced
+// (rewrite.BackupMode).
+type BackupMode = rewrite.BackupMode
 
-// Backup modes. Link (the default) hard-links the original inode, which
-// costs nothing and keeps the exact bytes; Copy writes a copy; Zstd a
-// compressed copy; None keeps nothing.
+// Backup modes, as in package rewrite: Link (the default) hard-links the
+// original inode, Copy writes a copy, Zstd a compressed copy, None keeps
+// nothing.
 const (
-	BackupLink BackupMode = "link"
-	BackupCopy BackupMode = "copy"
-	BackupZstd BackupMode = "zstd"
-	BackupNone BackupMode = "none"
+	BackupLink = rewrite.BackupLink
+	BackupCopy = rewrite.BackupCopy
+	BackupZstd = rewrite.BackupZstd
+	BackupNone = rewrite.BackupNone
 )
+
+// BackupStamp is the layout of the time stamp in backup names
+// (rewrite.BackupStamp).
+const BackupStamp = rewrite.BackupStamp
+
+// RestoreTag ends the names of the backups a restore makes
+// (rewrite.RestoreTag).
+const RestoreTag = rewrite.RestoreTag
 
 // Options configure a purge. The zero value is not useful; start from
 // DefaultOptions.

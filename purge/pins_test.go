@@ -6,6 +6,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/pins"
+	"ccm/internal/stub"
 	"ccm/synth"
 )
 
@@ -50,9 +52,9 @@ func TestPins(t *testing.T) {
 	in := pinFixture()
 	for _, c := range []struct {
 		def  ccm.PinLevel
-		want map[string]ccm.Pin
+		want map[string]pins.Pin
 	}{
-		{ccm.PinNone, map[string]ccm.Pin{
+		{ccm.PinNone, map[string]pins.Pin{
 			"rA": {Level: ccm.PinNone},
 			"rB": {Level: ccm.PinHard, Reason: "keep it"},
 			"rC": {Level: ccm.PinNone},
@@ -60,7 +62,7 @@ func TestPins(t *testing.T) {
 			"rE": {Level: ccm.PinSoft},
 			"rF": {Level: ccm.PinSoft, Reason: "from /cmd"},
 		}},
-		{ccm.PinSoft, map[string]ccm.Pin{
+		{ccm.PinSoft, map[string]pins.Pin{
 			"rA": {Level: ccm.PinSoft},
 			"rB": {Level: ccm.PinHard, Reason: "keep it"},
 			"rC": {Level: ccm.PinSoft},
@@ -78,7 +80,7 @@ func TestPins(t *testing.T) {
 				t.Errorf("%d stubs, want %d", rep.Stubs, len(c.want))
 			}
 			for u, want := range c.want {
-				st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, u), "message.content.0.content").Str)
+				st, ok := stub.Parse(gjson.GetBytes(lineOf(out, u), "message.content.0.content").Str)
 				if !ok {
 					t.Errorf("%s: not stubbed", u)
 					continue
@@ -115,7 +117,7 @@ func TestPinNextSkipsUnstubbed(t *testing.T) {
 	)
 	e := newEnv(t)
 	_, out := e.purgeBytes(in, e.opts())
-	st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
+	st, ok := stub.Parse(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
 	if !ok {
 		t.Fatal("r1 not stubbed")
 	}

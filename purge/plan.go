@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 
-	"ccm/ccm"
+	"ccm/internal/pins"
 	"ccm/transcript"
 )
 
@@ -39,7 +39,7 @@ type Plan struct {
 	parent map[int]*string // new parentUuid of a record; nil value means null
 	remove map[int][]bool  // blocks to remove from a record
 	synth  map[int]*synthResult
-	pins   map[int]ccm.Pin
+	pins   map[int]pins.Pin
 
 	windowStart int // records at or after this index are in the recent window
 	turnsStart  int // the --recent-turns window's start, where --old-threshold ends
@@ -131,7 +131,7 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	if !opt.RepairOnly {
 		p.planMicro()
 		p.settleLarge()
-		p.pins = ccm.ResolvePins(s.events)
+		p.pins = pins.Resolve(s.events)
 	}
 	return p
 }

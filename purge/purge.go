@@ -16,6 +16,8 @@ import (
 
 	"ccm/ccm"
 	"ccm/fsutil"
+	"ccm/internal/rewrite"
+	"ccm/internal/stub"
 	"ccm/transcript"
 )
 
@@ -60,46 +62,12 @@ const ActiveWindow = 2 * time.Minute
 var ErrNothingLeft = errors.New("the purge would leave no record (the file holds only progress or bookkeeping records); nothing was changed")
 
 // ErrLocked is returned when another ccm process is rewriting the same
-// transcript.
-var ErrLocked = errors.New("another ccm process is rewriting this transcript")
+// transcript (rewrite.ErrLocked).
+var ErrLocked = rewrite.ErrLocked
 
-// LockPath is the sidecar lock of a transcript under lockDir, the one a
-// purge takes: ccm archive and ccm clean take it too, so they never work
-// on a transcript a purge is rewriting.
-func LockPath(lockDir, path string) string { return lockPath(lockDir, path) }
-
-// lockPath is the sidecar lock of a transcript: a file under lockDir
-// named by a hash of the transcript's absolute path. The lock is never on
-// the transcript itself, since the rename swaps its inode.
-func lockPath(lockDir, path string) string {
-	sum := sha256.Sum256([]byte(realPath(path)))
-	return filepath.Join(lockDir, hex.EncodeToString(sum[:12])+".lock")
-}
-
-// realPath is path made absolute with its symlinks resolved, or as given
-// when that fails. A transcript named through a symlink is rewritten where
-// it lives (a rename over the link would replace the link with a copy and
-// leave the real file as it was), and has one lock however it is named.
-func realPath(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
-	}
-	return abs
-}
-
-// asNamed names a file beside the transcript (its backup) the way the user
-// named the transcript: relative stays relative when the name was no
-// symlink; otherwise the file's real path is clearer.
-func asNamed(name, path, file string) string {
-	if file == "" || filepath.Base(name) != filepath.Base(path) || realPath(filepath.Dir(name)) != filepath.Dir(path) {
-		return file
-	}
-	return filepath.Join(filepath.Dir(name), filepath.Base(file))
-}
+// ErrReadOnly is returned for a protected transcript or directory
+// (rewrite.ErrReadOnly).
+var ErrReadOnly = rewrite.ErrReadOnly
 
 // File purges one transcript.
 func File(ctx context.Context, path string, opt Options) (*Report, error) {
@@ -107,17 +75,14 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		opt.Now = DefaultOptions().Now
 	}
 	name := path // as given, for the report
-	path = realPath(path)
+	path = rewrite.RealPath(path)
 	locked := false
 	if opt.LockDir != "" && !opt.DryRun {
-		lk, err := fsutil.LockFile(ctx, lockPath(opt.LockDir, path), true, opt.LockWait)
+		unlock, err := rewrite.Lock(ctx, opt.LockDir, path, opt.LockWait)
 		if err != nil {
-			if errors.Is(err, fsutil.ErrLockTimeout) {
-				return nil, fmt.Errorf("%w (%v)", ErrLocked, err)
-			}
 			return nil, err
 		}
-		defer lk.Unlock()
+		defer unlock()
 		locked = true
 	}
 	src, err := fsutil.OpenRegular(path)
@@ -142,7 +107,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 	}
 	if !opt.DryRun {
-		if err := checkWritable(path, fi); err != nil {
+		if err := rewrite.CheckWritable(path, fi); err != nil {
 			return nil, err
 		}
 	}
@@ -152,9 +117,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		// for this transcript now, so any there is left from a crash. A
 		// failure to remove one does not stop the purge; the next one
 		// tries again.
-		stale, _ = removeStaleTemps(path)
+		stale, _ = rewrite.RemoveStaleTemps(path)
 	}
-	limit, unterminated, err := recordsEnd(src, fi.Size())
+	limit, unterminated, err := rewrite.RecordsEnd(src, fi.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +207,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		after = p.afterCounter(w)
 	}
 	produce := func(out io.Writer) (bool, error) {
-		cw := &countingWriter{w: out}
+		cw := &rewrite.CountingWriter{W: out}
 		if err := w.write(io.NewSectionReader(src, 0, limit), cw); err != nil {
 			stub.finish()
 			return false, err
@@ -254,7 +219,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		rep.BytesAfter = cw.n + (fi.Size() - limit)
+		rep.BytesAfter = cw.N + (fi.Size() - limit)
 		return w.Changed, nil
 	}
 	if opt.DryRun {
@@ -278,13 +243,13 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 				rep.EstimateError = err.Error()
 			}
 		}
-		res, err := replaceFile(path, src, limit, opt.Backup, "", opt.Now(), produce, noteEstimate)
+		res, err := rewrite.Replace(path, src, limit, opt.Backup, "", opt.Now(), produce, noteEstimate)
 		if err != nil {
 			return nil, err
 		}
 		noteEstimate() // done already, unless the file was left unchanged
 		rep.Changed = !res.Unchanged
-		rep.Backup = asNamed(name, path, res.Backup)
+		rep.Backup = rewrite.AsNamed(name, path, res.Backup)
 		// The tail copy also carried a partial last line that was there
 		// from the start; only what grew after the start was appended.
 		rep.TailBytes = res.TailBytes - (fi.Size() - limit)
@@ -323,43 +288,9 @@ func (p *Plan) storeArchive(ctx context.Context, src *os.File, store *ccm.Store,
 		}
 		key = k
 	}
-	w.archiveStub = ccm.Stub{Key: key, Source: "ccm purge --archive-compacted", Desc: desc, Bytes: a.offset, Lines: a.lines, Pinned: level}
+	w.archiveStub = stub.Stub{Key: key, Source: "ccm purge --archive-compacted", Desc: desc, Bytes: a.offset, Lines: a.lines, Pinned: level}
 	p.Stats.ArchivedLines = a.lines
 	return nil
-}
-
-// ErrReadOnly is returned for a transcript (or directory) whose owner
-// write bit is off: someone protected it, and ccm respects that even when
-// it runs as root, which the kernel would let through.
-var ErrReadOnly = errors.New("read-only")
-
-// checkWritable refuses to rewrite a read-only file or a file in a
-// read-only directory.
-func checkWritable(path string, fi os.FileInfo) error {
-	if fi.Mode().Perm()&0o200 == 0 {
-		return fmt.Errorf("the file is %w (mode %04o); ccm does not rewrite a protected transcript (chmod u+w to allow it)", ErrReadOnly, fi.Mode().Perm())
-	}
-	dir := filepath.Dir(path)
-	di, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	if di.Mode().Perm()&0o200 == 0 {
-		return fmt.Errorf("its directory %s is %w (mode %04o); ccm replaces files by renaming inside it (chmod u+w to allow it)", dir, ErrReadOnly, di.Mode().Perm())
-	}
-	return nil
-}
-
-// countingWriter counts what passes through.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // afterCounter estimates the tokens of the purged file's resume context

@@ -20,6 +20,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/rewrite"
+	"ccm/internal/stub"
 	"ccm/synth"
 	"ccm/transcript"
 )
@@ -111,7 +113,7 @@ func holdTranscriptLock(t *testing.T, path, lockDir string) func() {
 		t.Fatal(err)
 	}
 	// Same name as lockPath: any ccm process computes it the same way.
-	f, err := os.OpenFile(lockPath(lockDir, path), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(rewrite.LockPath(lockDir, path), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +562,7 @@ func TestNeverTruncate(t *testing.T) {
 	o.Threshold = 100
 	p := e.write("b.jsonl", in)
 	e.purge(p, o)
-	rr, err := Restore(context.Background(), p, o)
+	rr, err := restoreFile(context.Background(), p, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -750,7 +752,7 @@ func TestBytesAndRawText(t *testing.T) {
 		t.Errorf("a1's text changed: %s", a1)
 	}
 	// 3000 characters, 6002 bytes of JSON: over the 5000-byte threshold.
-	st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
+	st, ok := stub.Parse(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
 	if !ok {
 		t.Fatal("a 6000-byte result of 3000 characters was not stubbed")
 	}

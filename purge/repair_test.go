@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"ccm/internal/rewrite"
 	"ccm/synth"
 	"ccm/transcript"
 )
@@ -595,10 +596,10 @@ func TestLockPathThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := lockPath("/locks", real), lockPath("/locks", link); a != b {
+	if a, b := rewrite.LockPath("/locks", real), rewrite.LockPath("/locks", link); a != b {
 		t.Errorf("real path lock %s, symlink lock %s", a, b)
 	}
-	if lockPath("/locks", real) == lockPath("/locks", filepath.Join(dir, "other.jsonl")) {
+	if rewrite.LockPath("/locks", real) == rewrite.LockPath("/locks", filepath.Join(dir, "other.jsonl")) {
 		t.Error("two transcripts share a lock")
 	}
 }
@@ -629,7 +630,7 @@ func TestPurgeThroughSymlink(t *testing.T) {
 	if filepath.Dir(rep.Backup) != filepath.Dir(real) {
 		t.Errorf("backup %s is not beside the real file", rep.Backup)
 	}
-	rr, err := Restore(context.Background(), link, e.opts())
+	rr, err := restoreFile(context.Background(), link, e.opts())
 	if err != nil {
 		t.Fatal(err)
 	}

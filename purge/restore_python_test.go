@@ -45,7 +45,7 @@ func TestRestorePythonStubsByValue(t *testing.T) {
 		assistantText("a2", "u2", "m2", "a picture"),
 	)
 	p := e.write("py.jsonl", in)
-	rr, err := Restore(ctx, p, e.opts())
+	rr, err := restoreFile(ctx, p, e.opts())
 	if err != nil {
 		t.Fatal(err)
 	}

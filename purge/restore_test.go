@@ -11,6 +11,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/restore"
+	"ccm/internal/stub"
 	"ccm/synth"
 	"ccm/testutil"
 )
@@ -31,7 +33,7 @@ func (e *env) roundTrip(path string) {
 	if bytes.Equal(orig, purged) {
 		e.t.Fatalf("%s: purge changed nothing", filepath.Base(path))
 	}
-	rr, err := Restore(context.Background(), path, o)
+	rr, err := restoreFile(context.Background(), path, o)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestRestoreBackup(t *testing.T) {
 			if mode != BackupZstd && !bytes.Equal(readFile(t, rep.Backup), in) {
 				t.Error("the backup is not the original")
 			}
-			rr, err := RestoreBackup(context.Background(), p, "", o)
+			rr, err := restoreBackup(context.Background(), p, "", o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +132,7 @@ func TestRestoreMissingBlob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rr, err := Restore(context.Background(), p, o)
+	rr, err := restoreFile(context.Background(), p, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func TestRestoreMissingBlob(t *testing.T) {
 	if err := os.WriteFile(blobs[0], []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rr, err = Restore(context.Background(), p2, o2)
+	rr, err = restoreFile(context.Background(), p2, o2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func TestRestoreForeignStubs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ccm.Stub{Key: key, Source: source, Bytes: int64(len(text)), Pinned: ccm.PinNone}.String()
+		return stub.Stub{Key: key, Source: source, Bytes: int64(len(text)), Pinned: ccm.PinNone}.String()
 	}
 	jsonOut := put(`{"status":"ok","items":[1,2,3]}`, "Bash curl http://api")
 	textOut := put("total 0\ndrwx------ 2 u u 40 .\n", "Bash ls -la")
@@ -200,7 +202,7 @@ func TestRestoreForeignStubs(t *testing.T) {
 		assistantText("a3", "r2", "m3", "ok"),
 	)
 	p := e.write("s.jsonl", in)
-	rr, err := Restore(ctx, p, e.opts())
+	rr, err := restoreFile(ctx, p, e.opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,14 +243,14 @@ func TestBackupsNewestFirst(t *testing.T) {
 				rep, _ := e.purge(p, o)
 				made = append(made, rep.Backup)
 			}
-			bs, err := Backups(p)
+			bs, err := restore.Backups(p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(bs) != 3 || bs[0] != made[2] {
 				t.Errorf("backups newest first: %v; made in order %v", bs, made)
 			}
-			if _, err := RestoreBackup(context.Background(), p, "", o); err != nil {
+			if _, err := restoreBackup(context.Background(), p, "", o); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(readFile(t, p), versions[2]) {

@@ -8,7 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/ccm"
+	"ccm/internal/splice"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
@@ -23,7 +24,7 @@ type rewriter struct {
 	buf     []byte
 	buf2    []byte
 	tmp     []byte
-	edits   []edit
+	edits   []splice.Edit
 	// onLine, when set, sees every record line written and whether it is
 	// on the chain the purged file resumes with (for the token estimate).
 	onLine func(line []byte, rec int)
@@ -32,7 +33,7 @@ type rewriter struct {
 	// Changed reports whether the output differs from the input.
 	Changed bool
 	// archiveStub stands for the archived region (with --archive-compacted).
-	archiveStub ccm.Stub
+	archiveStub stub.Stub
 	copies      [][]byte // metadata records of the archived region, re-written after its stub
 }
 
@@ -179,7 +180,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 			if np != nil {
 				repl = jsonstr.Append(nil, *np)
 			}
-			w.edits = append(w.edits, valueEdit(res, repl))
+			w.edits = append(w.edits, splice.Value(res, repl))
 		}
 	}
 	rm := w.p.remove[rec]
@@ -194,7 +195,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 					field = "tool_use_id"
 				}
 				if v := blk.Get(field); v.Exists() {
-					w.edits = append(w.edits, valueEdit(v, jsonstr.Append(nil, id)))
+					w.edits = append(w.edits, splice.Value(v, jsonstr.Append(nil, id)))
 				}
 			}
 			k++
@@ -206,17 +207,17 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 			// Applied after the renames above, in a second splice: the
 			// array edit would overlap them.
 			if len(w.edits) > 0 {
-				w.buf = applyEdits(w.buf, line, w.edits)
+				w.buf = splice.Apply(w.buf, line, w.edits)
 				line = w.buf
 				w.edits = w.edits[:0]
 				s = bytesView(line)
 				c = gjson.Get(s, "message.content")
 			}
-			w.edits = append(w.edits, valueEdit(c, withoutElements(c, rm)))
+			w.edits = append(w.edits, splice.Value(c, withoutElements(c, rm)))
 		}
 	}
 	if len(w.edits) > 0 {
-		w.tmp = applyEdits(w.tmp, line, w.edits)
+		w.tmp = splice.Apply(w.tmp, line, w.edits)
 		w.buf, w.tmp = w.tmp, w.buf
 		line = w.buf
 	}
@@ -230,7 +231,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 	if len(w.edits) == 0 {
 		return line, nil
 	}
-	w.buf2 = applyEdits(w.buf2, line, w.edits)
+	w.buf2 = splice.Apply(w.buf2, line, w.edits)
 	return w.buf2, nil
 }
 

@@ -38,7 +38,7 @@ func FuzzPurgeRestore(f *testing.F) {
 		opt.KeepStaleReads, opt.KeepDuplicates, opt.KeepOldTodos = flags&32 != 0, flags&64 != 0, flags&32 == 0
 		rep, _ := e.purge(p, opt)
 		t.Logf("%d stubs, %d bytes moved to the store", rep.Stubs, rep.StubbedBytes)
-		if _, err := Restore(context.Background(), p, opt); err != nil {
+		if _, err := restoreFile(context.Background(), p, opt); err != nil {
 			t.Fatal(err)
 		}
 		if got := readFile(t, p); !bytes.Equal(got, data) {

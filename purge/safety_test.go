@@ -25,6 +25,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/restore"
+	"ccm/internal/rewrite"
 	"ccm/synth"
 	"ccm/testutil"
 )
@@ -286,7 +288,7 @@ func TestKillDuringPurge(t *testing.T) {
 			outcomes["original"]++
 		case purgedSum:
 			outcomes["purged"]++
-			bs, _ := Backups(p)
+			bs, _ := restore.Backups(p)
 			if len(bs) != 1 || sum(readFile(t, bs[0])) != origSum {
 				t.Errorf("run %d: purged file without a backup of the original (%v)", i, bs)
 			}
@@ -629,8 +631,8 @@ func TestHeldOpenReported(t *testing.T) {
 	if len(rep.HeldOpen) != 1 || rep.HeldOpen[0] != child.Process.Pid {
 		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
 	}
-	if held < heldWait {
-		t.Errorf("a held file was waited for %v, less than %v", held, heldWait)
+	if held < rewrite.HeldWait {
+		t.Errorf("a held file was waited for %v, less than %v", held, rewrite.HeldWait)
 	}
 	t.Logf("purge with the old file free: %v; held: %v", free, held)
 	if free >= held {

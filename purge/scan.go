@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ccm/ccm"
+	"ccm/internal/pins"
 	"ccm/transcript"
 	"ccm/transcript/worklog"
 )
@@ -25,8 +25,8 @@ type recInfo struct {
 type scan struct {
 	ix     *transcript.Index
 	info   []recInfo
-	events []ccm.PinEvent // pin directives and large records, in file order (Item = record index)
-	micro  *microScan     // what the microcompaction rules need; nil when they are off
+	events []pins.Event // pin directives and large records, in file order (Item = record index)
+	micro  *microScan   // what the microcompaction rules need; nil when they are off
 }
 
 // bookkeepingKind names the per-turn records of which only the latest is
@@ -67,15 +67,15 @@ func scanFile(r io.Reader, opt Options) (*scan, error) {
 			// Pin directives come from user-authored text only: prompts
 			// and slash-command expansions (isMeta), never tool output.
 			if !onlyResults && !f.CompactSummary && bytes.Contains(l.Raw, pinMarker) {
-				for _, d := range ccm.ParseDirectives(text) {
+				for _, d := range pins.Parse(text) {
 					d.Reason = strings.Clone(d.Reason) // text points into the line buffer
-					s.events = append(s.events, ccm.PinEvent{Item: i, IsDirective: true, Directive: d})
+					s.events = append(s.events, pins.Event{Item: i, IsDirective: true, Directive: d})
 				}
 			}
 		}
 		if isLarge(rec, f, sz, opt) {
 			ri.large = true
-			s.events = append(s.events, ccm.PinEvent{Item: i})
+			s.events = append(s.events, pins.Event{Item: i})
 		}
 		ri.largeOld = ri.large || opt.OldThreshold > 0 && largeAt(rec, f, sz, opt, min(opt.Threshold, opt.OldThreshold))
 		if s.micro != nil {

@@ -100,7 +100,7 @@ func TestStaleTemps(t *testing.T) {
 		e, p, _ := setup(t)
 		o := e.opts()
 		o.Backup = BackupNone
-		if _, err := Restore(context.Background(), p, o); err != nil {
+		if _, err := restoreFile(context.Background(), p, o); err != nil {
 			t.Fatal(err)
 		}
 		got := names(t, e.dir)
@@ -150,23 +150,5 @@ func TestStaleTemps(t *testing.T) {
 				t.Errorf("directory holds %q, want %q", got, before)
 			}
 		})
-	}
-}
-
-func TestIsTempName(t *testing.T) {
-	const prefix = ".s.jsonl.ccm-tmp-"
-	for name, want := range map[string]bool{
-		".s.jsonl.ccm-tmp-1":          true,
-		".s.jsonl.ccm-tmp-4294967295": true,
-		".s.jsonl.ccm-tmp-":           false,
-		".s.jsonl.ccm-tmp--1":         false,
-		".s.jsonl.ccm-tmp-1 ":         false,
-		".s.jsonl.ccm-tmp-١":          false, // a non-ASCII digit
-		".s.jsonl.ccm-tmp":            false,
-		"x.s.jsonl.ccm-tmp-1":         false,
-	} {
-		if got := isTempName(name, prefix); got != want {
-			t.Errorf("isTempName(%q) = %v, want %v", name, got, want)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/stub"
 	"ccm/synth"
 	"ccm/transcript"
 )
@@ -240,7 +241,7 @@ func TestStubbing(t *testing.T) {
 	for _, c := range cases {
 		orig := originalValue(t, in, c.uuid, c.path)
 		v := gjson.GetBytes(lineOf(out, c.uuid), c.stubPath)
-		st, ok := ccm.ParseStub(v.Str)
+		st, ok := stub.Parse(v.Str)
 		if !ok {
 			t.Errorf("%s %s: no stub at %s: %.200s", c.uuid, c.path, c.stubPath, v.Raw)
 			continue
@@ -284,8 +285,8 @@ func TestStubbing(t *testing.T) {
 	// Bash's stdout copy is cut alone, so it is the very bytes of the
 	// tool_result: one key, one blob, and the object keeps its small
 	// fields.
-	st, _ := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
-	cp, _ := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "toolUseResult.stdout").Str)
+	st, _ := stub.Parse(gjson.GetBytes(lineOf(out, "r1"), "message.content.0.content").Str)
+	cp, _ := stub.Parse(gjson.GetBytes(lineOf(out, "r1"), "toolUseResult.stdout").Str)
 	if st.Key == "" || cp.Key != st.Key {
 		t.Errorf("stdout copy key %q, tool_result key %q: want one", cp.Key, st.Key)
 	}
@@ -614,8 +615,8 @@ func TestToolUseResultCopies(t *testing.T) {
 	)
 	rep, out := e.purgeBytes(in, e.opts())
 
-	input, _ := ccm.ParseStub(gjson.GetBytes(lineOf(out, "a1"), "message.content.0.input.content").Str)
-	copied, ok := ccm.ParseStub(gjson.GetBytes(lineOf(out, "r1"), "toolUseResult.content").Str)
+	input, _ := stub.Parse(gjson.GetBytes(lineOf(out, "a1"), "message.content.0.input.content").Str)
+	copied, ok := stub.Parse(gjson.GetBytes(lineOf(out, "r1"), "toolUseResult.content").Str)
 	if !ok || input.Key == "" || copied.Key != input.Key {
 		t.Errorf("Write's content copy: stub %+v, input stub %+v: want one key", copied, input)
 	}
@@ -627,7 +628,7 @@ func TestToolUseResultCopies(t *testing.T) {
 	}
 	for _, u := range []string{"r2", "r3"} {
 		v := gjson.GetBytes(lineOf(out, u), "toolUseResult")
-		st, ok := ccm.ParseStub(v.Str)
+		st, ok := stub.Parse(v.Str)
 		orig := originalValue(t, in, u, "toolUseResult")
 		if !ok || st.Key != ccm.KeyOf(orig) {
 			t.Errorf("%s: toolUseResult not stubbed whole: %.200s", u, v.Raw)
@@ -642,7 +643,7 @@ func TestToolUseResultCopies(t *testing.T) {
 	o := e.opts()
 	p := e.write("copies.jsonl", in)
 	e.purge(p, o)
-	if _, err := Restore(context.Background(), p, o); err != nil {
+	if _, err := restoreFile(context.Background(), p, o); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, p); !bytes.Equal(got, in) {
@@ -670,7 +671,7 @@ func TestToolUseResultPurgedAgain(t *testing.T) {
 	p := e.write("again.jsonl", in)
 	e.purge(p, e.opts())
 	once := readFile(t, p)
-	if st, ok := ccm.ParseStub(gjson.GetBytes(lineOf(once, "r1"), "toolUseResult.stdout").Str); !ok || st.Key == "" {
+	if st, ok := stub.Parse(gjson.GetBytes(lineOf(once, "r1"), "toolUseResult.stdout").Str); !ok || st.Key == "" {
 		t.Fatalf("first purge: stdout not stubbed: %.300s", lineOf(once, "r1"))
 	}
 	o := e.opts()
@@ -682,7 +683,7 @@ func TestToolUseResultPurgedAgain(t *testing.T) {
 	}
 	// Its other large members are cut now, the stub stays as it was.
 	for _, k := range []string{"a", "b"} {
-		if _, ok := ccm.ParseStub(tur.Get(k).Str); !ok {
+		if _, ok := stub.Parse(tur.Get(k).Str); !ok {
 			t.Errorf("member %s not stubbed at threshold 1000", k)
 		}
 	}
@@ -693,7 +694,7 @@ func TestToolUseResultPurgedAgain(t *testing.T) {
 		t.Errorf("second purge: %d stubs, want 2", rep.Stubs)
 	}
 	// One restore brings back the original.
-	if _, err := Restore(context.Background(), p, o); err != nil {
+	if _, err := restoreFile(context.Background(), p, o); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, p); !bytes.Equal(got, in) {

@@ -7,6 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/splice"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
@@ -26,7 +28,7 @@ const stubSearch = 4 << 10
 
 // isStub reports whether v, a raw value, is a string that is a stub.
 func isStub(v gjson.Result) bool {
-	return v.Type == gjson.String && strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], ccm.StubStart) && ccm.IsStub(gjson.Parse(v.Raw).Str)
+	return v.Type == gjson.String && strings.Contains(v.Raw[:min(len(v.Raw), stubSearch)], stub.Start) && stub.Is(gjson.Parse(v.Raw).Str)
 }
 
 // holdsStub reports whether v is a stub or holds one at any depth.
@@ -48,10 +50,6 @@ func holdsStub(v gjson.Result) bool {
 	}
 	return found
 }
-
-// rawValueType is the store's source type of content a purge cut out of a
-// line: the raw JSON value, still encoded.
-const rawValueType = "json"
 
 // pinFor returns the pin of a record's stubs: a ccm:pin directive's, or
 // the default level.
@@ -87,18 +85,18 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		raw := line[v.Index : v.Index+len(v.Raw)]
 		// Type "json" marks a raw JSON value cut out by purge: ccm restore
 		// splices only such blobs back (a hook's stub holds plain text).
-		src := ccm.Source{Type: rawValueType, ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
+		src := ccm.Source{Type: stub.RawValueType, ToolName: info.Name, SessionPath: w.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
 		if desc == "" {
 			// The Bash description (or Task's) is the stub's desc line, as
 			// in the Python tool's v2 stubs.
 			desc = info.Desc
 		}
-		st := ccm.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
+		st := stub.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
 		if media != "" {
 			// media points into the line buffer, which the reader reuses
 			// before the background workers write the metadata.
 			media = strings.Clone(media)
-			src = ccm.Source{Type: rawValueType, MediaType: media, SessionPath: w.session}
+			src = ccm.Source{Type: stub.RawValueType, MediaType: media, SessionPath: w.session}
 			st.Source = "Image (" + mediaName(media) + ")"
 			st.Lines = 0
 		} else {
@@ -115,7 +113,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 		if asBlock {
 			text = append(append([]byte(`{"type":"text","text":`), text...), '}')
 		}
-		w.edits = append(w.edits, valueEdit(v, text))
+		w.edits = append(w.edits, splice.Value(v, text))
 		w.p.Stats.Stubs++
 		w.p.Stats.StubbedBytes += int64(len(raw))
 	}

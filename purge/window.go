@@ -3,7 +3,7 @@ package purge
 import (
 	"slices"
 
-	"ccm/ccm"
+	"ccm/internal/pins"
 	"ccm/transcript"
 )
 
@@ -71,7 +71,7 @@ func (p *Plan) settleLarge() {
 			p.scan.info[i].large = true
 		}
 	}
-	ev := make([]ccm.PinEvent, 0, len(p.scan.events))
+	ev := make([]pins.Event, 0, len(p.scan.events))
 	k := 0
 	old := p.scan.events
 	for i, ri := range p.scan.info {
@@ -82,7 +82,7 @@ func (p *Plan) settleLarge() {
 			k++
 		}
 		if ri.large {
-			ev = append(ev, ccm.PinEvent{Item: i})
+			ev = append(ev, pins.Event{Item: i})
 		}
 	}
 	p.scan.events = slices.Clip(ev)

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/jsonscan"
 )
 
 // Lookup finds the value at path (object keys joined by '.') in json
@@ -76,14 +78,14 @@ func member(b []byte, i int, key string) (vs, ve int, found bool) {
 
 // membersAt calls fn with each member of the object that starts at b[i]:
 // its raw key (without quotes) and its value's span, until fn returns
-// false or the structure ends. Values are crossed with skipValue.
+// false or the structure ends. Values are crossed with jsonscan.ValueEnd.
 func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
 	if i >= len(b) || b[i] != '{' {
 		return
 	}
 	i = skipWS(b, i+1)
 	for i < len(b) && b[i] == '"' {
-		ke := skipString(b, i+1)
+		ke := jsonscan.StringEnd(b, i+1)
 		if ke < 0 {
 			return
 		}
@@ -93,7 +95,7 @@ func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
 			return
 		}
 		vs := skipWS(b, i+1)
-		ve := skipValue(b, vs)
+		ve := jsonscan.ValueEnd(b, vs)
 		if ve < 0 || !fn(k, vs, ve) {
 			return
 		}
@@ -104,70 +106,6 @@ func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
 		i = skipWS(b, i+1)
 	}
 }
-
-// skipValue returns the end of the value that starts at i, or -1 when it
-// does not end. Strings are crossed by skipString; only the bytes between
-// them are looked at one by one.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i+1)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				if i = skipString(b, i+1); i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	start := i // a number or a literal
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && !isSpace(b[i]) {
-		i++
-	}
-	if i == start {
-		return -1
-	}
-	return i
-}
-
-// skipString returns the index after the closing quote of the string whose
-// opening quote precedes i, or -1. It jumps from quote to quote with
-// bytes.IndexByte: a quote preceded by an odd number of backslashes is
-// escaped.
-func skipString(b []byte, i int) int {
-	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		i += j
-		k := i - 1
-		for k >= 0 && b[k] == '\\' {
-			k--
-		}
-		if (i-1-k)%2 == 0 {
-			return i + 1
-		}
-		i++
-	}
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // keyIs compares a raw key (without quotes) with a plain key.
 func keyIs(raw []byte, key string) bool {
@@ -200,7 +138,7 @@ func rawType(raw string) gjson.Type {
 // members calls fn with each member of the object b (raw key without
 // quotes, raw value) until fn returns false. Like Lookup it trusts b to
 // be valid JSON, as every line the index has validated is: values are
-// crossed with skipValue, never validated again, so that a walk over a
+// crossed with jsonscan.ValueEnd, never validated again, so that a walk over a
 // record with megabytes of output costs a few quote searches.
 func members(b []byte, fn func(key, val []byte) bool) {
 	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool { return fn(k, b[vs:ve]) })
@@ -221,7 +159,7 @@ func elementsAt(b []byte, fn func(vs, ve int) bool) {
 	}
 	i = skipWS(b, i+1)
 	for i < len(b) && b[i] != ']' {
-		ve := skipValue(b, i)
+		ve := jsonscan.ValueEnd(b, i)
 		if ve < 0 || !fn(i, ve) {
 			return
 		}

@@ -13,8 +13,8 @@ import (
 
 	"ccm/fsutil"
 	"ccm/internal/archive"
+	"ccm/internal/rewrite"
 	"ccm/internal/sessions"
-	"ccm/purge"
 )
 
 type archiveOptions struct {
@@ -355,7 +355,7 @@ func finishBatch(ctx context.Context, batch []*packedItem, record func(*archiveP
 // packOne packs one session under its transcript's lock, which it
 // returns held: the lock is released after the session's batch finishes.
 func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string, todos sessions.Todos) (*archive.Packed, *fsutil.Lock, error) {
-	lk, err := fsutil.LockFile(ctx, purge.LockPath(lockDir, r.Path), true, 0)
+	lk, err := fsutil.LockFile(ctx, rewrite.LockPath(lockDir, r.Path), true, 0)
 	if err != nil {
 		if errors.Is(err, fsutil.ErrLockTimeout) {
 			return nil, nil, fmt.Errorf("%w: a purge is rewriting it", errLocked)

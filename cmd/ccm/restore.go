@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/internal/restore"
 	"ccm/purge"
 )
 
@@ -62,21 +63,21 @@ so nothing written since is lost; --backup without --from skips those.
 }
 
 func runRestore(ctx context.Context, o restoreOptions) error {
-	opt := purge.DefaultOptions()
+	opt := restore.DefaultOptions()
 	opt.DryRun = o.DryRun
 	opt.Backup = o.Backup
 	opt.LockDir = ccmHome(o.globalOptions) + "/locks"
-	var rep *purge.RestoreReport
+	var rep *restore.Report
 	var err error
 	if o.FromBackup {
-		rep, err = purge.RestoreBackup(ctx, o.File, o.From, opt)
+		rep, err = restore.FromBackup(ctx, o.File, o.From, opt)
 	} else {
 		st, serr := ccm.Open(storeRoot(o.globalOptions))
 		if serr != nil {
 			return serr
 		}
 		opt.Store = st
-		rep, err = purge.Restore(ctx, o.File, opt)
+		rep, err = restore.File(ctx, o.File, opt)
 	}
 	if err != nil {
 		return purgeError(o.File, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/stub"
 )
 
 // load reads a fixture: a tool call as Claude Code 2.1.330 sent it to a
@@ -85,7 +86,7 @@ func TestReplaceKeepsShape(t *testing.T) {
 		if len(text) > 2000 {
 			t.Errorf("%s: replacement is %d bytes; the client shows only the first 2 KB of a large output", c.file, len(text))
 		}
-		if st, ok := ccm.ParseStub(text[strings.Index(text, ccm.StubStart):]); !ok || st.Key != key || st.Bytes != int64(len(cp.Content)) {
+		if st, ok := stub.Parse(text[strings.Index(text, stub.Start):]); !ok || st.Key != key || st.Bytes != int64(len(cp.Content)) {
 			t.Errorf("%s: stub does not parse back: %+v", c.file, st)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"ccm/ccm"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 )
 
@@ -72,8 +73,8 @@ func (cp *Capture) Replace(st Stored) ([]byte, error) {
 }
 
 // Stub is the [CCM_CACHED] block of a capture.
-func (cp *Capture) Stub(st Stored) ccm.Stub {
-	return ccm.Stub{Key: st.Key, Source: cp.Source, Bytes: int64(len(cp.Content)), Lines: st.Lines, Pinned: st.Pin}
+func (cp *Capture) Stub(st Stored) stub.Stub {
+	return stub.Stub{Key: st.Key, Source: cp.Source, Bytes: int64(len(cp.Content)), Lines: st.Lines, Pinned: st.Pin}
 }
 
 // header says, before anything else, that this is a capture and not an

@@ -1,6 +1,11 @@
 package capture
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+
+	"ccm/internal/jsonscan"
+)
 
 // Member returns the raw JSON value of key in the JSON object raw, and its
 // offset in raw. raw must be valid JSON (hook input is validated when it is
@@ -50,54 +55,21 @@ func skipWS(s string, i int) int {
 }
 
 // stringEnd returns the index after the closing quote of the string that
-// starts at s[i].
-func stringEnd(s string, i int) int {
-	j := i + 1
-	for {
-		q := strings.IndexByte(s[j:], '"')
-		if q < 0 {
-			return len(s)
-		}
-		j += q
-		bs := 0
-		for k := j - 1; k > i && s[k] == '\\'; k-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return j + 1
-		}
-		j++
+// starts at s[i], or len(s) when it does not close.
+func stringEnd(s string, i int) int { return orEnd(len(s), jsonscan.StringEnd(bytesOf(s), i+1)) }
+
+// valueEnd returns the index after the value that starts at s[i], or
+// len(s) when it does not end.
+func valueEnd(s string, i int) int { return orEnd(len(s), jsonscan.ValueEnd(bytesOf(s), i)) }
+
+// orEnd is end, or n when jsonscan found no end (-1).
+func orEnd(n, end int) int {
+	if end < 0 {
+		return n
 	}
+	return end
 }
 
-// valueEnd returns the index after the value that starts at s[i].
-func valueEnd(s string, i int) int {
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '"':
-		return stringEnd(s, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(s); j++ {
-			switch s[j] {
-			case '"':
-				j = stringEnd(s, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(s)
-	}
-	j := i
-	for j < len(s) && !strings.ContainsRune(",}] \t\r\n", rune(s[j])) {
-		j++
-	}
-	return j
-}
+// bytesOf views s as bytes without copying, for jsonscan, which only
+// reads them.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -3,6 +3,8 @@ package install
 import (
 	"fmt"
 	"strings"
+
+	"ccm/internal/jsonscan"
 )
 
 // Byte-level editing of a JSON document that is known to be valid. sjson
@@ -37,46 +39,20 @@ func skipWS(d []byte, i int) int {
 	return i
 }
 
-// skipValue returns the offset just past the value starting at d[i].
-func skipValue(d []byte, i int) int {
-	switch d[i] {
-	case '"':
-		return skipString(d, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(d); j++ {
-			switch d[j] {
-			case '"':
-				j = skipString(d, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(d)
-	default:
-		j := i
-		for j < len(d) && !strings.ContainsRune(" \t\r\n,]}", rune(d[j])) {
-			j++
-		}
-		return j
-	}
-}
+// skipValue returns the offset just past the value starting at d[i], or
+// len(d) when it does not end.
+func skipValue(d []byte, i int) int { return orEnd(len(d), jsonscan.ValueEnd(d, i)) }
 
-func skipString(d []byte, i int) int {
-	for j := i + 1; j < len(d); j++ {
-		switch d[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
+// skipString returns the offset just past the string whose opening quote
+// is d[i], or len(d) when it does not close.
+func skipString(d []byte, i int) int { return orEnd(len(d), jsonscan.StringEnd(d, i+1)) }
+
+// orEnd is end, or n when jsonscan found no end (-1).
+func orEnd(n, end int) int {
+	if end < 0 {
+		return n
 	}
-	return len(d)
+	return end
 }
 
 // parseContainer lists the items of the object or array opening at d[open].

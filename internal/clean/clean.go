@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"ccm/fsutil"
+	"ccm/internal/rewrite"
 	"ccm/internal/sessions"
 	"ccm/purge"
 )
@@ -214,7 +215,7 @@ func (p *Plan) Remove(ctx context.Context, it *Item, lockDir string) error {
 
 func (p *Plan) remove(ctx context.Context, it *Item, lockDir string) error {
 	if it.Transcript != "" && lockDir != "" {
-		lk, err := fsutil.LockFile(ctx, purge.LockPath(lockDir, it.Transcript), true, 0)
+		lk, err := fsutil.LockFile(ctx, rewrite.LockPath(lockDir, it.Transcript), true, 0)
 		if err != nil {
 			if errors.Is(err, fsutil.ErrLockTimeout) {
 				return fmt.Errorf("%s: a ccm purge is working on its transcript; left", it.Path)

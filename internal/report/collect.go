@@ -216,7 +216,7 @@ func (c *collector) user(f *transcript.Facts, sz *transcript.Sizes) {
 
 // readStubs notes the key and size of every stub in a raw line. Inside a
 // JSON string a stub's line breaks are written \n; the fields are the
-// ones ccm.Stub writes (key first, bytes after source and desc).
+// ones stub.Stub writes (key first, bytes after source and desc).
 func (c *collector) readStubs(raw []byte) {
 	for {
 		i := bytes.Index(raw, stubMark)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"ccm/internal/restore"
 	"ccm/internal/sessions"
 	"ccm/purge"
 	"ccm/transcript"
@@ -191,7 +192,7 @@ func modelWindow(models map[string]int, turns []Turn) (string, int64) {
 // purgeMarkers places the transcript's purge backups on the curve: a
 // backup is named by the time of the purge that made it.
 func purgeMarkers(path string, turns []Turn) []Marker {
-	backups, err := purge.Backups(path)
+	backups, err := restore.Backups(path)
 	if err != nil || len(turns) == 0 {
 		return nil
 	}

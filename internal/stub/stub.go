@@ -1,29 +1,31 @@
-package ccm
+package stub
 
 import (
 	"strconv"
 	"strings"
+
+	"ccm/ccm"
 )
 
-// Stub markers. A stub is the text block that replaces stored content in a
+// The markers. A stub is the text block that replaces stored content in a
 // transcript or a tool output.
 const (
-	StubStart = "[CCM_CACHED]"
-	StubEnd   = "[/CCM_CACHED]"
+	Start = "[CCM_CACHED]"
+	End   = "[/CCM_CACHED]"
 )
 
 // Stub is the content of a [CCM_CACHED] block. String writes the v2 field
 // set of the Python tool, which every reader of that tool understands;
-// ParseStub also reads v1 (path line) and v3 (~tokens, key on an outer
+// Parse also reads v1 (path line) and v3 (~tokens, key on an outer
 // "Retrieve:" line) stubs.
 type Stub struct {
-	Key    Key
+	Key    ccm.Key
 	Source string // "Bash ls -la", "Read ~/src/x.go", "Image (PNG)"
 	Desc   string // optional description (Bash description, Task)
 	Bytes  int64  // real bytes of the stored content
 	Lines  int    // number of '\n' in it
 	Exit   int    // exit code; written only when not 0
-	Pinned PinLevel
+	Pinned ccm.PinLevel
 }
 
 // String renders the stub: one "name: value" line per field between the
@@ -31,7 +33,7 @@ type Stub struct {
 // spaces so they cannot end the block early.
 func (st Stub) String() string {
 	var b strings.Builder
-	b.WriteString(StubStart)
+	b.WriteString(Start)
 	b.WriteString("\nkey: ")
 	b.WriteString(string(st.Key))
 	src := oneLine(st.Source)
@@ -60,63 +62,63 @@ func (st Stub) String() string {
 	b.WriteString("\nget: ccm cache get ")
 	b.WriteString(string(st.Key))
 	b.WriteString("\n")
-	b.WriteString(StubEnd)
+	b.WriteString(End)
 	return b.String()
 }
 
-// IsStub reports whether text is a stub, as the Python tool's is_ccm_stub
+// Is reports whether text is a stub, as the Python tool's is_ccm_stub
 // decided: it starts with the start marker (after white space) and holds
 // the end marker.
-func IsStub(text string) bool {
+func Is(text string) bool {
 	t := strings.TrimSpace(text)
-	return strings.HasPrefix(t, StubStart) && strings.Contains(t, StubEnd)
+	return strings.HasPrefix(t, Start) && strings.Contains(t, End)
 }
 
-// ParseStub reads a stub that makes up text (leading white space and an
+// Parse reads a stub that makes up text (leading white space and an
 // outer "Retrieve:" line allowed). It reports false when text is not a
 // stub or its key is missing or malformed: a stub's key comes from outside
 // and is validated like any other.
-func ParseStub(text string) (Stub, bool) {
-	if !IsStub(text) {
+func Parse(text string) (Stub, bool) {
+	if !Is(text) {
 		return Stub{}, false
 	}
-	ms := FindStubs(text)
+	ms := Find(text)
 	if len(ms) == 0 || strings.TrimSpace(text[:ms[0].Start]) != "" {
 		return Stub{}, false
 	}
 	return ms[0].Stub, true
 }
 
-// StubMatch is a stub found inside a larger text: text[Start:End] is the
+// Match is a stub found inside a larger text: text[Start:End] is the
 // block, including an outer "Retrieve:" line when that line holds the key.
-type StubMatch struct {
+type Match struct {
 	Start, End int
 	Stub       Stub
 }
 
-// FindStubs returns every stub in text with a valid key, in order. text is
+// Find returns every stub in text with a valid key, in order. text is
 // decoded text (a JSON string's value), not raw JSON, where line breaks
 // would still be written as \n.
-func FindStubs(text string) []StubMatch {
-	var out []StubMatch
+func Find(text string) []Match {
+	var out []Match
 	pos := 0
 	for {
-		i := strings.Index(text[pos:], StubStart)
+		i := strings.Index(text[pos:], Start)
 		if i < 0 {
 			return out
 		}
 		start := pos + i
-		j := strings.Index(text[start:], StubEnd)
+		j := strings.Index(text[start:], End)
 		if j < 0 {
 			return out
 		}
-		end := start + j + len(StubEnd)
+		end := start + j + len(End)
 		// A start marker repeated before the end marker: the block is the
 		// innermost one.
-		if k := strings.LastIndex(text[start:start+j], StubStart); k > 0 {
+		if k := strings.LastIndex(text[start:start+j], Start); k > 0 {
 			start += k
 		}
-		st, hasKey := parseFields(text[start+len(StubStart) : end-len(StubEnd)])
+		st, hasKey := parseFields(text[start+len(Start) : end-len(End)])
 		if !hasKey {
 			if k, n := retrieveKey(text[end:]); k != "" {
 				st.Key, hasKey = k, true
@@ -124,7 +126,7 @@ func FindStubs(text string) []StubMatch {
 			}
 		}
 		if hasKey {
-			out = append(out, StubMatch{Start: start, End: end, Stub: st})
+			out = append(out, Match{Start: start, End: end, Stub: st})
 		}
 		pos = end
 	}
@@ -143,7 +145,7 @@ func parseFields(body string) (Stub, bool) {
 		value = strings.TrimSpace(value)
 		switch strings.TrimSpace(name) {
 		case "key":
-			if k, err := ParseKey(value); err == nil {
+			if k, err := ccm.ParseKey(value); err == nil {
 				st.Key, hasKey = k, true
 			}
 		case "path":
@@ -152,7 +154,7 @@ func parseFields(body string) (Stub, bool) {
 			if !hasKey {
 				base := value[strings.LastIndexAny(value, `/\`)+1:]
 				hexPart, _, _ := strings.Cut(base, ".")
-				if k, ok := keyFromHex(hexPart); ok {
+				if k, ok := ccm.KeyFromHex(hexPart); ok {
 					st.Key, hasKey = k, true
 				}
 			}
@@ -167,7 +169,7 @@ func parseFields(body string) (Stub, bool) {
 		case "exit":
 			st.Exit, _ = strconv.Atoi(value)
 		case "pinned":
-			st.Pinned, _ = ParsePinLevel(value)
+			st.Pinned, _ = ccm.ParsePinLevel(value)
 		}
 	}
 	return st, hasKey
@@ -176,7 +178,7 @@ func parseFields(body string) (Stub, bool) {
 // retrieveKey reads the key from a v3 outer line directly after a block,
 // "Retrieve: ccm-get.py <key> [...]", and returns it with the length of
 // text it spans.
-func retrieveKey(after string) (Key, int) {
+func retrieveKey(after string) (ccm.Key, int) {
 	rest := strings.TrimLeft(after, " \t\r\n")
 	skipped := len(after) - len(rest)
 	if strings.Count(after[:skipped], "\n") > 1 || !strings.HasPrefix(rest, "Retrieve:") {
@@ -185,9 +187,18 @@ func retrieveKey(after string) (Key, int) {
 	line, _, _ := strings.Cut(rest, "\n")
 	for _, tok := range strings.Fields(line) {
 		tok = strings.Trim(tok, "`'\",;()[]")
-		if k, err := ParseKey(tok); err == nil {
+		if k, err := ccm.ParseKey(tok); err == nil {
 			return k, skipped + len(line)
 		}
 	}
 	return "", 0
+}
+
+// oneLine turns line breaks into spaces so a value cannot break a stub
+// into several lines.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)
 }

@@ -1,4 +1,8 @@
-package purge
+// Package restore undoes a purge: it puts the stored content of every
+// stub in a transcript back in place (byte for byte for ccm's stubs, by
+// value for the Python tool's), or brings back a backup a purge made. The
+// file is replaced through package rewrite, with a backup first.
+package restore
 
 import (
 	"bufio"
@@ -7,23 +11,49 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
 	"ccm/fsutil"
+	"ccm/internal/rewrite"
+	"ccm/internal/splice"
+	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
 
-// RestoreReport says what a restore did.
-type RestoreReport struct {
+// Options configure a restore.
+type Options struct {
+	// Store holds the stubs' content; File needs it, FromBackup does not.
+	Store *ccm.Store
+	// LockDir holds the sidecar locks that keep two ccm processes from
+	// rewriting one transcript at once ("" takes none).
+	LockDir string
+	// LockWait bounds how long to wait for that lock.
+	LockWait time.Duration
+	// DryRun reports what would be restored and writes nothing.
+	DryRun bool
+	// Backup says how the file being replaced is kept.
+	Backup rewrite.BackupMode
+	// Now is the clock, for backup names and tests.
+	Now func() time.Time
+}
+
+// DefaultOptions are the defaults of ccm restore.
+func DefaultOptions() Options {
+	return Options{Backup: rewrite.BackupLink, LockWait: 10 * time.Second, Now: time.Now}
+}
+
+// Report says what a restore did.
+type Report struct {
 	Path        string        `json:"path"`
 	Restored    int           `json:"stubs_restored"`
 	Missing     []MissingStub `json:"stubs_missing"`
@@ -32,7 +62,8 @@ type RestoreReport struct {
 	Backup      string        `json:"backup,omitempty"`
 	From        string        `json:"from_backup,omitempty"`
 	DryRun      bool          `json:"dry_run,omitempty"`
-	// HeldOpen: as in Report.
+	// HeldOpen lists the processes that still held the old file open for
+	// writing when the replacement stopped waiting for them.
 	HeldOpen []int `json:"held_open_by,omitempty"`
 	// ByValue counts the stubs of the Python tool, restored by value: its
 	// store holds the decoded text, which goes back as the JSON string
@@ -52,31 +83,31 @@ type MissingStub struct {
 	Reason string  `json:"reason"`
 }
 
-var stubMarker = []byte(ccm.StubStart)
+var stubMarker = []byte(stub.Start)
 
-// Restore puts the stored content of every stub in path back in place,
+// File puts the stored content of every stub in path back in place,
 // byte for byte: a purge stores exactly the raw JSON value it cut out, so
 // restoring is a splice. A stub whose blob is missing or damaged is
 // reported and left as it is. The file is replaced as safely as a purge
 // replaces it, with a backup first.
-func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, error) {
+func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if opt.Store == nil {
 		return nil, errors.New("restore needs the CCM store")
 	}
 	name := path
-	path = realPath(path)
-	src, limit, unlock, err := openForRewrite(ctx, path, opt)
+	path = rewrite.RealPath(path)
+	src, limit, unlock, err := rewrite.Open(ctx, path, opt.LockDir, opt.LockWait, opt.DryRun, "restore")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	defer src.Close()
 	fi, _ := src.Stat()
-	rep := &RestoreReport{Path: name, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	rep := &Report{Path: name, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	produce := func(out io.Writer) (bool, error) {
-		cw := &countingWriter{w: out}
+		cw := &rewrite.CountingWriter{W: out}
 		changed, err := restoreStream(ctx, io.NewSectionReader(src, 0, limit), cw, opt.Store, rep)
-		rep.BytesAfter = cw.n + fi.Size() - limit
+		rep.BytesAfter = cw.N + fi.Size() - limit
 		// Garbage or JSON that is not a transcript: say so, as purge
 		// does, instead of reporting nothing restored.
 		if err == nil && rep.objects == 0 {
@@ -91,11 +122,11 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 		_, err := produce(io.Discard)
 		return rep, err
 	}
-	res, err := replaceFile(path, src, limit, opt.Backup, RestoreTag, opt.Now(), produce, nil)
+	res, err := rewrite.Replace(path, src, limit, opt.Backup, rewrite.RestoreTag, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}
-	rep.Backup = asNamed(name, path, res.Backup)
+	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
 	rep.HeldOpen = res.HeldOpen
 	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
 	if res.Unchanged {
@@ -104,53 +135,8 @@ func Restore(ctx context.Context, path string, opt Options) (*RestoreReport, err
 	return rep, nil
 }
 
-// openForRewrite takes the transcript's sidecar lock and opens it; limit
-// is the end of its last complete line.
-func openForRewrite(ctx context.Context, path string, opt Options) (*os.File, int64, func(), error) {
-	unlock := func() {}
-	if opt.LockDir != "" && !opt.DryRun {
-		lk, err := fsutil.LockFile(ctx, lockPath(opt.LockDir, path), true, opt.LockWait)
-		if err != nil {
-			if errors.Is(err, fsutil.ErrLockTimeout) {
-				return nil, 0, nil, fmt.Errorf("%w (%v)", ErrLocked, err)
-			}
-			return nil, 0, nil, err
-		}
-		unlock = func() { lk.Unlock() }
-	}
-	src, err := fsutil.OpenRegular(path)
-	if err != nil {
-		unlock()
-		return nil, 0, nil, err
-	}
-	fi, err := src.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = errors.New("not a regular file")
-	}
-	if err == nil && fi.Size() == 0 {
-		err = errors.New("empty file (0 bytes), nothing to restore")
-	}
-	if err == nil && !opt.DryRun {
-		err = checkWritable(path, fi)
-	}
-	if err == nil && opt.LockDir != "" && !opt.DryRun {
-		// Under the lock, as purge does: temps of a killed ccm run go.
-		removeStaleTemps(path)
-	}
-	var limit int64
-	if err == nil {
-		limit, err = lastLineEnd(src, fi.Size())
-	}
-	if err != nil {
-		src.Close()
-		unlock()
-		return nil, 0, nil, err
-	}
-	return src, limit, unlock, nil
-}
-
 // restoreStream copies lines from r to w, expanding stubs.
-func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Store, rep *RestoreReport) (bool, error) {
+func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Store, rep *Report) (bool, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	rd := transcript.NewReader(r)
 	changed := false
@@ -187,14 +173,14 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 				continue
 			}
 		}
-		if l.Kind == transcript.Object && containsBytes(l.Raw, stubMarker) {
+		if l.Kind == transcript.Object && bytes.Contains(l.Raw, stubMarker) {
 			body := l.Body()
 			edits, err := restoreEdits(ctx, body, l.Num, store, rep)
 			if err != nil {
 				return false, err
 			}
 			if len(edits) > 0 {
-				buf = applyEdits(buf[:0], body, edits)
+				buf = splice.Apply(buf[:0], body, edits)
 				buf = append(buf, l.Raw[len(body):]...)
 				out = buf
 				changed = true
@@ -208,15 +194,15 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 }
 
 func isArchiveLine(body []byte) bool {
-	return gjson.GetBytes(body, "type").Str == archiveType
+	return gjson.GetBytes(body, "type").Str == stub.ArchiveType
 }
 
 // restoreArchive writes the archived region a ccm-archive record stands
 // for and returns how many following lines are re-written copies to skip,
 // or -1 when the archive is missing (the record then stays).
-func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *ccm.Store, rep *RestoreReport) (int, error) {
+func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *ccm.Store, rep *Report) (int, error) {
 	body := l.Body()
-	st, ok := ccm.ParseStub(gjson.GetBytes(body, "archive").Str)
+	st, ok := stub.Parse(gjson.GetBytes(body, "archive").Str)
 	if !ok {
 		return -1, nil
 	}
@@ -239,12 +225,19 @@ func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *
 	return int(gjson.GetBytes(body, "kept").Int()), nil
 }
 
-func containsBytes(b, sub []byte) bool { return strings.Contains(bytesView(b), bytesView(sub)) }
+// bytesView views b as a string for gjson without copying; results point
+// into b and are used before b changes.
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
 
 // restoreEdits finds the stubs in one line and the splices that put their
 // content back.
-func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, rep *RestoreReport) ([]edit, error) {
-	var edits []edit
+func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, rep *Report) ([]splice.Edit, error) {
+	var edits []splice.Edit
 	var ferr error
 	var walk func(v, parent gjson.Result, key string)
 	walk = func(v, parent gjson.Result, key string) {
@@ -257,12 +250,12 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 				walk(c, v, k.Str)
 				return ferr == nil
 			})
-		case v.Type == gjson.String && strings.HasPrefix(v.Str, ccm.StubStart):
-			st, ok := ccm.ParseStub(v.Str)
+		case v.Type == gjson.String && strings.HasPrefix(v.Str, stub.Start):
+			st, ok := stub.Parse(v.Str)
 			if !ok {
 				return
 			}
-			if meta, err := store.Stat(st.Key); err == nil && meta.Source.Type != rawValueType {
+			if meta, err := store.Stat(st.Key); err == nil && meta.Source.Type != stub.RawValueType {
 				// Not cut out by ccm purge: the Python tool stored the
 				// decoded text, so the value goes back as the JSON Claude
 				// Code would have written for it (by value, not byte for
@@ -302,7 +295,7 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 				rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key, Reason: "stored content is not a JSON value: left as is"})
 				return
 			}
-			edits = append(edits, valueEdit(target, content))
+			edits = append(edits, splice.Value(target, content))
 			rep.Restored++
 		}
 	}
@@ -339,7 +332,7 @@ func Backups(path string) ([]string, error) {
 
 // backupOrder splits a backup name into its stamp and counter.
 func backupOrder(path, name string) (string, int) {
-	rest := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst"), RestoreTag)
+	rest := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst"), rewrite.RestoreTag)
 	stamp, counter, ok := strings.Cut(rest, "-")
 	if !ok {
 		return rest, 0
@@ -358,16 +351,16 @@ func globEscape(s string) string {
 
 // IsRestoreBackup tells the backups a restore made from a purge's.
 func IsRestoreBackup(name string) bool {
-	return strings.HasSuffix(strings.TrimSuffix(name, ".zst"), RestoreTag)
+	return strings.HasSuffix(strings.TrimSuffix(name, ".zst"), rewrite.RestoreTag)
 }
 
-// RestoreBackup brings back a backup byte for byte: from, or the newest
+// FromBackup brings back a backup byte for byte: from, or the newest
 // backup a purge made of path (the state before the latest purge; the
 // backups restores make are skipped). The current file is itself backed up
 // first, so lines written since the backup was made are never lost either.
-func RestoreBackup(ctx context.Context, path, from string, opt Options) (*RestoreReport, error) {
+func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, error) {
 	name := path
-	path = realPath(path)
+	path = rewrite.RealPath(path)
 	if from == "" {
 		bs, err := Backups(path)
 		if err != nil {
@@ -391,14 +384,14 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		return nil, err
 	}
 	defer bf.Close()
-	src, _, unlock, err := openForRewrite(ctx, path, opt)
+	src, _, unlock, err := rewrite.Open(ctx, path, opt.LockDir, opt.LockWait, opt.DryRun, "restore")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	defer src.Close()
 	fi, _ := src.Stat()
-	rep := &RestoreReport{Path: name, From: asNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	rep := &Report{Path: name, From: rewrite.AsNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	if opt.DryRun {
 		bfi, err := bf.Stat()
 		if err != nil {
@@ -422,11 +415,11 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 		return true, err
 	}
 	// The whole current file is replaced: its "tail" is everything.
-	res, err := replaceFile(path, src, fi.Size(), opt.Backup, RestoreTag, opt.Now(), produce, nil)
+	res, err := rewrite.Replace(path, src, fi.Size(), opt.Backup, rewrite.RestoreTag, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}
-	rep.Backup = asNamed(name, path, res.Backup)
+	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
 	rep.HeldOpen = res.HeldOpen
 	rep.BytesAfter += res.TailBytes
 	return rep, nil
@@ -437,10 +430,10 @@ func RestoreBackup(ctx context.Context, path, from string, opt Options) (*Restor
 // tool's stubs. A tool output or text goes back as a JSON string; an
 // image (source "Image (PNG)"; the store holds its base64 data) goes
 // back as the image block the text block stood for.
-func valueFromText(ctx context.Context, store *ccm.Store, st ccm.Stub, v, parent gjson.Result, key string) (edit, error) {
+func valueFromText(ctx context.Context, store *ccm.Store, st stub.Stub, v, parent gjson.Result, key string) (splice.Edit, error) {
 	content, err := store.Get(ctx, st.Key)
 	if err != nil {
-		return edit{}, err
+		return splice.Edit{}, err
 	}
 	if media, ok := strings.CutPrefix(st.Source, "Image ("); ok && key == "text" && parent.Get("type").Str == "text" {
 		media = "image/" + strings.ToLower(strings.TrimSuffix(media, ")"))
@@ -449,9 +442,9 @@ func valueFromText(ctx context.Context, store *ccm.Store, st ccm.Stub, v, parent
 		blk = append(blk, `,"data":`...)
 		blk = jsonstr.Append(blk, bytes.TrimSpace(content))
 		blk = append(blk, "}}"...)
-		return valueEdit(parent, blk), nil
+		return splice.Value(parent, blk), nil
 	}
-	return valueEdit(v, jsonstr.Append(nil, content)), nil
+	return splice.Value(v, jsonstr.Append(nil, content)), nil
 }
 
 // addLine adds a line number to a list of at most 50.

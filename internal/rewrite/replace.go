@@ -1,25 +1,28 @@
-package purge
+// Package rewrite replaces a transcript that Claude Code may still be
+// appending to, without losing a byte: it takes the transcript's sidecar
+// lock, writes the new content into a temp file beside it, fsyncs it,
+// keeps a backup of the original, copies over the lines appended
+// meanwhile, renames the temp file over the original, fsyncs the
+// directory, and waits for the writers of the old inode so that their
+// late lines reach the new file. ccm purge and ccm restore replace files
+// through it; ccm archive and ccm clean take the same lock.
+package rewrite
 
 import (
 	"bytes"
-	"ccm/transcript"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"ccm/fsutil"
+	"ccm/transcript"
 )
 
-// replaced is the outcome of a file replacement.
-type replaced struct {
+// Result is the outcome of a file replacement.
+type Result struct {
 	Unchanged bool   // the new content equals the old: nothing was replaced
 	Backup    string // the backup's path ("" for BackupNone or when unchanged)
 	TailBytes int64  // bytes appended to the original while it was rewritten, copied over
@@ -36,10 +39,10 @@ var (
 	errReplaced = errors.New("the file was replaced by another program while it was being rewritten; nothing was changed")
 )
 
-// lastLineEnd returns the offset just past the last '\n' in the first size
+// LastLineEnd returns the offset just past the last '\n' in the first size
 // bytes of f: a final line without one may still be being written, so it
 // is never parsed, only copied.
-func lastLineEnd(f *os.File, size int64) (int64, error) {
+func LastLineEnd(f *os.File, size int64) (int64, error) {
 	const chunk = 64 << 10
 	buf := make([]byte, chunk)
 	for end := size; end > 0; {
@@ -56,15 +59,15 @@ func lastLineEnd(f *os.File, size int64) (int64, error) {
 	return 0, nil
 }
 
-// recordsEnd returns how much of the first size bytes of f the purge
+// RecordsEnd returns how much of the first size bytes of f the purge
 // plans: up to the last '\n', and the final line too when it is a
 // complete JSON object without its newline (a copy made by another tool,
 // or a writer killed between the object and its newline). Such a line is
 // a record like any other; only a final line that does not parse is torn,
 // possibly still being written, and copied verbatim after the plan.
 // unterminated reports that the planned part ends without a newline.
-func recordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error) {
-	end, err = lastLineEnd(f, size)
+func RecordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error) {
+	end, err = LastLineEnd(f, size)
 	if err != nil || end == size {
 		return end, false, err
 	}
@@ -78,7 +81,7 @@ func recordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error
 	return end, false, nil
 }
 
-// replaceFile rewrites path crash-safely while Claude Code may still be
+// Replace rewrites path crash-safely while Claude Code may still be
 // appending to it (go-style.md §10):
 //
 //  1. produce writes the new content, made from the first limit bytes of
@@ -89,13 +92,13 @@ func recordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error
 //     temp file verbatim, right before the rename.
 //  4. The temp file is renamed over path and the directory fsynced.
 //  5. The old inode is checked again, at once and once no process holds
-//     it open for writing (at most heldWait; lateWait without /proc), and any
+//     it open for writing (at most HeldWait; lateWait without /proc), and any
 //     bytes that reached it during the rename are appended to the new file.
 //     during, if not nil, runs meanwhile.
 //
 // Until the rename the original is untouched; a crash leaves either the
 // original or the new file whole, and the backup.
-func replaceFile(path string, src *os.File, limit int64, mode BackupMode, tag string, now time.Time, produce func(w io.Writer) (bool, error), during func()) (res replaced, err error) {
+func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string, now time.Time, produce func(w io.Writer) (bool, error), during func()) (res Result, err error) {
 	orig, err := src.Stat()
 	if err != nil {
 		return res, err
@@ -138,7 +141,7 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, tag st
 	if err := sameFile(path, orig); err != nil {
 		return res, err
 	}
-	if res.Backup, err = makeBackup(path, src, mode, tag, now); err != nil {
+	if res.Backup, err = MakeBackup(path, src, mode, tag, now); err != nil {
 		return res, fmt.Errorf("backup: %w", err)
 	}
 	// The bulk is on disk; now copy the last appends and rename at once,
@@ -179,7 +182,7 @@ func replaceFile(path string, src *os.File, limit int64, mode BackupMode, tag st
 					during()
 				}
 			}()
-			res.HeldOpen = awaitClosed(path, orig, renamedAt.Add(lateWait), renamedAt.Add(heldWait))
+			res.HeldOpen = awaitClosed(path, orig, renamedAt.Add(lateWait), renamedAt.Add(HeldWait))
 			<-duringDone
 		}
 		if err := appendLate(path, src, &copied); err != nil {
@@ -222,14 +225,14 @@ func awaitClosed(path string, old os.FileInfo, blind, held time.Time) []int {
 // lateWait is how long after the rename a rewrite waits for the old file
 // where /proc cannot tell whether a process still has it open: long
 // enough for a line whose open came before the rename (Claude Code opens,
-// writes and closes per line) to land. heldWait bounds the wait for a
+// writes and closes per line) to land. HeldWait bounds the wait for a
 // process /proc shows holding the old file open for writing: Claude
 // Code's open-write-close takes microseconds, so one still holding it
 // after that writes through a descriptor it keeps, and is reported.
 // settle is how long the old file must stay free.
 const (
 	lateWait = 100 * time.Millisecond
-	heldWait = 2 * time.Second
+	HeldWait = 2 * time.Second
 	settle   = 10 * time.Millisecond
 )
 
@@ -278,64 +281,6 @@ func appendLate(path string, src *os.File, copied *int64) error {
 	return f.Close()
 }
 
-// removeStaleTemps removes the temp files that replaceFile, killed before
-// its rename, left beside path: regular files in path's directory named
-// exactly "." + base(path) + ".ccm-tmp-" and digits, as fsutil.CreateTemp
-// names them. Nothing else is touched and no symlink is followed. The
-// caller holds path's sidecar lock, so none of them is being written. It
-// returns how many it removed and the first error.
-func removeStaleTemps(path string) (int, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	prefix := "." + base + ".ccm-tmp-"
-	d, err := os.Open(dir)
-	if err != nil {
-		return 0, err
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	var first error
-	for _, name := range names {
-		if !isTempName(name, prefix) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		if err := os.Remove(p); err != nil {
-			if first == nil && !errors.Is(err, fs.ErrNotExist) {
-				first = err
-			}
-			continue
-		}
-		n++
-	}
-	return n, first
-}
-
-// isTempName reports whether name is prefix followed by one or more ASCII
-// digits.
-func isTempName(name, prefix string) bool {
-	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok || rest == "" {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		if rest[i] < '0' || rest[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 func sameFile(path string, orig os.FileInfo) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -359,85 +304,16 @@ func dirOf(path string) string {
 	return "."
 }
 
-// BackupStamp is the layout of the time stamp in backup names: unique to
-// the millisecond, and a counter is added should two purges share one.
-const BackupStamp = "20060102_150405.000"
-
-// RestoreTag ends the names of the backups a restore makes
-// (FILE.backup.<stamp>-restore): ccm restore --backup without --from skips
-// them, so it brings back the state before the latest purge, not the one
-// before the latest restore. The stamp before it still parses.
-const RestoreTag = "-restore"
-
-// makeBackup keeps the original before it is replaced; tag ("" or
-// RestoreTag) follows the stamp and its counter.
-func makeBackup(path string, src *os.File, mode BackupMode, tag string, now time.Time) (string, error) {
-	if mode == BackupNone {
-		return "", nil
-	}
-	base := path + ".backup." + now.Format(BackupStamp)
-	for n := 0; n < 1000; n++ {
-		name := base
-		if n > 0 {
-			name = fmt.Sprintf("%s-%d", base, n)
-		}
-		name += tag
-		if mode == BackupZstd {
-			name += ".zst"
-		}
-		var err error
-		switch mode {
-		case BackupLink:
-			err = os.Link(path, name)
-		case BackupCopy, BackupZstd:
-			err = writeBackupCopy(name, src, mode == BackupZstd)
-		default:
-			return "", fmt.Errorf("unknown backup mode %q (link, copy, zstd or none)", mode)
-		}
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		return name, fsutil.SyncDir(dirOf(path))
-	}
-	return "", fmt.Errorf("no free backup name for %s", base)
+// CountingWriter counts the bytes written through it to W: a produce
+// function wraps its writer in one to report the size of the new file.
+type CountingWriter struct {
+	W io.Writer
+	N int64 // bytes written so far
 }
 
-// writeBackupCopy writes a copy (or a zstd-compressed copy) of src,
-// created exclusively with mode 0600 and fsynced.
-func writeBackupCopy(name string, src *os.File, compress bool) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsutil.FileMode)
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(name)
-		}
-	}()
-	r := io.NewSectionReader(src, 0, 1<<62)
-	if compress {
-		zw, err := zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedFastest))
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(zw, r); err != nil {
-			zw.Close()
-			return err
-		}
-		if err := zw.Close(); err != nil {
-			return err
-		}
-	} else if _, err := io.Copy(f, r); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	ok = true
-	return f.Close()
+// Write writes p to W and counts what W took.
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += int64(n)
+	return n, err
 }
