@@ -11,25 +11,41 @@ import (
 // UserText returns the text of a user record (string content, or its text
 // blocks joined) and whether its content is only tool results.
 func UserText(rec transcript.Record) (string, bool) {
-	c := rec.Content()
+	c := rec.Lookup("message.content")
 	if c.Type == gjson.String {
-		return c.Str, false
+		return gjson.Parse(c.Raw).Str, false
 	}
 	var parts []string
 	results, others := 0, 0
-	c.ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
+	Blocks(c, func(b gjson.Result) bool {
+		switch transcript.Field(b.Raw, "type").Str {
 		case "tool_result":
 			results++
 		case "text":
 			others++
-			parts = append(parts, b.Get("text").Str)
+			parts = append(parts, transcript.Field(b.Raw, "text").Str)
 		default:
 			others++
 		}
 		return true
 	})
 	return strings.Join(parts, "\n"), results > 0 && others == 0
+}
+
+// Blocks calls fn with each value of c (from Record.Lookup): an array's
+// elements, an object's member values, or c itself for anything else, as
+// gjson's ForEach does, but without decoding them (each has Raw and Type,
+// an empty Str), so a block is crossed without unescaping its tool output.
+func Blocks(c gjson.Result, fn func(b gjson.Result) bool) {
+	switch {
+	case !c.Exists():
+	case c.Raw[0] == '[':
+		transcript.ForEachElement(c, fn)
+	case c.Raw[0] == '{':
+		transcript.ForEachMember(c, func(_ string, m gjson.Result) bool { return fn(m) })
+	default:
+		fn(c)
+	}
 }
 
 // IsPromptText tells a typed prompt from the markers Claude Code writes as
@@ -54,14 +70,14 @@ func isMarker(s string) bool {
 
 // ResultText is a tool_result's text: its string content or text blocks.
 func ResultText(b gjson.Result) string {
-	c := b.Get("content")
+	c := transcript.Lookup(b.Raw, "content")
 	if c.Type == gjson.String {
-		return c.Str
+		return gjson.Parse(c.Raw).Str
 	}
 	var parts []string
-	c.ForEach(func(_, ib gjson.Result) bool {
-		if ib.Get("type").Str == "text" {
-			parts = append(parts, ib.Get("text").Str)
+	Blocks(c, func(ib gjson.Result) bool {
+		if transcript.Field(ib.Raw, "type").Str == "text" {
+			parts = append(parts, transcript.Field(ib.Raw, "text").Str)
 		}
 		return true
 	})

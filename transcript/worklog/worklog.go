@@ -140,17 +140,17 @@ func (f *Facts) addUser(rec transcript.Record) {
 		f.Prompts++
 		f.mention(text)
 	}
-	rec.Content().ForEach(func(_, b gjson.Result) bool {
-		if b.Get("type").Str != "tool_result" {
+	Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+		if transcript.Field(b.Raw, "type").Str != "tool_result" {
 			return true
 		}
-		id := b.Get("tool_use_id").Str
+		id := transcript.Field(b.Raw, "tool_use_id").Str
 		p, ok := f.tools[id]
 		if !ok {
 			return true
 		}
 		delete(f.tools, id)
-		failed := strings.Contains(b.Raw, `"is_error"`) && b.Get("is_error").Bool()
+		failed := strings.Contains(b.Raw, `"is_error"`) && transcript.Field(b.Raw, "is_error").Bool()
 		// Decoding a result's text is most of the pass's cost: only the
 		// results read below need it (a Read's or a Grep's is not).
 		var text string
@@ -158,7 +158,7 @@ func (f *Facts) addUser(rec transcript.Record) {
 			text = ResultText(b)
 		}
 		if !failed && p.name == "Bash" {
-			failed = bytes.Contains(rec.Raw(), []byte(`"interrupted":true`)) && rec.Get("toolUseResult.interrupted").Bool() || bashFailed(text)
+			failed = bytes.Contains(rec.Raw(), []byte(`"interrupted":true`)) && rec.Field("toolUseResult.interrupted").Bool() || bashFailed(text)
 		}
 		if failed {
 			line := FirstLine(text)
@@ -180,7 +180,7 @@ func (f *Facts) addUser(rec transcript.Record) {
 			}
 		}
 		if p.name == "TaskCreate" {
-			tid := rec.Get("toolUseResult.task.id").String()
+			tid := rec.Field("toolUseResult.task.id").String()
 			if tid == "" {
 				if m := taskIDRe().FindStringSubmatch(text); m != nil {
 					tid = m[1]
@@ -205,10 +205,10 @@ func (f *Facts) addAssistant(rec transcript.Record) {
 		f.Turns++
 		f.lastMsg = msg
 	}
-	rec.Content().ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
+	Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+		switch transcript.Field(b.Raw, "type").Str {
 		case "text":
-			text := b.Get("text").Str
+			text := transcript.Field(b.Raw, "text").Str
 			f.mention(text)
 			for _, d := range decisions(text) {
 				f.Decisions.Add(d)
@@ -225,7 +225,7 @@ func (f *Facts) addAssistant(rec transcript.Record) {
 }
 
 func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
-	name, in := b.Get("name").Str, b.Get("input")
+	name, in := transcript.Field(b.Raw, "name").Str, transcript.Lookup(b.Raw, "input")
 	p := pendingTool{name: strings.Clone(name), test: -1}
 	// A TodoWrite list names every item, finished or not, each time it is
 	// written: that is no mention of the work. TaskUpdate names its task by
@@ -235,9 +235,9 @@ func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 	}
 	switch name {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		path := in.Get("file_path").Str
+		path := transcript.Field(in.Raw, "file_path").Str
 		if path == "" {
-			path = in.Get("notebook_path").Str
+			path = transcript.Field(in.Raw, "notebook_path").Str
 		}
 		if path != "" {
 			path = strings.Clone(path)
@@ -245,7 +245,7 @@ func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 			f.taskNote(func(t *Task) { t.Files = addCapped(t.Files, path, 15) })
 		}
 	case "Bash":
-		c := in.Get("command").Str
+		c := transcript.Field(in.Raw, "command").Str
 		p.command = Cut(c, 160)
 		f.Commands.Add(p.command)
 		f.taskNote(func(t *Task) { t.Commands = addCapped(t.Commands, Cut(c, 100), 8) })
@@ -288,7 +288,7 @@ func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 	if len(f.tools) > 4096 {
 		clear(f.tools) // results that never came; a bound, not a loss that matters
 	}
-	f.tools[strings.Clone(b.Get("id").Str)] = p
+	f.tools[strings.Clone(transcript.Field(b.Raw, "id").Str)] = p
 }
 
 func (f *Facts) addTest(cmd string) int {
