@@ -99,12 +99,13 @@ func (a *Audit) Add(rec transcript.Record) {
 	if a.Pending == nil {
 		a.Pending = map[string]string{}
 	}
-	if rec.IsSidechain() {
+	// Field, not Get: gjson crosses the values before a key byte by byte.
+	if rec.Field("isSidechain").Bool() {
 		return
 	}
-	switch rec.Type() {
+	switch rec.Field("type").Str {
 	case "system":
-		if rec.Subtype() == "compact_boundary" {
+		if rec.Field("subtype").Str == "compact_boundary" {
 			a.Reset()
 		}
 	case "assistant":

@@ -115,6 +115,48 @@ func bashFailed(text string) bool {
 	return strings.Contains(text, "Exit code ") || strings.Contains(text, "\nFAIL") || strings.HasPrefix(text, "FAIL")
 }
 
+// rawBashFailed is bashFailed of the text of c, a tool_result's content
+// from transcript.Lookup, read from its raw JSON string without decoding
+// it. sure is false when the raw form cannot tell (not a plain string,
+// longer than bashFailed's window, or with \u escapes, which could spell
+// the signals' letters): the caller decodes then. Without \u escapes the
+// signals' letters stand for themselves, and a newline is the escape \n
+// (a backslash after an even run of backslashes).
+func rawBashFailed(c gjson.Result) (failed, sure bool) {
+	if c.Type != gjson.String || len(c.Raw)-2 > 256<<10 {
+		return false, false
+	}
+	raw := c.Raw[1 : len(c.Raw)-1]
+	if strings.Contains(raw, `\u`) {
+		return false, false
+	}
+	if strings.Contains(raw, "Exit code ") || strings.HasPrefix(raw, "FAIL") {
+		return true, true
+	}
+	// Search "FAIL" (an uppercase F is rarer than an n), then look for the
+	// escape \n before it.
+	for i := 0; ; {
+		j := strings.Index(raw[i:], "FAIL")
+		if j < 0 {
+			return false, true
+		}
+		i += j
+		if i == 0 || raw[i-1] != 'n' {
+			i++
+			continue
+		}
+		i--        // at the n
+		k := i - 1 // the backslashes before the n
+		for k >= 0 && raw[k] == '\\' {
+			k--
+		}
+		if (i-1-k)%2 == 1 {
+			return true, true
+		}
+		i += 2
+	}
+}
+
 // decisionSignals mark the assistant's own statements of a decision
 // (prior-art.md c.2).
 var decisionSignals = []string{"decided", "chose", "choice:", "approach:", "strategy:", "going with", "will use",

@@ -117,16 +117,17 @@ func Gather(r io.Reader) (*Facts, error) {
 // Add takes one record.
 func (f *Facts) Add(rec transcript.Record) {
 	f.Records++
-	if rec.IsSidechain() {
+	// Field, not Get: gjson crosses the values before a key byte by byte.
+	if rec.Field("isSidechain").Bool() {
 		return
 	}
-	switch rec.Type() {
+	switch rec.Field("type").Str {
 	case "user":
 		f.addUser(rec)
 	case "assistant":
 		// A key looked up that the record lacks costs a scan of the whole
 		// line in gjson; a byte search first is several times cheaper.
-		if bytes.Contains(rec.Raw(), []byte(`"isApiErrorMessage"`)) && rec.Get("isApiErrorMessage").Bool() {
+		if hasRaw(rec.Raw(), `"isApiErrorMessage"`, 3) && rec.Get("isApiErrorMessage").Bool() {
 			return
 		}
 		f.addAssistant(rec)
@@ -154,11 +155,24 @@ func (f *Facts) addUser(rec transcript.Record) {
 		// Decoding a result's text is most of the pass's cost: only the
 		// results read below need it (a Read's or a Grep's is not).
 		var text string
-		if failed || p.name == "Bash" || p.name == "TaskCreate" {
+		if failed || p.name == "TaskCreate" {
 			text = ResultText(b)
 		}
 		if !failed && p.name == "Bash" {
-			failed = bytes.Contains(rec.Raw(), []byte(`"interrupted":true`)) && rec.Field("toolUseResult.interrupted").Bool() || bashFailed(text)
+			failed = hasRaw(rec.Raw(), `"interrupted":true`, 13) && rec.Field("toolUseResult.interrupted").Bool()
+			if !failed {
+				// A command that succeeded needs no text: most are told
+				// from the raw output without decoding it.
+				c := transcript.Lookup(b.Raw, "content")
+				if ok, sure := rawBashFailed(c); sure {
+					failed = ok
+				} else {
+					failed = bashFailed(ResultText(b))
+				}
+			}
+			if failed {
+				text = ResultText(b)
+			}
 		}
 		if failed {
 			line := FirstLine(text)
@@ -398,10 +412,19 @@ func (f *Facts) mention(text string) {
 	}
 	low := strings.ToLower(text)
 	for id, s := range f.lowSubject {
-		if s != "" && strings.Contains(low, s) {
+		// One already named in this turn needs no search.
+		if s != "" && f.Tasks[id].LastMention != f.Turns && strings.Contains(low, s) {
 			f.Tasks[id].LastMention = f.Turns
 		}
 	}
+}
+
+// hasRaw is bytes.Contains(raw, pat), searching first for pat[from:],
+// which starts with a byte rarer than the quote pat starts with: a search
+// for a pattern that starts with a quote stops at every key and string of
+// a line.
+func hasRaw(raw []byte, pat string, from int) bool {
+	return bytes.Contains(raw, []byte(pat[from:])) && bytes.Contains(raw, []byte(pat))
 }
 
 func mergeTodos(a, b []Todo) []Todo {
