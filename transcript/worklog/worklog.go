@@ -44,7 +44,9 @@ type Task struct {
 	// of its text: TodoWrite items have no id of their own).
 	Todo bool
 	// StartTurn and EndTurn are the assistant turns of its creation and
-	// completion (0 while open); LastMention the last turn that named it.
+	// completion (0 while open); LastMention the last turn that named it
+	// since it was completed (or its status last changed): the mentions of
+	// an open task are not followed, as nothing reads them.
 	StartTurn, EndTurn, LastMention   int
 	Files, Commands, Outcomes, Errors []string
 }
@@ -151,7 +153,7 @@ func (f *Facts) addUser(rec transcript.Record) {
 			return true
 		}
 		delete(f.tools, id)
-		failed := strings.Contains(b.Raw, `"is_error"`) && transcript.Field(b.Raw, "is_error").Bool()
+		failed := hasRawString(b.Raw, `"is_error"`, 3) && transcript.Field(b.Raw, "is_error").Bool()
 		// Decoding a result's text is most of the pass's cost: only the
 		// results read below need it (a Read's or a Grep's is not).
 		var text string
@@ -410,11 +412,22 @@ func (f *Facts) mention(text string) {
 	if len(text) > 8<<10 {
 		text = text[:8<<10]
 	}
-	low := strings.ToLower(text)
+	// Only a completed task's mentions count (ColdTasks): completing a
+	// task sets LastMention, so what named it before is overwritten
+	// anyway. One already named in this turn needs no search either, and
+	// the text is lowered only when some subject is searched.
+	var low string
+	lowered := false
 	for id, s := range f.lowSubject {
-		// One already named in this turn needs no search.
-		if s != "" && f.Tasks[id].LastMention != f.Turns && strings.Contains(low, s) {
-			f.Tasks[id].LastMention = f.Turns
+		t := f.Tasks[id]
+		if s == "" || t.Status != "completed" || t.LastMention == f.Turns {
+			continue
+		}
+		if !lowered {
+			low, lowered = strings.ToLower(text), true
+		}
+		if strings.Contains(low, s) {
+			t.LastMention = f.Turns
 		}
 	}
 }
@@ -425,6 +438,11 @@ func (f *Facts) mention(text string) {
 // a line.
 func hasRaw(raw []byte, pat string, from int) bool {
 	return bytes.Contains(raw, []byte(pat[from:])) && bytes.Contains(raw, []byte(pat))
+}
+
+// hasRawString is hasRaw on a string.
+func hasRawString(raw, pat string, from int) bool {
+	return strings.Contains(raw, pat[from:]) && strings.Contains(raw, pat)
 }
 
 func mergeTodos(a, b []Todo) []Todo {
