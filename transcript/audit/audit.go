@@ -179,7 +179,7 @@ func isPrompt(rec transcript.Record) bool {
 	if onlyResults || !worklog.IsPromptText(text) {
 		return false
 	}
-	return !rec.IsMeta() && !rec.IsCompactSummary()
+	return !rec.Field("isMeta").Bool() && !rec.IsCompactSummary()
 }
 
 // resultBytes is the size of a tool_result's content as the request

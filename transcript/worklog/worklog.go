@@ -138,7 +138,7 @@ func (f *Facts) Add(rec transcript.Record) {
 
 func (f *Facts) addUser(rec transcript.Record) {
 	text, onlyResults := UserText(rec)
-	if !onlyResults && !rec.IsMeta() && !rec.IsCompactSummary() && IsPromptText(text) && !isMarker(text) {
+	if !onlyResults && !rec.Field("isMeta").Bool() && !rec.IsCompactSummary() && IsPromptText(text) && !isMarker(text) {
 		f.Requests.Add(Cut(text, 300))
 		f.Prompts++
 		f.mention(text)
@@ -216,7 +216,7 @@ func (f *Facts) addUser(rec transcript.Record) {
 }
 
 func (f *Facts) addAssistant(rec transcript.Record) {
-	msg := rec.MessageID()
+	msg := strings.Clone(rec.Field("message.id").Str)
 	if msg == "" || msg != f.lastMsg {
 		f.Turns++
 		f.lastMsg = msg
