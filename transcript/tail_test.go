@@ -40,7 +40,7 @@ func TestReverseLines(t *testing.T) {
 // reused from line to line).
 func TestReverseLinesSpanningLines(t *testing.T) {
 	var lines []string
-	for i, n := range []int{tailChunk + 5, 10, 2*tailChunk - 3, tailChunk, 1, 3*tailChunk + 100, tailChunk/2 + 7, tailChunk/2 + 9} {
+	for i, n := range []int{tailChunk + 5, 10, 2*tailChunk - 3, tailChunk, 1, 3*tailChunk + 100, 9*tailChunk + 5, 20 * tailChunk, tailChunk/2 + 7, tailChunk/2 + 9} {
 		lines = append(lines, strings.Repeat(string(rune('a'+i)), n))
 	}
 	data := strings.Join(lines, "\n") + "\n"
