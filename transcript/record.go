@@ -47,6 +47,27 @@ func (r Record) Raw() []byte { return r.raw }
 // record's bytes; Index is the offset of the value in the line.
 func (r Record) Get(path string) gjson.Result { return gjson.Get(r.s, path) }
 
+// Lookup is Lookup(path) on the record: the value's span without
+// decoding it (Str stays empty), for crossing large values cheaply. The
+// record must be a line the reader or the index validated.
+func (r Record) Lookup(path string) gjson.Result { return Lookup(r.s, path) }
+
+// Field is r.Get(path) for a small value: found by Lookup, which skips
+// the values before it quote to quote, then decoded alone. A missing key
+// costs no decoding of the values crossed.
+func (r Record) Field(path string) gjson.Result { return Field(r.s, path) }
+
+// Field is gjson.Get(json, path) for a small value of a validated record
+// (keys only, no array indexes or wildcards): Lookup, then the value
+// parsed alone.
+func Field(json, path string) gjson.Result {
+	v := Lookup(json, path)
+	if !v.Exists() {
+		return gjson.Result{}
+	}
+	return gjson.Parse(v.Raw)
+}
+
 // Type is the record's "type": user, assistant, system, summary,
 // file-history-snapshot, queue-operation, progress, attachment, or a
 // metadata type such as custom-title.

@@ -22,53 +22,78 @@ var ErrTailLimit = errors.New("tail read limit reached")
 // limit bytes were read (ErrTailLimit; limit <= 0 for none). Memory is
 // bounded by the longest line it returns. A final line without a newline
 // is returned like the others: callers parse it and skip it when torn.
+// A line is valid only during its fn call: its bytes are reused.
 //
 // This is how hooks read a transcript: the facts they need (the last
 // usage, the last compact boundary) are near its end, and a hook must take
 // the same time on a 1 GB file as on a 1 MB one.
 func ReverseLines(ra io.ReaderAt, size, limit int64, fn func(off int64, line []byte) bool) error {
 	var (
-		pending []byte // bytes after the last newline seen (a line's tail)
-		buf     = make([]byte, tailChunk)
-		end     = size
-		read    int64
+		// buf holds the chunk read last followed by the start of the line
+		// it ends in, carried over from the chunk read before (buf[:carry]
+		// before the next read): one buffer as long as a chunk plus the
+		// longest line, and no copy of each line that spans chunks.
+		buf   []byte
+		carry int
+		nls   []int // the newlines of the current chunk
+		end   = size
+		read  int64
 	)
 	for end > 0 {
 		if limit > 0 && read >= limit {
 			return ErrTailLimit
 		}
+		// Past a few chunks, a chunk as long as the line carried: a long
+		// line is read in doubling chunks, so moving its start up costs
+		// linear time.
 		n := int64(tailChunk)
-		if n > end {
-			n = end
+		if carry > 4*tailChunk {
+			n = int64(carry)
 		}
+		if limit > 0 {
+			n = min(n, max(tailChunk, limit-read))
+		}
+		n = min(n, end)
 		start := end - n
-		chunk := buf[:n]
-		if _, err := ra.ReadAt(chunk, start); err != nil && err != io.EOF {
+		if need := int(n) + carry; cap(buf) < need {
+			nb := make([]byte, need, max(need, 2*cap(buf)))
+			copy(nb[n:], buf[:carry])
+			buf = nb
+		} else {
+			buf = buf[:need]
+			copy(buf[n:], buf[:carry])
+		}
+		if _, err := ra.ReadAt(buf[:n], start); err != nil && err != io.EOF {
 			return err
 		}
 		read += n
-		// Split the chunk at newlines, from its end.
-		for {
-			i := bytes.LastIndexByte(chunk, '\n')
-			if i < 0 {
+		// Split at newlines, from the end. The newlines are found front to
+		// back: IndexByte is vectorised, LastIndexByte looks at one byte at
+		// a time (a third of a hook's tail read). The carried part has none.
+		nls = nls[:0]
+		for i := 0; i < int(n); {
+			j := bytes.IndexByte(buf[i:n], '\n')
+			if j < 0 {
 				break
 			}
-			line := chunk[i+1:]
-			if len(pending) > 0 {
-				line = append(append([]byte{}, line...), pending...)
-				pending = pending[:0]
-			}
-			chunk = chunk[:i]
+			nls = append(nls, i+j)
+			i += j + 1
+		}
+		stop := len(buf) // the end of the line being cut out
+		for k := len(nls) - 1; k >= 0; k-- {
+			i := nls[k]
+			line := buf[i+1 : stop]
+			stop = i
 			if len(bytes.TrimSpace(line)) > 0 && !fn(start+int64(i)+1, bytes.TrimRight(line, "\r")) {
 				return nil
 			}
 		}
 		// What is left has no newline: it is the start of a longer line.
-		pending = append(append(make([]byte, 0, len(chunk)+len(pending)), chunk...), pending...)
+		carry = stop
 		end = start
 	}
-	if len(bytes.TrimSpace(pending)) > 0 {
-		fn(0, bytes.TrimRight(pending, "\r"))
+	if first := buf[:carry]; len(bytes.TrimSpace(first)) > 0 {
+		fn(0, bytes.TrimRight(first, "\r"))
 	}
 	return nil
 }
@@ -105,7 +130,9 @@ func ReadTail(ra io.ReaderAt, size, limit int64, wantBoundary bool) (TailFacts, 
 	tf := TailFacts{Boundary: -1}
 	err := ReverseLines(ra, size, limit, func(off int64, line []byte) bool {
 		// Cheap filters first: most lines are neither.
-		isBoundary := bytes.Contains(line, []byte(`"compact_boundary"`))
+		// '_' is rare in a line, '"' in every few bytes: the search for
+		// the quoted name alone slid over most lines byte by byte.
+		isBoundary := bytes.Contains(line, []byte(`_boundary"`)) && bytes.Contains(line, []byte(`"compact_boundary"`))
 		if !isBoundary && (tf.HasUsage || !bytes.Contains(line, []byte(`"usage"`))) {
 			return true
 		}

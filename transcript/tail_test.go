@@ -35,6 +35,36 @@ func TestReverseLines(t *testing.T) {
 	}
 }
 
+// TestReverseLinesSpanningLines: consecutive lines that each span chunk
+// boundaries come back whole and distinct (the buffers that join them are
+// reused from line to line).
+func TestReverseLinesSpanningLines(t *testing.T) {
+	var lines []string
+	for i, n := range []int{tailChunk + 5, 10, 2*tailChunk - 3, tailChunk, 1, 3*tailChunk + 100, 9*tailChunk + 5, 20 * tailChunk, tailChunk/2 + 7, tailChunk/2 + 9} {
+		lines = append(lines, strings.Repeat(string(rune('a'+i)), n))
+	}
+	data := strings.Join(lines, "\n") + "\n"
+	var got []string
+	err := ReverseLines(strings.NewReader(data), int64(len(data)), 0, func(off int64, line []byte) bool {
+		if !strings.HasPrefix(data[off:], string(line)) {
+			t.Errorf("offset %d does not start the line of %d bytes", off, len(line))
+		}
+		got = append(got, string(line))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(lines) {
+		t.Fatalf("got %d lines, want %d", len(got), len(lines))
+	}
+	for i := range lines {
+		if want := lines[len(lines)-1-i]; got[i] != want {
+			t.Errorf("line %d: %d bytes %.10q, want %d bytes %.10q", i, len(got[i]), got[i], len(want), want)
+		}
+	}
+}
+
 // TestReverseLinesLimit: the limit stops the read.
 func TestReverseLinesLimit(t *testing.T) {
 	data := strings.Repeat(strings.Repeat("y", 1000)+"\n", 1000)

@@ -60,10 +60,18 @@ func ScanTranscript(path string, from int64) (found []Entry, next int64, err err
 			return found, pos, ignoreEOF(err)
 		}
 		pos += n
-		if line != nil && (bytes.Contains(line, []byte(`"mcp__`)) || bytes.Contains(line, []byte(`"is_error":true`))) {
+		if line != nil && worthScanning(line) {
 			found = append(found, scanRecord(line, calls)...)
 		}
 	}
+}
+
+// worthScanning reports a line that names an MCP tool or an error result.
+// Each pattern is searched from its underscore first: a search for one
+// that starts with a quote stops at every key and string of the line.
+func worthScanning(line []byte) bool {
+	return bytes.Contains(line, []byte(`__`)) && bytes.Contains(line, []byte(`"mcp__`)) ||
+		bytes.Contains(line, []byte(`_error":true`)) && bytes.Contains(line, []byte(`"is_error":true`))
 }
 
 func ignoreEOF(err error) error {

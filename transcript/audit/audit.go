@@ -99,21 +99,22 @@ func (a *Audit) Add(rec transcript.Record) {
 	if a.Pending == nil {
 		a.Pending = map[string]string{}
 	}
-	if rec.IsSidechain() {
+	// Field, not Get: gjson crosses the values before a key byte by byte.
+	if rec.Field("isSidechain").Bool() {
 		return
 	}
-	switch rec.Type() {
+	switch rec.Field("type").Str {
 	case "system":
-		if rec.Subtype() == "compact_boundary" {
+		if rec.Field("subtype").Str == "compact_boundary" {
 			a.Reset()
 		}
 	case "assistant":
-		rec.Content().ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").Str == "tool_use" {
+		worklog.Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+			if transcript.Field(b.Raw, "type").Str == "tool_use" {
 				if len(a.Pending) >= maxPending {
 					clear(a.Pending)
 				}
-				a.Pending[strings.Clone(b.Get("id").Str)] = Key(b.Get("name").Str, b.Get("input"))
+				a.Pending[strings.Clone(transcript.Field(b.Raw, "id").Str)] = Key(transcript.Field(b.Raw, "name").Str, transcript.Lookup(b.Raw, "input"))
 			}
 			return true
 		})
@@ -127,17 +128,17 @@ func (a *Audit) Add(rec transcript.Record) {
 				a.Recent = append(a.Recent[:0], a.Recent[1:]...)
 			}
 		}
-		rec.Content().ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").Str != "tool_result" {
+		worklog.Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+			if transcript.Field(b.Raw, "type").Str != "tool_result" {
 				return true
 			}
-			id := b.Get("tool_use_id").Str
+			id := transcript.Field(b.Raw, "tool_use_id").Str
 			key, ok := a.Pending[id]
 			if !ok {
 				key = "(tool not seen)"
 			}
 			delete(a.Pending, id)
-			a.add(key, resultBytes(b.Get("content")))
+			a.add(key, resultBytes(transcript.Lookup(b.Raw, "content")))
 			return true
 		})
 	}
@@ -178,24 +179,25 @@ func isPrompt(rec transcript.Record) bool {
 	if onlyResults || !worklog.IsPromptText(text) {
 		return false
 	}
-	return !rec.IsMeta() && !rec.IsCompactSummary()
+	return !rec.Field("isMeta").Bool() && !rec.IsCompactSummary()
 }
 
 // resultBytes is the size of a tool_result's content as the request
 // carries it: the text's JSON string (escapes included, quotes not), images
 // at their base64 size. Taking the raw length spares decoding every output.
+// c comes from transcript.Lookup: its values are crossed, not decoded.
 func resultBytes(c gjson.Result) int64 {
 	str := func(r gjson.Result) int64 { return int64(max(len(r.Raw)-2, 0)) }
 	if c.Type == gjson.String {
 		return str(c)
 	}
 	var n int64
-	c.ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
+	worklog.Blocks(c, func(b gjson.Result) bool {
+		switch transcript.Field(b.Raw, "type").Str {
 		case "text":
-			n += str(b.Get("text"))
+			n += str(transcript.Lookup(b.Raw, "text"))
 		case "image":
-			n += str(b.Get("source.data"))
+			n += str(transcript.Lookup(b.Raw, "source.data"))
 		default:
 			n += int64(len(b.Raw))
 		}

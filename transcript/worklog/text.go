@@ -11,25 +11,41 @@ import (
 // UserText returns the text of a user record (string content, or its text
 // blocks joined) and whether its content is only tool results.
 func UserText(rec transcript.Record) (string, bool) {
-	c := rec.Content()
+	c := rec.Lookup("message.content")
 	if c.Type == gjson.String {
-		return c.Str, false
+		return gjson.Parse(c.Raw).Str, false
 	}
 	var parts []string
 	results, others := 0, 0
-	c.ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
+	Blocks(c, func(b gjson.Result) bool {
+		switch transcript.Field(b.Raw, "type").Str {
 		case "tool_result":
 			results++
 		case "text":
 			others++
-			parts = append(parts, b.Get("text").Str)
+			parts = append(parts, transcript.Field(b.Raw, "text").Str)
 		default:
 			others++
 		}
 		return true
 	})
 	return strings.Join(parts, "\n"), results > 0 && others == 0
+}
+
+// Blocks calls fn with each value of c (from Record.Lookup): an array's
+// elements, an object's member values, or c itself for anything else, as
+// gjson's ForEach does, but without decoding them (each has Raw and Type,
+// an empty Str), so a block is crossed without unescaping its tool output.
+func Blocks(c gjson.Result, fn func(b gjson.Result) bool) {
+	switch {
+	case !c.Exists():
+	case c.Raw[0] == '[':
+		transcript.ForEachElement(c, fn)
+	case c.Raw[0] == '{':
+		transcript.ForEachMember(c, func(_ string, m gjson.Result) bool { return fn(m) })
+	default:
+		fn(c)
+	}
 }
 
 // IsPromptText tells a typed prompt from the markers Claude Code writes as
@@ -54,14 +70,14 @@ func isMarker(s string) bool {
 
 // ResultText is a tool_result's text: its string content or text blocks.
 func ResultText(b gjson.Result) string {
-	c := b.Get("content")
+	c := transcript.Lookup(b.Raw, "content")
 	if c.Type == gjson.String {
-		return c.Str
+		return gjson.Parse(c.Raw).Str
 	}
 	var parts []string
-	c.ForEach(func(_, ib gjson.Result) bool {
-		if ib.Get("type").Str == "text" {
-			parts = append(parts, ib.Get("text").Str)
+	Blocks(c, func(ib gjson.Result) bool {
+		if transcript.Field(ib.Raw, "type").Str == "text" {
+			parts = append(parts, transcript.Field(ib.Raw, "text").Str)
 		}
 		return true
 	})
@@ -97,6 +113,48 @@ func bashFailed(text string) bool {
 		text = text[len(text)-256<<10:]
 	}
 	return strings.Contains(text, "Exit code ") || strings.Contains(text, "\nFAIL") || strings.HasPrefix(text, "FAIL")
+}
+
+// rawBashFailed is bashFailed of the text of c, a tool_result's content
+// from transcript.Lookup, read from its raw JSON string without decoding
+// it. sure is false when the raw form cannot tell (not a plain string,
+// longer than bashFailed's window, or with \u escapes, which could spell
+// the signals' letters): the caller decodes then. Without \u escapes the
+// signals' letters stand for themselves, and a newline is the escape \n
+// (a backslash after an even run of backslashes).
+func rawBashFailed(c gjson.Result) (failed, sure bool) {
+	if c.Type != gjson.String || len(c.Raw)-2 > 256<<10 {
+		return false, false
+	}
+	raw := c.Raw[1 : len(c.Raw)-1]
+	if strings.Contains(raw, `\u`) {
+		return false, false
+	}
+	if strings.Contains(raw, "Exit code ") || strings.HasPrefix(raw, "FAIL") {
+		return true, true
+	}
+	// Search "FAIL" (an uppercase F is rarer than an n), then look for the
+	// escape \n before it.
+	for i := 0; ; {
+		j := strings.Index(raw[i:], "FAIL")
+		if j < 0 {
+			return false, true
+		}
+		i += j
+		if i == 0 || raw[i-1] != 'n' {
+			i++
+			continue
+		}
+		i--        // at the n
+		k := i - 1 // the backslashes before the n
+		for k >= 0 && raw[k] == '\\' {
+			k--
+		}
+		if (i-1-k)%2 == 1 {
+			return true, true
+		}
+		i += 2
+	}
 }
 
 // decisionSignals mark the assistant's own statements of a decision

@@ -44,7 +44,9 @@ type Task struct {
 	// of its text: TodoWrite items have no id of their own).
 	Todo bool
 	// StartTurn and EndTurn are the assistant turns of its creation and
-	// completion (0 while open); LastMention the last turn that named it.
+	// completion (0 while open); LastMention the last turn that named it
+	// since it was completed (or its status last changed): the mentions of
+	// an open task are not followed, as nothing reads them.
 	StartTurn, EndTurn, LastMention   int
 	Files, Commands, Outcomes, Errors []string
 }
@@ -117,16 +119,17 @@ func Gather(r io.Reader) (*Facts, error) {
 // Add takes one record.
 func (f *Facts) Add(rec transcript.Record) {
 	f.Records++
-	if rec.IsSidechain() {
+	// Field, not Get: gjson crosses the values before a key byte by byte.
+	if rec.Field("isSidechain").Bool() {
 		return
 	}
-	switch rec.Type() {
+	switch rec.Field("type").Str {
 	case "user":
 		f.addUser(rec)
 	case "assistant":
 		// A key looked up that the record lacks costs a scan of the whole
 		// line in gjson; a byte search first is several times cheaper.
-		if bytes.Contains(rec.Raw(), []byte(`"isApiErrorMessage"`)) && rec.Get("isApiErrorMessage").Bool() {
+		if hasRaw(rec.Raw(), `"isApiErrorMessage"`, 3) && rec.Get("isApiErrorMessage").Bool() {
 			return
 		}
 		f.addAssistant(rec)
@@ -135,30 +138,43 @@ func (f *Facts) Add(rec transcript.Record) {
 
 func (f *Facts) addUser(rec transcript.Record) {
 	text, onlyResults := UserText(rec)
-	if !onlyResults && !rec.IsMeta() && !rec.IsCompactSummary() && IsPromptText(text) && !isMarker(text) {
+	if !onlyResults && !rec.Field("isMeta").Bool() && !rec.IsCompactSummary() && IsPromptText(text) && !isMarker(text) {
 		f.Requests.Add(Cut(text, 300))
 		f.Prompts++
 		f.mention(text)
 	}
-	rec.Content().ForEach(func(_, b gjson.Result) bool {
-		if b.Get("type").Str != "tool_result" {
+	Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+		if transcript.Field(b.Raw, "type").Str != "tool_result" {
 			return true
 		}
-		id := b.Get("tool_use_id").Str
+		id := transcript.Field(b.Raw, "tool_use_id").Str
 		p, ok := f.tools[id]
 		if !ok {
 			return true
 		}
 		delete(f.tools, id)
-		failed := strings.Contains(b.Raw, `"is_error"`) && b.Get("is_error").Bool()
+		failed := hasRawString(b.Raw, `"is_error"`, 3) && transcript.Field(b.Raw, "is_error").Bool()
 		// Decoding a result's text is most of the pass's cost: only the
 		// results read below need it (a Read's or a Grep's is not).
 		var text string
-		if failed || p.name == "Bash" || p.name == "TaskCreate" {
+		if failed || p.name == "TaskCreate" {
 			text = ResultText(b)
 		}
 		if !failed && p.name == "Bash" {
-			failed = bytes.Contains(rec.Raw(), []byte(`"interrupted":true`)) && rec.Get("toolUseResult.interrupted").Bool() || bashFailed(text)
+			failed = hasRaw(rec.Raw(), `"interrupted":true`, 13) && rec.Field("toolUseResult.interrupted").Bool()
+			if !failed {
+				// A command that succeeded needs no text: most are told
+				// from the raw output without decoding it.
+				c := transcript.Lookup(b.Raw, "content")
+				if ok, sure := rawBashFailed(c); sure {
+					failed = ok
+				} else {
+					failed = bashFailed(ResultText(b))
+				}
+			}
+			if failed {
+				text = ResultText(b)
+			}
 		}
 		if failed {
 			line := FirstLine(text)
@@ -180,7 +196,7 @@ func (f *Facts) addUser(rec transcript.Record) {
 			}
 		}
 		if p.name == "TaskCreate" {
-			tid := rec.Get("toolUseResult.task.id").String()
+			tid := rec.Field("toolUseResult.task.id").String()
 			if tid == "" {
 				if m := taskIDRe().FindStringSubmatch(text); m != nil {
 					tid = m[1]
@@ -200,15 +216,15 @@ func (f *Facts) addUser(rec transcript.Record) {
 }
 
 func (f *Facts) addAssistant(rec transcript.Record) {
-	msg := rec.MessageID()
+	msg := strings.Clone(rec.Field("message.id").Str)
 	if msg == "" || msg != f.lastMsg {
 		f.Turns++
 		f.lastMsg = msg
 	}
-	rec.Content().ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
+	Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+		switch transcript.Field(b.Raw, "type").Str {
 		case "text":
-			text := b.Get("text").Str
+			text := transcript.Field(b.Raw, "text").Str
 			f.mention(text)
 			for _, d := range decisions(text) {
 				f.Decisions.Add(d)
@@ -225,7 +241,7 @@ func (f *Facts) addAssistant(rec transcript.Record) {
 }
 
 func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
-	name, in := b.Get("name").Str, b.Get("input")
+	name, in := transcript.Field(b.Raw, "name").Str, transcript.Lookup(b.Raw, "input")
 	p := pendingTool{name: strings.Clone(name), test: -1}
 	// A TodoWrite list names every item, finished or not, each time it is
 	// written: that is no mention of the work. TaskUpdate names its task by
@@ -235,9 +251,9 @@ func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 	}
 	switch name {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		path := in.Get("file_path").Str
+		path := transcript.Field(in.Raw, "file_path").Str
 		if path == "" {
-			path = in.Get("notebook_path").Str
+			path = transcript.Field(in.Raw, "notebook_path").Str
 		}
 		if path != "" {
 			path = strings.Clone(path)
@@ -245,7 +261,7 @@ func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 			f.taskNote(func(t *Task) { t.Files = addCapped(t.Files, path, 15) })
 		}
 	case "Bash":
-		c := in.Get("command").Str
+		c := transcript.Field(in.Raw, "command").Str
 		p.command = Cut(c, 160)
 		f.Commands.Add(p.command)
 		f.taskNote(func(t *Task) { t.Commands = addCapped(t.Commands, Cut(c, 100), 8) })
@@ -288,7 +304,7 @@ func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
 	if len(f.tools) > 4096 {
 		clear(f.tools) // results that never came; a bound, not a loss that matters
 	}
-	f.tools[strings.Clone(b.Get("id").Str)] = p
+	f.tools[strings.Clone(transcript.Field(b.Raw, "id").Str)] = p
 }
 
 func (f *Facts) addTest(cmd string) int {
@@ -396,12 +412,37 @@ func (f *Facts) mention(text string) {
 	if len(text) > 8<<10 {
 		text = text[:8<<10]
 	}
-	low := strings.ToLower(text)
+	// Only a completed task's mentions count (ColdTasks): completing a
+	// task sets LastMention, so what named it before is overwritten
+	// anyway. One already named in this turn needs no search either, and
+	// the text is lowered only when some subject is searched.
+	var low string
+	lowered := false
 	for id, s := range f.lowSubject {
-		if s != "" && strings.Contains(low, s) {
-			f.Tasks[id].LastMention = f.Turns
+		t := f.Tasks[id]
+		if s == "" || t.Status != "completed" || t.LastMention == f.Turns {
+			continue
+		}
+		if !lowered {
+			low, lowered = strings.ToLower(text), true
+		}
+		if strings.Contains(low, s) {
+			t.LastMention = f.Turns
 		}
 	}
+}
+
+// hasRaw is bytes.Contains(raw, pat), searching first for pat[from:],
+// which starts with a byte rarer than the quote pat starts with: a search
+// for a pattern that starts with a quote stops at every key and string of
+// a line.
+func hasRaw(raw []byte, pat string, from int) bool {
+	return bytes.Contains(raw, []byte(pat[from:])) && bytes.Contains(raw, []byte(pat))
+}
+
+// hasRawString is hasRaw on a string.
+func hasRawString(raw, pat string, from int) bool {
+	return strings.Contains(raw, pat[from:]) && strings.Contains(raw, pat)
 }
 
 func mergeTodos(a, b []Todo) []Todo {
