@@ -24,8 +24,16 @@ mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-report-work.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+if [ -z "${1:-}" ] && [ ! -d "$corpus/projects" ]; then
+  # A plain clone: the shipped sample session, and a config dir holding it.
+  echo "report-browser: no ../shared/corpus: the pages of testdata/sample-session.jsonl instead" >&2
+  session=$repo/testdata/sample-session.jsonl
+  corpus=$work/sample-config
+  mkdir -p "$corpus/projects/-home-dev-projects-demo"
+  cp "$session" "$corpus/projects/-home-dev-projects-demo/sample-session.jsonl"
+fi
 if [ ! -f "$session" ]; then
-  echo "report-browser: no session at $session (is ../shared beside the repository?)" >&2
+  echo "report-browser: no session at $session" >&2
   exit 2
 fi
 if ! command -v chromium >/dev/null; then

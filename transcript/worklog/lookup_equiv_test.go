@@ -29,9 +29,17 @@ var (
 // (the passes' results follow from these).
 func TestFieldsAgreeWithGjson(t *testing.T) {
 	var files [][]byte
-	for _, seed := range []int64{1, 7} {
+	defects := append(append([]synth.Defect{}, synth.AllDefects...), synth.ClientShapes...)
+	for _, o := range []synth.Options{
+		synth.Benchmark(1, 2<<20),
+		synth.Benchmark(7, 2<<20),
+		// Every shape the generator knows, in both formats, so that a
+		// plain clone (no corpus) compares over a thousand records too.
+		{Seed: 3, Turns: 60, Thinking: true, Progress: true, Images: true, Sidechains: true, Defects: defects},
+		{Seed: 4, Turns: 60, Version: "2.1.330", Thinking: true, Progress: true, Images: true, Compactions: 1, Pins: true, Defects: defects},
+	} {
 		var b bytes.Buffer
-		if _, err := synth.Generate(&b, synth.Benchmark(seed, 2<<20)); err != nil {
+		if _, err := synth.Generate(&b, o); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, b.Bytes())
