@@ -170,3 +170,70 @@ func elementsAt(b []byte, fn func(vs, ve int) bool) {
 		i = skipWS(b, i+1)
 	}
 }
+
+// Members finds several members of the object json in one walk: out[i]
+// is what Lookup(json, keys[i]) returns (the first member of that name),
+// or an empty Result when json has none. The walk stops once every key
+// is found, so keys that come early cost nothing of what follows them.
+// json must be valid JSON, as Lookup requires; out must be as long as
+// keys.
+func Members(json string, keys []string, out []gjson.Result) {
+	b := unsafe.Slice(unsafe.StringData(json), len(json))
+	clear(out)
+	left := len(keys)
+	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool {
+		for i, key := range keys {
+			if out[i].Raw == "" && keyIs(k, key) {
+				raw := json[vs:ve]
+				out[i] = gjson.Result{Type: rawType(raw), Raw: raw, Index: vs}
+				left--
+				break
+			}
+		}
+		return left > 0
+	})
+}
+
+// LookupOpen is Lookup(json, key) for one key of the object json, except
+// that an array or object value is not crossed to find its end: its Raw
+// runs from its start to the end of json. That is enough for
+// ForEachElement and ForEachMember, which stop at the value's closing
+// bracket, and spares a crossing of a message's content before its
+// blocks are crossed. Other values are returned as Lookup returns them.
+func LookupOpen(json, key string) gjson.Result {
+	b := unsafe.Slice(unsafe.StringData(json), len(json))
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return gjson.Result{}
+	}
+	i = skipWS(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		ke := jsonscan.StringEnd(b, i+1)
+		if ke < 0 {
+			return gjson.Result{}
+		}
+		k := b[i+1 : ke-1]
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return gjson.Result{}
+		}
+		vs := skipWS(b, i+1)
+		if keyIs(k, key) && vs < len(b) && (b[vs] == '[' || b[vs] == '{') {
+			return gjson.Result{Type: gjson.JSON, Raw: json[vs:], Index: vs}
+		}
+		ve := jsonscan.ValueEnd(b, vs)
+		if ve < 0 {
+			return gjson.Result{}
+		}
+		if keyIs(k, key) {
+			raw := json[vs:ve]
+			return gjson.Result{Type: rawType(raw), Raw: raw, Index: vs}
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			return gjson.Result{}
+		}
+		i = skipWS(b, i+1)
+	}
+	return gjson.Result{}
+}

@@ -128,3 +128,47 @@ func TestForEachAgreesWithGjson(t *testing.T) {
 		t.Errorf("walk went on after false: %d calls", n)
 	}
 }
+
+// Members must find, in one walk, what Lookup finds key by key, keys in
+// any order, duplicates and missing keys included; LookupOpen what Lookup
+// finds, an array or object cut open at its end, whose elements and
+// members are still those of the closed value.
+func TestMembersAndLookupOpenAgreeWithLookup(t *testing.T) {
+	big := strings.Repeat(`out \"q\" \\ \n`, 2000)
+	recs := []string{
+		`{"parentUuid":null,"isSidechain":false,"message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"hi"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"` + big + `"}}],"usage":{"input_tokens":3}},"type":"assistant","uuid":"u"}`,
+		`{"type":"user","message":{"role":"user","content":"` + big + `"},"type":"dup","k\u0065y":1}`,
+		`{"type":"system","subtype":"x","n":1}`,
+		`{"message":{"content":{"a":[1,2],"b":"x"}},"isSidechain":true}`,
+		`{"message":"plain","type":"user"}`,
+		`{}`,
+	}
+	keys := []string{"type", "isSidechain", "message", "key", "missing"}
+	for _, rec := range recs {
+		out := make([]gjson.Result, len(keys))
+		Members(rec, keys, out)
+		for i, k := range keys {
+			if want := Lookup(rec, k); out[i].Raw != want.Raw || out[i].Index != want.Index || out[i].Type != want.Type {
+				t.Errorf("%.40s: Members[%s] = %.20q at %d, Lookup = %.20q at %d", rec, k, out[i].Raw, out[i].Index, want.Raw, want.Index)
+			}
+		}
+		m := Lookup(rec, "message")
+		want, got := Lookup(m.Raw, "content"), LookupOpen(m.Raw, "content")
+		if want.Exists() != got.Exists() || got.Index != want.Index || got.Type != want.Type || !strings.HasPrefix(got.Raw, want.Raw) {
+			t.Errorf("%.40s: LookupOpen = %.20q, Lookup = %.20q", rec, got.Raw, want.Raw)
+			continue
+		}
+		if want.Type == gjson.JSON {
+			var a, b []string
+			ForEachElement(want, func(e gjson.Result) bool { a = append(a, e.Raw); return true })
+			ForEachElement(got, func(e gjson.Result) bool { b = append(b, e.Raw); return true })
+			ForEachMember(want, func(k string, e gjson.Result) bool { a = append(a, k, e.Raw); return true })
+			ForEachMember(got, func(k string, e gjson.Result) bool { b = append(b, k, e.Raw); return true })
+			if strings.Join(a, "\x00") != strings.Join(b, "\x00") || len(a) == 0 {
+				t.Errorf("%.40s: blocks of the open content differ: %d vs %d", rec, len(b), len(a))
+			}
+		} else if got.Raw != want.Raw {
+			t.Errorf("%.40s: scalar content %.20q, want %.20q", rec, got.Raw, want.Raw)
+		}
+	}
+}

@@ -52,6 +52,10 @@ func (r Record) Get(path string) gjson.Result { return gjson.Get(r.s, path) }
 // record must be a line the reader or the index validated.
 func (r Record) Lookup(path string) gjson.Result { return Lookup(r.s, path) }
 
+// Members is transcript.Members over the record: several top-level
+// members found in one walk.
+func (r Record) Members(keys []string, out []gjson.Result) { Members(r.s, keys, out) }
+
 // Field is r.Get(path) for a small value: found by Lookup, which skips
 // the values before it quote to quote, then decoded alone. A missing key
 // costs no decoding of the values crossed.

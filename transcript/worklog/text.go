@@ -11,7 +11,11 @@ import (
 // UserText returns the text of a user record (string content, or its text
 // blocks joined) and whether its content is only tool results.
 func UserText(rec transcript.Record) (string, bool) {
-	c := rec.Lookup("message.content")
+	return userText(rec.Lookup("message.content"))
+}
+
+// userText is UserText of the record's message.content.
+func userText(c gjson.Result) (string, bool) {
 	if c.Type == gjson.String {
 		return gjson.Parse(c.Raw).Str, false
 	}

@@ -116,34 +116,57 @@ func Gather(r io.Reader) (*Facts, error) {
 	}
 }
 
+// topKeys are the members Add reads of every record, found in one walk:
+// an assistant record keeps "type" after "message", and finding each on
+// its own crossed the message twice.
+var topKeys = []string{"isSidechain", "type", "message"}
+
 // Add takes one record.
 func (f *Facts) Add(rec transcript.Record) {
 	f.Records++
-	// Field, not Get: gjson crosses the values before a key byte by byte.
-	if rec.Field("isSidechain").Bool() {
+	var top [3]gjson.Result
+	rec.Members(topKeys, top[:])
+	if gjson.Parse(top[0].Raw).Bool() {
 		return
 	}
-	switch rec.Field("type").Str {
+	switch gjson.Parse(top[1].Raw).Str {
 	case "user":
-		f.addUser(rec)
+		f.addUser(rec, content(top[2]))
 	case "assistant":
 		// A key looked up that the record lacks costs a scan of the whole
 		// line in gjson; a byte search first is several times cheaper.
 		if hasRaw(rec.Raw(), `"isApiErrorMessage"`, 3) && rec.Get("isApiErrorMessage").Bool() {
 			return
 		}
-		f.addAssistant(rec)
+		f.addAssistant(msg(top[2]), content(top[2]))
 	}
 }
 
-func (f *Facts) addUser(rec transcript.Record) {
-	text, onlyResults := UserText(rec)
+// content is the message's content for Blocks (or a string), without
+// crossing the blocks to find their end: Blocks crosses them.
+func content(message gjson.Result) gjson.Result {
+	if message.Type != gjson.JSON {
+		return gjson.Result{}
+	}
+	return transcript.LookupOpen(message.Raw, "content")
+}
+
+// msg is the message's id.
+func msg(message gjson.Result) string {
+	if message.Type != gjson.JSON {
+		return ""
+	}
+	return strings.Clone(transcript.Field(message.Raw, "id").Str)
+}
+
+func (f *Facts) addUser(rec transcript.Record, c gjson.Result) {
+	text, onlyResults := userText(c)
 	if !onlyResults && !rec.Field("isMeta").Bool() && !rec.IsCompactSummary() && IsPromptText(text) && !isMarker(text) {
 		f.Requests.Add(Cut(text, 300))
 		f.Prompts++
 		f.mention(text)
 	}
-	Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+	Blocks(c, func(b gjson.Result) bool {
 		if transcript.Field(b.Raw, "type").Str != "tool_result" {
 			return true
 		}
@@ -215,13 +238,12 @@ func (f *Facts) addUser(rec transcript.Record) {
 	})
 }
 
-func (f *Facts) addAssistant(rec transcript.Record) {
-	msg := strings.Clone(rec.Field("message.id").Str)
+func (f *Facts) addAssistant(msg string, c gjson.Result) {
 	if msg == "" || msg != f.lastMsg {
 		f.Turns++
 		f.lastMsg = msg
 	}
-	Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+	Blocks(c, func(b gjson.Result) bool {
 		switch transcript.Field(b.Raw, "type").Str {
 		case "text":
 			text := transcript.Field(b.Raw, "text").Str
@@ -234,13 +256,13 @@ func (f *Facts) addAssistant(rec transcript.Record) {
 				f.taskNote(func(t *Task) { t.Outcomes = addCapped(t.Outcomes, out, 6) })
 			}
 		case "tool_use":
-			f.addToolUse(rec, b, msg)
+			f.addToolUse(b, msg)
 		}
 		return true
 	})
 }
 
-func (f *Facts) addToolUse(rec transcript.Record, b gjson.Result, msg string) {
+func (f *Facts) addToolUse(b gjson.Result, msg string) {
 	name, in := transcript.Field(b.Raw, "name").Str, transcript.Lookup(b.Raw, "input")
 	p := pendingTool{name: strings.Clone(name), test: -1}
 	// A TodoWrite list names every item, finished or not, each time it is
