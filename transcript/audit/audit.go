@@ -99,17 +99,20 @@ func (a *Audit) Add(rec transcript.Record) {
 	if a.Pending == nil {
 		a.Pending = map[string]string{}
 	}
-	// Field, not Get: gjson crosses the values before a key byte by byte.
-	if rec.Field("isSidechain").Bool() {
+	// One walk for the three (an assistant record keeps "type" after
+	// "message"); a message's content is then crossed once, by Blocks.
+	var top [3]gjson.Result
+	rec.Members(worklog.TopKeys, top[:])
+	if gjson.Parse(top[0].Raw).Bool() {
 		return
 	}
-	switch rec.Field("type").Str {
+	switch gjson.Parse(top[1].Raw).Str {
 	case "system":
 		if rec.Field("subtype").Str == "compact_boundary" {
 			a.Reset()
 		}
 	case "assistant":
-		worklog.Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+		worklog.Blocks(worklog.Content(top[2]), func(b gjson.Result) bool {
 			if transcript.Field(b.Raw, "type").Str == "tool_use" {
 				if len(a.Pending) >= maxPending {
 					clear(a.Pending)
@@ -119,7 +122,8 @@ func (a *Audit) Add(rec transcript.Record) {
 			return true
 		})
 	case "user":
-		if isPrompt(rec) {
+		c := worklog.Content(top[2])
+		if isPrompt(rec, c) {
 			a.Recent = append(a.Recent, Saving{})
 			if len(a.Recent) > RecentPrompts {
 				// The oldest prompt's outputs are now before the window.
@@ -128,7 +132,7 @@ func (a *Audit) Add(rec transcript.Record) {
 				a.Recent = append(a.Recent[:0], a.Recent[1:]...)
 			}
 		}
-		worklog.Blocks(rec.Lookup("message.content"), func(b gjson.Result) bool {
+		worklog.Blocks(c, func(b gjson.Result) bool {
 			if transcript.Field(b.Raw, "type").Str != "tool_result" {
 				return true
 			}
@@ -172,10 +176,10 @@ func (a *Audit) add(key string, n int64) {
 
 // isPrompt reports a prompt the user typed: text, not only tool results,
 // not the client's meta records or compaction summary.
-func isPrompt(rec transcript.Record) bool {
+func isPrompt(rec transcript.Record, c gjson.Result) bool {
 	// Content first: most user records are tool results, and a lookup of
 	// a key they lack (isMeta) scans the whole line.
-	text, onlyResults := worklog.UserText(rec)
+	text, onlyResults := worklog.ContentText(c)
 	if onlyResults || !worklog.IsPromptText(text) {
 		return false
 	}

@@ -11,11 +11,12 @@ import (
 // UserText returns the text of a user record (string content, or its text
 // blocks joined) and whether its content is only tool results.
 func UserText(rec transcript.Record) (string, bool) {
-	return userText(rec.Lookup("message.content"))
+	return ContentText(rec.Lookup("message.content"))
 }
 
-// userText is UserText of the record's message.content.
-func userText(c gjson.Result) (string, bool) {
+// ContentText is UserText of a user record's message.content c (from
+// Lookup, or LookupOpen: only its blocks are read).
+func ContentText(c gjson.Result) (string, bool) {
 	if c.Type == gjson.String {
 		return gjson.Parse(c.Raw).Str, false
 	}

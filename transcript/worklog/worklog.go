@@ -116,35 +116,37 @@ func Gather(r io.Reader) (*Facts, error) {
 	}
 }
 
-// topKeys are the members Add reads of every record, found in one walk:
-// an assistant record keeps "type" after "message", and finding each on
-// its own crossed the message twice.
-var topKeys = []string{"isSidechain", "type", "message"}
-
 // Add takes one record.
 func (f *Facts) Add(rec transcript.Record) {
 	f.Records++
+	// One walk: an assistant record keeps "type" after "message", and
+	// finding each on its own crossed the message twice.
 	var top [3]gjson.Result
-	rec.Members(topKeys, top[:])
+	rec.Members(TopKeys, top[:])
 	if gjson.Parse(top[0].Raw).Bool() {
 		return
 	}
 	switch gjson.Parse(top[1].Raw).Str {
 	case "user":
-		f.addUser(rec, content(top[2]))
+		f.addUser(rec, Content(top[2]))
 	case "assistant":
 		// A key looked up that the record lacks costs a scan of the whole
 		// line in gjson; a byte search first is several times cheaper.
 		if hasRaw(rec.Raw(), `"isApiErrorMessage"`, 3) && rec.Get("isApiErrorMessage").Bool() {
 			return
 		}
-		f.addAssistant(msg(top[2]), content(top[2]))
+		f.addAssistant(msg(top[2]), Content(top[2]))
 	}
 }
 
-// content is the message's content for Blocks (or a string), without
-// crossing the blocks to find their end: Blocks crosses them.
-func content(message gjson.Result) gjson.Result {
+// TopKeys are the top-level members a pass over records reads first:
+// with Record.Members they are found in one walk.
+var TopKeys = []string{"isSidechain", "type", "message"}
+
+// Content is the content of message (a record's "message") for Blocks or
+// ContentText, without crossing the blocks to find their end: Blocks
+// crosses them.
+func Content(message gjson.Result) gjson.Result {
 	if message.Type != gjson.JSON {
 		return gjson.Result{}
 	}
@@ -160,7 +162,7 @@ func msg(message gjson.Result) string {
 }
 
 func (f *Facts) addUser(rec transcript.Record, c gjson.Result) {
-	text, onlyResults := userText(c)
+	text, onlyResults := ContentText(c)
 	if !onlyResults && !rec.Field("isMeta").Bool() && !rec.IsCompactSummary() && IsPromptText(text) && !isMarker(text) {
 		f.Requests.Add(Cut(text, 300))
 		f.Prompts++
