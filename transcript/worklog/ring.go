@@ -28,16 +28,27 @@ func (r *Ring) Add(s string) {
 }
 
 // Cut folds white space and shortens s to about n bytes, on a rune
-// boundary. The result is always a copy, never a view into s.
+// boundary. The result is always a copy, never a view into s. Only the
+// fields that reach the first n+1 bytes of the folded text are folded: a
+// long prompt or output cut to 300 bytes was split whole.
 func Cut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return strings.Clone(s)
+	b := make([]byte, 0, min(len(s), n+1))
+	for f := range strings.FieldsSeq(s) {
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, f...)
+		if len(b) > n {
+			break
+		}
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && b[n]&0xC0 == 0x80 {
 		n--
 	}
-	return strings.Clone(s[:n]) + "..."
+	return string(b[:n]) + "..."
 }
 
 // FirstLine is s's first non-blank line.
