@@ -64,8 +64,16 @@ func LoadCounts(path string) *Counts {
 
 // Lines returns the number of lines of the file at path (a last line
 // without its newline included), counting only what was not counted
-// before.
-func (c *Counts) Lines(path string) (int64, error) {
+// before. seen is the file as the listing found it: when it is the file
+// (device, inode) and the size counted last time, the count is returned
+// without opening the file again.
+func (c *Counts) Lines(path string, seen File) (int64, error) {
+	c.mu.Lock()
+	e, ok := c.m[path]
+	c.mu.Unlock()
+	if ok && seen.ID != (fsutil.FileID{}) && e.Dev == seen.ID.Dev && e.Ino == seen.ID.Ino && e.Size == seen.Size {
+		return e.Lines, nil
+	}
 	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return 0, err
@@ -81,9 +89,6 @@ func (c *Counts) Lines(path string) (int64, error) {
 		dev, ino = uint64(st.Dev), st.Ino
 	}
 	size := fi.Size()
-	c.mu.Lock()
-	e, ok := c.m[path]
-	c.mu.Unlock()
 	if ok && e.Dev == dev && e.Ino == ino && e.Size == size {
 		return e.Lines, nil
 	}

@@ -40,7 +40,7 @@ func TestCountsFollowTheFile(t *testing.T) {
 	}
 	check := func(c *Counts, what string) {
 		t.Helper()
-		got, err := c.Lines(p)
+		got, err := c.Lines(p, File{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,4 +83,32 @@ func TestCountsFollowTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(c, "replaced")
+}
+
+// TestCountsSeenFileNotReopened: when the listing's stat shows the file
+// and size counted last time, the count comes from the kept counts alone
+// (here the file is gone by then, so any open would fail).
+func TestCountsSeenFileNotReopened(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(p, []byte("{}\n{}\n{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := fileOf(p, fi)
+	c := LoadCounts(filepath.Join(dir, "counts.json"))
+	if n, err := c.Lines(p, seen); n != 3 || err != nil {
+		t.Fatalf("first count: %d, %v", n, err)
+	}
+	os.Remove(p)
+	if n, err := c.Lines(p, seen); n != 3 || err != nil {
+		t.Errorf("kept count: %d, %v; want 3 without opening the file", n, err)
+	}
+	seen.Size++
+	if _, err := c.Lines(p, seen); err == nil {
+		t.Error("a file of another size was not opened again")
+	}
 }

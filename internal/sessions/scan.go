@@ -252,7 +252,7 @@ func rowOf(s *Session, o Options, ret Retention, live *Liveness) *Row {
 		r.Title, r.Prompt, r.Context = pk.Title, pk.FirstPrompt, pk.Context
 		r.Records, r.RecordsEstimated, r.Empty = pk.Records, pk.RecordsEstimated, pk.Empty
 		if r.RecordsEstimated && o.Counts != nil {
-			if n, err := o.Counts.Lines(s.Main.Path); err == nil {
+			if n, err := o.Counts.Lines(s.Main.Path, s.Main); err == nil {
 				r.Records, r.RecordsEstimated = n, false
 			}
 		}
