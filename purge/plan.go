@@ -37,9 +37,11 @@ type Plan struct {
 
 	drop   []dropReason
 	parent map[int]*string // new parentUuid of a record; nil value means null
-	remove map[int][]bool  // blocks to remove from a record
-	synth  map[int]*synthResult
-	pins   map[int]pins.Pin
+	// parentWhy is the reason for each entry of parent.
+	parentWhy map[int]string
+	remove    map[int][]bool // blocks to remove from a record
+	synth     map[int]*synthResult
+	pins      map[int]pins.Pin
 
 	windowStart int // records at or after this index are in the recent window
 	turnsStart  int // the --recent-turns window's start, where --old-threshold ends
@@ -57,6 +59,11 @@ type Plan struct {
 	// renames gives a new id to blocks (record → block → id): the later
 	// of two tool calls sharing an id, and the result that answers it.
 	renames map[int]map[int]string
+	// stubs are the values that move to the store, by record, decided by
+	// decideStubs once the rest of the plan is made.
+	stubs map[int]*stubbedRecord
+	// terminate: the last record has no newline, and gets one.
+	terminate bool
 
 	Stats Stats
 }
@@ -94,7 +101,7 @@ type Stats struct {
 // makePlan decides the purge of a scanned transcript.
 func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	n := len(s.ix.Recs)
-	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{},
+	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{}, parentWhy: map[int]string{},
 		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{},
 		microResults: map[int]map[string]string{}, microInputs: map[int]map[string]string{}, microHooks: map[int]string{}}
 	p.latest = p.findLatest()
@@ -322,6 +329,13 @@ func (p *Plan) effectiveParent(i int) string {
 	return p.recs()[i].Parent
 }
 
+// setParent plans a record's new parentUuid (nil for null), with the
+// reason the printed plan gives.
+func (p *Plan) setParent(i int, uuid *string, why string) {
+	p.parent[i] = uuid
+	p.parentWhy[i] = why
+}
+
 // keptAncestor follows parents from uuid through dropped records to the
 // nearest kept one. It returns the uuid to link to ("" for null) and
 // whether that uuid names a record in the file.
@@ -361,10 +375,10 @@ func (p *Plan) relinkChildren() {
 			p.Stats.Reparented++
 		}
 		if anc == "" {
-			p.parent[i] = nil
+			p.setParent(i, nil, "every ancestor is dropped: made a root")
 		} else {
 			a := anc
-			p.parent[i] = &a
+			p.setParent(i, &a, "its parent is dropped: linked to the nearest kept ancestor")
 		}
 	}
 }

@@ -48,6 +48,9 @@ type Report struct {
 	// for writing when the purge finished: lines they write now go to
 	// it (the backup), not to the transcript.
 	HeldOpen []int `json:"held_open_by,omitempty"`
+	// Plan lists every decision, in a dry run only: what the purge would
+	// do, where and why.
+	Plan []Step `json:"plan,omitempty"`
 }
 
 // ActiveWindow is how recently a transcript may have been written to for
@@ -68,6 +71,10 @@ var ErrLocked = rewrite.ErrLocked
 // ErrReadOnly is returned for a protected transcript or directory
 // (rewrite.ErrReadOnly).
 var ErrReadOnly = rewrite.ErrReadOnly
+
+// afterPlan, when set (by tests), runs once the plan is made, before the
+// write pass.
+var afterPlan func()
 
 // File purges one transcript.
 func File(ctx context.Context, path string, opt Options) (*Report, error) {
@@ -139,6 +146,16 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return nil, ErrNothingLeft
 	}
 	rep := &Report{Path: name, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
+	p.terminate = unterminated
+	if err := p.decideStubs(ctx, src, abs); err != nil {
+		return nil, err
+	}
+	if afterPlan != nil {
+		afterPlan()
+	}
+	if opt.DryRun {
+		rep.Plan = p.Steps()
+	}
 	// The estimates of the context before and after the purge tokenize
 	// a few hundred KB each. They run once the new file is written,
 	// beside the store's final sync, the file's fsync and rename and the
@@ -188,7 +205,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	// A planned last line gets the newline Claude Code always writes:
 	// its next append would otherwise be glued to that line, and both
 	// records would be lost to a reader.
-	w := &rewriter{p: p, session: abs, terminate: unterminated}
+	w := &rewriter{p: p, terminate: unterminated}
 	if p.archive != nil {
 		if err := p.storeArchive(ctx, src, store, abs, w); err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package purge
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -17,14 +18,12 @@ import (
 // rewriter is the second pass: it streams the original lines and writes
 // the new file according to the plan.
 type rewriter struct {
-	p       *Plan
-	stub    *stubber
-	session string // absolute transcript path, recorded with stored content
-	tools   map[string]toolInfo
-	buf     []byte
-	buf2    []byte
-	tmp     []byte
-	edits   []splice.Edit
+	p     *Plan
+	stub  *stubber
+	buf   []byte
+	buf2  []byte
+	tmp   []byte
+	edits []splice.Edit
 	// onLine, when set, sees every record line written and whether it is
 	// on the chain the purged file resumes with (for the token estimate).
 	onLine func(line []byte, rec int)
@@ -39,7 +38,6 @@ type rewriter struct {
 
 // write streams src (the original, up to its last complete line) to out.
 func (w *rewriter) write(src io.Reader, out io.Writer) error {
-	w.tools = make(map[string]toolInfo)
 	bw := bufio.NewWriterSize(out, 1<<20)
 	rd := transcript.NewReader(src)
 	// The scan validated every line and noted where each record starts,
@@ -116,7 +114,6 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 				}
 			}
 		}
-		w.noteTools(body, rec)
 		out, err := w.editLine(body, rec)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", l.Num, err)
@@ -147,32 +144,26 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 	return bw.Flush()
 }
 
-// noteTools remembers the tool calls of an assistant line, so the stubs
-// of their results can name the tool and its file, command or pattern.
-func (w *rewriter) noteTools(body []byte, rec int) {
-	if w.p.recs()[rec].Type != transcript.TypeAssistant {
-		return
-	}
-	for _, b := range w.p.recs()[rec].Blocks {
-		if b.Type == transcript.BlockToolUse {
-			r := transcript.NewRecord(body)
-			r.Blocks(func(_ int, blk transcript.Block) bool {
-				if blk.Get("type").Str == "tool_use" {
-					w.tools[blk.ID()] = toolInfoOf(blk.Result)
-				}
-				return true
-			})
-			return
-		}
-	}
-}
-
-// editLine applies the plan's edits to one line: parent relink, block
-// removal, then stubs. It returns body itself when nothing changes.
+// editLine applies the plan's edits to one line: the parent relink,
+// renamed ids and stubs (values the plan found at these offsets, spliced
+// together), then block removal. It returns body itself when nothing
+// changes.
 func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 	line := body
 	w.edits = w.edits[:0]
 	s := bytesView(line)
+	if sr := w.p.stubs[rec]; sr != nil {
+		if lineSum(line) != sr.sum {
+			return nil, errChanged
+		}
+		for i := range sr.stubs {
+			ps := &sr.stubs[i]
+			if err := w.stub.put(ps, line[ps.off:ps.off+ps.n]); err != nil {
+				return nil, err
+			}
+			w.edits = append(w.edits, splice.Edit{Off: ps.off, N: ps.n, Repl: ps.text})
+		}
+	}
 	if np, ok := w.p.parent[rec]; ok {
 		res := gjson.Get(s, "parentUuid")
 		if res.Exists() {
@@ -221,23 +212,8 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 		w.buf, w.tmp = w.tmp, w.buf
 		line = w.buf
 	}
-	if !w.stubbing(rec) {
-		return line, nil
-	}
-	w.edits = w.edits[:0]
-	if err := w.planStubs(line, rec); err != nil {
-		return nil, err
-	}
-	if len(w.edits) == 0 {
-		return line, nil
-	}
-	w.buf2 = splice.Apply(w.buf2, line, w.edits)
-	return w.buf2, nil
+	return line, nil
 }
 
-// stubbing reports whether large content of this record moves to the store.
-func (w *rewriter) stubbing(rec int) bool {
-	o := w.p.opt
-	f := &w.p.recs()[rec]
-	return !o.NoStore && !o.RepairOnly && rec < w.p.windowStart && w.p.scan.info[rec].large && !f.CompactSummary
-}
+// errChanged is a line that differs from the line the plan was made on.
+var errChanged = errors.New("the file changed between the two passes")

@@ -8,10 +8,10 @@ import (
 	"ccm/ccm"
 )
 
-// stubber moves content into the CCM store. The key is computed at once
-// (SHA-256 runs at about 1.5 GB/s) so the stub can be written straight
-// away, while compressing and storing run on background workers: that is
-// where a purge spends its CPU, and it can use every core. Content in
+// stubber moves content into the CCM store, under the keys the plan
+// computed, while the write pass splices in the stubs: compressing and
+// storing run on background workers, where a purge spends its CPU, and it
+// can use every core. Content in
 // flight is bounded, so memory stays bounded too.
 type stubber struct {
 	ctx   context.Context
@@ -77,17 +77,17 @@ func (s *stubber) work() {
 	}
 }
 
-// stash returns the key of content and queues it for storing. content
-// may be reused by the caller once stash returns.
-func (s *stubber) stash(content []byte, src ccm.Source, pin ccm.PinLevel, reason string) (ccm.Key, error) {
-	key := ccm.KeyOf(content)
+// put queues the bytes of a planned stub for storing under its key.
+// content may be reused by the caller once put returns. In a dry run
+// (no store) it does nothing.
+func (s *stubber) put(ps *plannedStub, content []byte) error {
 	if s.store == nil {
-		return key, nil
+		return nil
 	}
-	if p, ok := s.queued[key]; ok && p >= pin {
-		return key, nil
+	if p, ok := s.queued[ps.key]; ok && p >= ps.pin {
+		return nil
 	}
-	s.queued[key] = pin
+	s.queued[ps.key] = ps.pin
 	n := int64(len(content))
 	s.mu.Lock()
 	for s.err == nil && s.inFlight > 0 && s.inFlight+n > maxInFlight {
@@ -99,10 +99,10 @@ func (s *stubber) stash(content []byte, src ccm.Source, pin ccm.PinLevel, reason
 	}
 	s.mu.Unlock()
 	if err != nil {
-		return key, err
+		return err
 	}
-	s.jobs <- putJob{key: key, content: append(getContent(len(content)), content...), src: src, pin: pin, reason: reason}
-	return key, nil
+	s.jobs <- putJob{key: ps.key, content: append(getContent(len(content)), content...), src: ps.src, pin: ps.pin, reason: ps.pinReason}
+	return nil
 }
 
 // finish waits until everything queued is stored, makes it durable, and

@@ -22,6 +22,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		return
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
+	printPlan(w, r.Plan)
 	fmt.Fprintf(w, "  size        %s\n", sizeChange(r))
 	if r.Live {
 		fmt.Fprintf(w, "  live        Claude Code is writing this session: its current turn was left as it is\n")
@@ -188,4 +189,23 @@ func joinInts(ns []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// printPlan prints a dry run's plan, a step a line: the line of the
+// original file, the action, where in the record, and why.
+func printPlan(w io.Writer, steps []purge.Step) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  plan        %d steps\n", len(steps))
+	for _, s := range steps {
+		where := s.Where
+		if s.Action == "stub" {
+			where = fmt.Sprintf("%s (%s) -> %s", s.Where, humanBytes(s.Bytes), s.Key)
+		}
+		if where != "" {
+			where += ": "
+		}
+		fmt.Fprintf(w, "    line %-7d %-8s %s%s\n", s.Line, s.Action, where, s.Why)
+	}
 }

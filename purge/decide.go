@@ -1,0 +1,301 @@
+package purge
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/ccm"
+	"ccm/internal/stub"
+	"ccm/jsonstr"
+	"ccm/transcript"
+)
+
+// plannedStub is one value the plan moves to the store: its span in its
+// record's line, the key of its bytes, and the stub written in its place.
+// The write pass only splices the stub in and hands the bytes of the span
+// to the store under that key.
+type plannedStub struct {
+	off, n    int     // the raw value's span in the line's body
+	key       ccm.Key // of the raw value, as it is in the line (JSON-encoded)
+	text      []byte  // what replaces it: a JSON string, or a text block for an image
+	src       ccm.Source
+	pin       ccm.PinLevel
+	pinReason string
+	where     string // the value's path in the record, for the printed plan
+	why       string // the rule that moves it
+}
+
+// stubbedRecord is a record with planned stubs.
+type stubbedRecord struct {
+	// sum is the CRC-32C of the line's body when the plan read it. The
+	// write pass checks it before splicing: a stub must never stand for
+	// bytes other than those its key names.
+	sum   uint32
+	stubs []plannedStub
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// lineSum is the checksum the plan keeps of a line it decided stubs in.
+func lineSum(body []byte) uint32 { return crc32.Checksum(body, castagnoli) }
+
+// decideStubs is the part of the first pass that reads content: for every
+// record before the recent window that holds large content, it decides
+// each value that moves to the store, with its span, its key and its stub.
+// It also reads the tool calls before them, whose name, file, command or
+// description the stubs of their results carry. Only those records are
+// read, each at its offset.
+func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt, session string) error {
+	p.stubs = map[int]*stubbedRecord{}
+	if p.opt.NoStore || p.opt.RepairOnly {
+		return nil
+	}
+	d := &decider{p: p, session: session, tools: map[string]toolInfo{}}
+	recs := p.recs()
+	var buf []byte
+	for rec := 0; rec < p.windowStart && rec < len(recs); rec++ {
+		f := &recs[rec]
+		if p.drop[rec] != keep {
+			continue
+		}
+		calls := f.Type == transcript.TypeAssistant && hasToolUse(f)
+		stubbing := p.stubbing(rec)
+		if !calls && !stubbing {
+			continue
+		}
+		if rec%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		body, err := readBody(src, f, &buf)
+		if err != nil {
+			return err
+		}
+		if calls {
+			noteTools(d.tools, body)
+		}
+		if stubbing {
+			if sr := d.record(body, rec); sr != nil {
+				p.stubs[rec] = sr
+			}
+		}
+	}
+	return nil
+}
+
+// readBody reads a record's line at its offset, without its terminator.
+func readBody(src io.ReaderAt, f *transcript.Facts, buf *[]byte) ([]byte, error) {
+	n := int(f.Size)
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	if _, err := src.ReadAt(b, f.Offset); err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("line %d: the file changed between the two passes", f.Line)
+		}
+		return nil, err
+	}
+	return transcript.Line{Raw: b}.Body(), nil
+}
+
+// hasToolUse reports whether a record holds a tool call.
+func hasToolUse(f *transcript.Facts) bool {
+	for _, b := range f.Blocks {
+		if b.Type == transcript.BlockToolUse {
+			return true
+		}
+	}
+	return false
+}
+
+// noteTools remembers the tool calls of an assistant line, so the stubs of
+// their results can name the tool and its file, command or pattern.
+func noteTools(tools map[string]toolInfo, body []byte) {
+	transcript.NewRecord(body).Blocks(func(_ int, blk transcript.Block) bool {
+		if blk.Get("type").Str == "tool_use" {
+			tools[blk.ID()] = toolInfoOf(blk.Result)
+		}
+		return true
+	})
+}
+
+// stubbing reports whether large content of this record moves to the store.
+func (p *Plan) stubbing(rec int) bool {
+	o := p.opt
+	f := &p.recs()[rec]
+	return !o.NoStore && !o.RepairOnly && rec < p.windowStart && p.scan.info[rec].large && !f.CompactSummary
+}
+
+// decider decides the stubs of one purge.
+type decider struct {
+	p       *Plan
+	session string // absolute transcript path, recorded with stored content
+	tools   map[string]toolInfo
+}
+
+// record finds the large values of one line and plans a stub for each,
+// keyed by the value exactly as it is in the line (still JSON-encoded, so
+// ccm restore is a byte splice). It returns nil when none is large.
+func (d *decider) record(line []byte, rec int) *stubbedRecord {
+	p := d.p
+	o := p.opt
+	thr := p.thresholdFor(rec)
+	s := bytesView(line)
+	f := &p.recs()[rec]
+	level, reason := p.pinFor(rec)
+	rm := p.remove[rec]
+	rn := p.renames[rec]
+	sr := &stubbedRecord{}
+	var firstResult toolInfo
+	var firstFound bool
+	stubValue := func(v gjson.Result, where string, info toolInfo, desc, why string, asBlock bool, media string) {
+		if isStub(v) {
+			// Already a stub (a purged file purged again with a threshold
+			// below a stub's size): stubbing it again would break
+			// idempotence and nest stubs.
+			return
+		}
+		raw := line[v.Index : v.Index+len(v.Raw)]
+		// Type "json" marks a raw JSON value cut out by purge: ccm restore
+		// splices only such blobs back (a hook's stub holds plain text).
+		src := ccm.Source{Type: stub.RawValueType, ToolName: info.Name, SessionPath: d.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
+		if desc == "" {
+			// The Bash description (or Task's) is the stub's desc line, as
+			// in the Python tool's v2 stubs.
+			desc = info.Desc
+		}
+		st := stub.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
+		if media != "" {
+			media = strings.Clone(media) // it points into the line buffer
+			src = ccm.Source{Type: stub.RawValueType, MediaType: media, SessionPath: d.session}
+			st.Source = "Image (" + mediaName(media) + ")"
+			st.Lines = 0
+		} else {
+			st.Exit = exitCode(raw)
+			src.ExitCode = st.Exit
+		}
+		st.Key = ccm.KeyOf(raw)
+		text := jsonstr.Append(nil, st.String())
+		if asBlock {
+			text = append(append([]byte(`{"type":"text","text":`), text...), '}')
+		}
+		sr.stubs = append(sr.stubs, plannedStub{off: v.Index, n: len(v.Raw), key: st.Key, text: text,
+			src: src, pin: level, pinReason: reason, where: where, why: why})
+		p.Stats.Stubs++
+		p.Stats.StubbedBytes += int64(len(raw))
+	}
+	overThreshold := func(what string) string {
+		if rec < p.windowStart && o.OldThreshold > 0 && thr < o.Threshold {
+			return fmt.Sprintf("%s over --old-threshold %d, before the recent window", what, thr)
+		}
+		return fmt.Sprintf("%s over --threshold %d", what, thr)
+	}
+	// One walk over the record's members finds both the message and the
+	// toolUseResult, which comes after it: looking each up from the start
+	// crossed the message, megabytes of output, twice. transcript's walks,
+	// not gjson.Get, for values that may be large: they find them without
+	// decoding them.
+	var content, tur, att, rendered gjson.Result
+	var msgSeen, turSeen bool // the first of a duplicated key, as gjson reads it
+	transcript.ForEachMember(gjson.Result{Type: gjson.JSON, Raw: s}, func(k string, v gjson.Result) bool {
+		switch {
+		case k == "message" && !msgSeen:
+			content, msgSeen = lookupIn(v, "content"), true
+		case k == "toolUseResult" && !turSeen:
+			tur, turSeen = v, true
+		case k == "attachment" && !att.Exists():
+			att = v
+		case k == "rendered" && !rendered.Exists():
+			rendered = v
+		}
+		return true
+	})
+	if why, ok := p.microHooks[rec]; ok {
+		stubHook(f, content, att, rendered, func(v gjson.Result) {
+			stubValue(v, "hook context", toolInfo{Name: "hook context"}, why, why, false, "")
+		})
+		return sr.done(line)
+	}
+	if content.IsArray() {
+		k := -1
+		transcript.ForEachElement(content, func(blk gjson.Result) bool {
+			k++
+			if rm != nil && k < len(rm) && rm[k] {
+				return true // the block goes: nothing of it is stored
+			}
+			at := "message.content[" + strconv.Itoa(k) + "]"
+			switch blk.Get("type").Str {
+			case "tool_result":
+				id := blk.Get("tool_use_id").Str
+				if nid, ok := rn[k]; ok {
+					id = nid // renamed duplicate id: the write pass splices it in
+				}
+				info := d.tools[id]
+				if !firstFound {
+					firstResult, firstFound = info, true
+				}
+				inner := lookupIn(blk, "content")
+				if why, ok := microFor(p.microResults, rec, id); ok && len(inner.Raw) >= microMin {
+					stubValue(inner, at+".content", info, why, why, false, "")
+				} else if len(inner.Raw) > thr && !lostResult(blk.Get("is_error").Bool(), len(inner.Raw)) {
+					stubValue(inner, at+".content", info, "", overThreshold("tool result"), false, "")
+				} else if inner.IsArray() {
+					j := -1
+					transcript.ForEachElement(inner, func(ib gjson.Result) bool {
+						j++
+						if ib.Get("type").Str == "image" && len(ib.Raw) > o.ImageMin {
+							stubValue(ib, at+".content["+strconv.Itoa(j)+"]", info, "", fmt.Sprintf("image over --image-min %d", o.ImageMin), true, ib.Get("source.media_type").Str)
+						}
+						return true
+					})
+				}
+			case "image":
+				if len(blk.Raw) > o.ImageMin {
+					stubValue(blk, at, toolInfo{}, "", fmt.Sprintf("image over --image-min %d", o.ImageMin), true, blk.Get("source.media_type").Str)
+				}
+			case "tool_use":
+				name := blk.Get("name").Str
+				if why, ok := microFor(p.microInputs, rec, blk.Get("id").Str); ok {
+					if v := lookupIn(blk, "input.todos"); len(v.Raw) >= microMin {
+						stubValue(v, at+".input.todos", toolInfoOf(blk), why, why, false, "")
+					}
+				}
+				for _, field := range inputFields[name] {
+					v := lookupIn(blk, "input."+field)
+					if len(v.Raw) > thr {
+						stubValue(v, at+".input."+field, toolInfoOf(blk), "tool_use input "+field, overThreshold(name+" input "+field), false, "")
+					}
+				}
+			}
+			return true
+		})
+	}
+	if f.Type == transcript.TypeUser {
+		// The client never sends the toolUseResult copy: it goes by
+		// --threshold alone, and copyParts' arithmetic needs a threshold
+		// well above a stub's size.
+		if len(tur.Raw) > o.Threshold {
+			for _, c := range copyParts(tur, "toolUseResult", o.Threshold) {
+				stubValue(c.v, c.name, firstResult, c.name+" copy", fmt.Sprintf("copy of the tool's output (never sent to the model) over --threshold %d", o.Threshold), false, "")
+			}
+		}
+	}
+	return sr.done(line)
+}
+
+// done returns the record's plan, or nil when it has no stub.
+func (sr *stubbedRecord) done(line []byte) *stubbedRecord {
+	if len(sr.stubs) == 0 {
+		return nil
+	}
+	sr.sum = lineSum(line)
+	return sr
+}
