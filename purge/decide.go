@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -50,13 +52,73 @@ func lineSum(body []byte) uint32 { return crc32.Checksum(body, castagnoli) }
 // each value that moves to the store, with its span, its key and its stub.
 // It also reads the tool calls before them, whose name, file, command or
 // description the stubs of their results carry. Only those records are
-// read, each at its offset.
+// read, each at its offset: one goroutine reads them in file order and
+// notes the tool calls; workers on every core walk and hash the large
+// ones. The lines in flight are bounded like the store's (maxInFlight).
 func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt, session string) error {
 	p.stubs = map[int]*stubbedRecord{}
 	if p.opt.NoStore || p.opt.RepairOnly {
 		return nil
 	}
-	d := &decider{p: p, session: session, tools: map[string]toolInfo{}}
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		inFlight int64
+		jobs     = make(chan decideJob, 4)
+		wg       sync.WaitGroup
+	)
+	for n := runtime.GOMAXPROCS(0); n > 0; n-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := &decider{p: p, session: session}
+			for j := range jobs {
+				d.tools = j.tools
+				sr := d.record(j.body, j.rec)
+				putContent(j.buf)
+				mu.Lock()
+				if sr != nil {
+					p.stubs[j.rec] = sr
+				}
+				inFlight -= int64(cap(j.buf))
+				cond.Broadcast()
+				mu.Unlock()
+			}
+		}()
+	}
+	err := p.readForStubs(ctx, src, jobs, func(n int64) {
+		mu.Lock()
+		for inFlight > 0 && inFlight+n > maxInFlight {
+			cond.Wait()
+		}
+		inFlight += n
+		mu.Unlock()
+	})
+	close(jobs)
+	wg.Wait()
+	for _, sr := range p.stubs {
+		for _, ps := range sr.stubs {
+			p.Stats.Stubs++
+			p.Stats.StubbedBytes += int64(ps.n)
+		}
+	}
+	return err
+}
+
+// decideJob is a large record handed to a worker, with the tool calls its
+// results answer.
+type decideJob struct {
+	rec   int
+	buf   []byte // from getContent, recycled once decided
+	body  []byte // the line in buf, without its terminator
+	tools map[string]toolInfo
+}
+
+// readForStubs reads, in file order, the records decideStubs needs: it
+// notes tool calls, and sends each record to stub to jobs. reserve waits
+// until n more bytes may be in flight.
+func (p *Plan) readForStubs(ctx context.Context, src io.ReaderAt, jobs chan<- decideJob, reserve func(n int64)) error {
+	tools := map[string]toolInfo{}
 	recs := p.recs()
 	var buf []byte
 	for rec := 0; rec < p.windowStart && rec < len(recs); rec++ {
@@ -74,20 +136,46 @@ func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt, session string)
 				return err
 			}
 		}
-		body, err := readBody(src, f, &buf)
+		if !stubbing {
+			body, err := readBody(src, f, &buf)
+			if err != nil {
+				return err
+			}
+			noteTools(tools, body)
+			continue
+		}
+		b := getContent(int(f.Size))
+		reserve(int64(cap(b)))
+		body, err := readBody(src, f, &b)
 		if err != nil {
 			return err
 		}
 		if calls {
-			noteTools(d.tools, body)
+			noteTools(tools, body)
 		}
-		if stubbing {
-			if sr := d.record(body, rec); sr != nil {
-				p.stubs[rec] = sr
-			}
-		}
+		jobs <- decideJob{rec: rec, buf: b, body: body, tools: p.answered(rec, tools)}
 	}
 	return nil
+}
+
+// answered returns the tool calls a record's results answer, by the id
+// each result will carry (a renamed duplicate's new id).
+func (p *Plan) answered(rec int, tools map[string]toolInfo) map[string]toolInfo {
+	out := map[string]toolInfo{}
+	rn := p.renames[rec]
+	for k, bf := range p.recs()[rec].Blocks {
+		if bf.Type != transcript.BlockToolResult {
+			continue
+		}
+		id := bf.ID
+		if nid, ok := rn[k]; ok {
+			id = nid
+		}
+		if t, ok := tools[id]; ok {
+			out[id] = t
+		}
+	}
+	return out
 }
 
 // readBody reads a record's line at its offset, without its terminator.
@@ -126,6 +214,9 @@ func noteTools(tools map[string]toolInfo, body []byte) {
 		return true
 	})
 }
+
+// blockKeys are the fields of a content block decideStubs reads.
+var blockKeys = [4]string{"type", "tool_use_id", "content", "is_error"}
 
 // stubbing reports whether large content of this record moves to the store.
 func (p *Plan) stubbing(rec int) bool {
@@ -189,8 +280,6 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 		}
 		sr.stubs = append(sr.stubs, plannedStub{off: v.Index, n: len(v.Raw), key: st.Key, text: text,
 			src: src, pin: level, pinReason: reason, where: where, why: why})
-		p.Stats.Stubs++
-		p.Stats.StubbedBytes += int64(len(raw))
 	}
 	overThreshold := func(what string) string {
 		if rec < p.windowStart && o.OldThreshold > 0 && thr < o.Threshold {
@@ -232,9 +321,14 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 				return true // the block goes: nothing of it is stored
 			}
 			at := "message.content[" + strconv.Itoa(k) + "]"
-			switch blk.Get("type").Str {
+			// One walk finds the block's fields: is_error comes after a
+			// result's content, and gjson's Get decoded megabytes of it on
+			// the way (a third of this pass's CPU).
+			var fv [4]gjson.Result
+			transcript.Members(blk.Raw, blockKeys[:], fv[:])
+			switch gjson.Parse(fv[0].Raw).Str {
 			case "tool_result":
-				id := blk.Get("tool_use_id").Str
+				id := gjson.Parse(fv[1].Raw).Str
 				if nid, ok := rn[k]; ok {
 					id = nid // renamed duplicate id: the write pass splices it in
 				}
@@ -242,10 +336,14 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 				if !firstFound {
 					firstResult, firstFound = info, true
 				}
-				inner := lookupIn(blk, "content")
+				inner := fv[2]
+				if inner.Exists() {
+					inner.Index += blk.Index
+				}
+				isError := fv[3].Raw == "true"
 				if why, ok := microFor(p.microResults, rec, id); ok && len(inner.Raw) >= microMin {
 					stubValue(inner, at+".content", info, why, why, false, "")
-				} else if len(inner.Raw) > thr && !lostResult(blk.Get("is_error").Bool(), len(inner.Raw)) {
+				} else if len(inner.Raw) > thr && !lostResult(isError, len(inner.Raw)) {
 					stubValue(inner, at+".content", info, "", overThreshold("tool result"), false, "")
 				} else if inner.IsArray() {
 					j := -1
