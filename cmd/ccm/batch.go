@@ -5,51 +5,25 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"ccm/internal/batch"
+	"ccm/internal/locate"
 )
 
-// forEach runs fn over n items with jobs workers (0: number of CPUs),
-// showing a progress bar labelled label on a terminal only. Each item's
-// error is fn's business (batch commands report it and carry on); forEach
-// stops handing out items when ctx is done. It is the worker pool of the
-// batch purge, shared by archive, unarchive and clean.
+// forEach runs fn over n items with batch.Run on jobs workers (0: number
+// of CPUs), showing a progress bar labelled label on a terminal only.
 func forEach(ctx context.Context, stderr io.Writer, quiet bool, label string, n, jobs int, fn func(i int)) {
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
 	var bar *termProgress
 	if !quiet && n > 1 {
 		if bar = newProgress(stderr); bar != nil {
 			bar.Start(label, int64(n), false)
 		}
 	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(jobs, max(n, 1)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				fn(i)
-				if bar != nil {
-					bar.Add(1)
-				}
-			}
-		}()
-	}
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if bar != nil {
-		bar.Finish()
-	}
+	batch.Run(ctx, n, jobs, fn, bar.add)
+	bar.Finish()
 }
 
 // parseAge reads an age such as 30d, 36h, 90m, 2w or 1.5d (a bare number
@@ -79,10 +53,7 @@ func archiveRoot(g globalOptions, to string) string {
 	if to != "" {
 		return to
 	}
-	if d := maintainConfig(g).String("CCM_ARCHIVE_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(ccmHome(g), "archive")
+	return locate.Archive(ccmHome(g), to, maintainConfig(g).String("CCM_ARCHIVE_DIR"))
 }
 
 // humanAge prints a duration in the largest unit that keeps it short.

@@ -1,96 +1,36 @@
 package main
 
 import (
-	"ccm/fsutil"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 
+	"ccm/fsutil"
+	"ccm/internal/locate"
 	"ccm/transcript"
 )
 
 // inputOptions select transcripts: explicit files and directories, the
 // current session of the working directory, or a session id.
-type inputOptions struct {
-	Args    []string
-	Current bool
-	Session string
-	// Dirs allows directory arguments, walked for *.jsonl.
-	Dirs bool
-}
+type inputOptions = locate.Selection
 
 // inputFile is one transcript to work on.
-type inputFile struct {
-	Path string
-	// Named is true when the user named the file itself (not found by a walk).
-	Named bool
-}
+type inputFile = locate.File
 
-// resolveInputs turns the selection into a list of files, failing with a
-// clear message when nothing matches.
+// resolveInputs turns the selection into a list of files (locate.Files),
+// with the CLI's wording of its errors.
 func resolveInputs(g globalOptions, o inputOptions) ([]inputFile, error) {
-	n := 0
-	for _, set := range []bool{len(o.Args) > 0, o.Current, o.Session != ""} {
-		if set {
-			n++
-		}
-	}
-	if n > 1 {
-		return nil, usagef("give files, --current or --session, not several of them")
-	}
+	files, err := locate.Files(g.ClaudeDir, o)
+	var ue *locate.UsageError
+	var fe *locate.FileError
 	switch {
-	case o.Current:
-		cwd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		s, err := transcript.CurrentSession(g.ClaudeDir, cwd)
-		if err != nil {
-			return nil, fmt.Errorf("%w\n(hint: pass the transcript path, or --session ID)", err)
-		}
-		return []inputFile{{Path: s.Path, Named: true}}, nil
-	case o.Session != "":
-		s, err := transcript.FindSession(g.ClaudeDir, o.Session)
-		if err != nil {
-			return nil, err
-		}
-		return []inputFile{{Path: s.Path, Named: true}}, nil
-	case len(o.Args) == 0:
-		return nil, usagef("no transcript given (pass FILE, --current or --session ID)")
+	case errors.As(err, &ue):
+		return nil, usagef("%s", ue.Msg)
+	case errors.As(err, &fe):
+		return nil, fileError(fe.Path, fe.Err)
 	}
-	var out []inputFile
-	for _, a := range o.Args {
-		fi, err := os.Stat(a)
-		if err != nil {
-			return nil, fileError(a, err)
-		}
-		if !fi.IsDir() {
-			out = append(out, inputFile{Path: a, Named: true})
-			continue
-		}
-		if !o.Dirs {
-			return nil, fmt.Errorf("%s: is a directory (pass a transcript file)", a)
-		}
-		var found []string
-		err = transcript.WalkTranscripts(a, func(path string, _ fs.DirEntry) error {
-			found = append(found, path)
-			return nil
-		})
-		if err != nil {
-			return nil, fileError(a, err)
-		}
-		if len(found) == 0 {
-			return nil, fmt.Errorf("%s: no transcripts (*.jsonl) in this directory", a)
-		}
-		sort.Strings(found)
-		for _, p := range found {
-			out = append(out, inputFile{Path: p})
-		}
-	}
-	return out, nil
+	return files, err
 }
 
 // fileError words an error about a file without Go's "stat"/"open" prefix

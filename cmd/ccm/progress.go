@@ -35,14 +35,18 @@ func (p *termProgress) Start(label string, total int64, isBytes bool) {
 	p.bar = progress.New(p.w, label, total, isBytes)
 }
 
+// Add, add and Finish do nothing on a nil progress (no terminal).
 func (p *termProgress) Add(n int64) {
-	if p.bar != nil {
+	if p != nil && p.bar != nil {
 		p.bar.Add(n)
 	}
 }
 
+// add counts one item done.
+func (p *termProgress) add() { p.Add(1) }
+
 func (p *termProgress) Finish() {
-	if p.bar != nil {
+	if p != nil && p.bar != nil {
 		p.bar.Finish()
 		p.bar = nil
 	}

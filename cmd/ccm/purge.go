@@ -16,6 +16,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/hooklib"
+	"ccm/internal/locate"
 	"ccm/purge"
 	"ccm/transcript"
 )
@@ -250,21 +251,11 @@ func parseSize(s string) (int64, error) {
 	return int64(f * mult), nil
 }
 
-// ccmHome is where ccm keeps its own state: $CCM_HOME, else <claude dir>/ccm.
-func ccmHome(g globalOptions) string {
-	if h := os.Getenv("CCM_HOME"); h != "" {
-		return h
-	}
-	return filepath.Join(g.ClaudeDir, "ccm")
-}
+// ccmHome is where ccm keeps its own state (locate.Home).
+func ccmHome(g globalOptions) string { return locate.Home(g.ClaudeDir) }
 
-// storeRoot is the CCM store's directory.
-func storeRoot(g globalOptions) string {
-	if g.CacheDir != "" {
-		return g.CacheDir
-	}
-	return ccm.DefaultRoot(g.ClaudeDir)
-}
+// storeRoot is the CCM store's directory (locate.Store).
+func storeRoot(g globalOptions) string { return locate.Store(g.ClaudeDir, g.CacheDir) }
 
 func runPurge(ctx context.Context, o purgeOptions) error {
 	if o.Analyze {

@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime"
 	"sync"
 	"time"
 
+	"ccm/internal/batch"
 	"ccm/purge"
 )
 
@@ -40,88 +39,54 @@ type batchFailure struct {
 // runPurgeBatch purges many files with --jobs workers; a failing file is
 // reported and the rest carries on.
 func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error {
-	now := time.Now()
-	var todo []string
+	cands := make([]batch.Candidate, len(files))
+	for i, f := range files {
+		cands[i] = batch.Candidate{Path: f.Path, Named: f.Named}
+	}
+	sel := batch.Select(cands, batch.Criteria{Now: time.Now(), Active: activeWindow, OlderThan: o.OlderThan, MinSize: o.MinSize})
 	sum := batchSummary{Files: len(files), Reports: []*purge.Report{}, Failures: []batchFailure{}, SkippedList: []string{}}
-	for _, f := range files {
-		fi, err := os.Stat(f.Path)
-		if err != nil {
-			sum.Failed++
-			sum.Failures = append(sum.Failures, batchFailure{f.Path, fileError(f.Path, err).Error()})
-			continue
-		}
-		age := now.Sub(fi.ModTime())
-		switch {
-		case !f.Named && age < activeWindow,
-			o.OlderThan > 0 && age < o.OlderThan,
-			fi.Size() < o.MinSize,
-			fi.Size() == 0:
-			sum.Skipped++
-			sum.SkippedList = append(sum.SkippedList, f.Path)
-			continue
-		}
-		todo = append(todo, f.Path)
+	for _, f := range sel.Failed {
+		sum.Failed++
+		sum.Failures = append(sum.Failures, batchFailure{f.Path, fileError(f.Path, f.Err).Error()})
 	}
-	jobs := o.Jobs
-	if jobs == 0 {
-		jobs = runtime.NumCPU()
-	}
+	sum.Skipped = len(sel.Skipped)
+	sum.SkippedList = append(sum.SkippedList, sel.Skipped...)
 	var bar *termProgress
 	if !o.JSON {
 		if bar = newProgress(o.Stderr); bar != nil {
-			bar.Start("purging", int64(len(todo)), false)
+			bar.Start("purging", int64(len(sel.Todo)), false)
 		}
 	}
 	var mu sync.Mutex
-	work := make(chan string)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for path := range work {
-				rep, err := purge.File(ctx, path, o.Purge)
-				mu.Lock()
-				if err != nil {
-					sum.Failed++
-					sum.Failures = append(sum.Failures, batchFailure{path, purgeError(path, err).Error()})
-					if !o.JSON {
-						fmt.Fprintf(o.Stderr, "ccm: %v\n", purgeError(path, err))
-					}
-				} else {
-					sum.Reports = append(sum.Reports, rep)
-					sum.BytesBefore += rep.BytesBefore
-					sum.BytesAfter += rep.BytesAfter
-					sum.Stubs += rep.Stubs
-					sum.Repairs += repairCount(rep.Stats)
-					sum.StaleTemps += rep.StaleTemps
-					if rep.Changed {
-						sum.Purged++
-					} else {
-						sum.Unchanged++
-					}
-					if o.Verbose && !o.JSON {
-						printPurgeReport(o.Stdout, rep, false)
-					}
-				}
-				if bar != nil {
-					bar.Add(1)
-				}
-				mu.Unlock()
+	batch.Run(ctx, len(sel.Todo), o.Jobs, func(i int) {
+		path := sel.Todo[i]
+		rep, err := purge.File(ctx, path, o.Purge)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			sum.Failed++
+			sum.Failures = append(sum.Failures, batchFailure{path, purgeError(path, err).Error()})
+			if !o.JSON {
+				fmt.Fprintf(o.Stderr, "ccm: %v\n", purgeError(path, err))
 			}
-		}()
-	}
-	for _, p := range todo {
-		if ctx.Err() != nil {
-			break
+			return
 		}
-		work <- p
-	}
-	close(work)
-	wg.Wait()
-	if bar != nil {
-		bar.Finish()
-	}
+		sum.Reports = append(sum.Reports, rep)
+		sum.BytesBefore += rep.BytesBefore
+		sum.BytesAfter += rep.BytesAfter
+		sum.Stubs += rep.Stubs
+		sum.Repairs += repairCount(rep.Stats)
+		sum.StaleTemps += rep.StaleTemps
+		if rep.Changed {
+			sum.Purged++
+		} else {
+			sum.Unchanged++
+		}
+		if o.Verbose && !o.JSON {
+			printPurgeReport(o.Stdout, rep, false)
+		}
+	}, bar.add)
+	bar.Finish()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -1,0 +1,142 @@
+// Package locate knows where ccm's files are: the transcripts a command
+// is given (files, directories walked for *.jsonl, the current session of
+// the working directory, a session id), ccm's home, the CCM store and the
+// archive. Every command shares these rules; cmd/ccm only wires flags to
+// them.
+package locate
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"ccm/ccm"
+	"ccm/transcript"
+)
+
+// Selection is how a command was told which transcripts to work on.
+type Selection struct {
+	Args    []string
+	Current bool
+	Session string
+	// Dirs allows directory arguments, walked for *.jsonl.
+	Dirs bool
+}
+
+// File is one transcript to work on.
+type File struct {
+	Path string
+	// Named is true when the user named the file itself (not found by a walk).
+	Named bool
+}
+
+// UsageError is a selection that is wrong whatever the files hold: the
+// command line must change.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// FileError is a file or directory that could not be read.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Files turns a selection into a list of transcripts, failing with a clear
+// message when nothing matches.
+func Files(claudeDir string, o Selection) ([]File, error) {
+	n := 0
+	for _, set := range []bool{len(o.Args) > 0, o.Current, o.Session != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, &UsageError{"give files, --current or --session, not several of them"}
+	}
+	switch {
+	case o.Current:
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		s, err := transcript.CurrentSession(claudeDir, cwd)
+		if err != nil {
+			return nil, fmt.Errorf("%w\n(hint: pass the transcript path, or --session ID)", err)
+		}
+		return []File{{Path: s.Path, Named: true}}, nil
+	case o.Session != "":
+		s, err := transcript.FindSession(claudeDir, o.Session)
+		if err != nil {
+			return nil, err
+		}
+		return []File{{Path: s.Path, Named: true}}, nil
+	case len(o.Args) == 0:
+		return nil, &UsageError{"no transcript given (pass FILE, --current or --session ID)"}
+	}
+	var out []File
+	for _, a := range o.Args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, &FileError{a, err}
+		}
+		if !fi.IsDir() {
+			out = append(out, File{Path: a, Named: true})
+			continue
+		}
+		if !o.Dirs {
+			return nil, fmt.Errorf("%s: is a directory (pass a transcript file)", a)
+		}
+		var found []string
+		err = transcript.WalkTranscripts(a, func(path string, _ fs.DirEntry) error {
+			found = append(found, path)
+			return nil
+		})
+		if err != nil {
+			return nil, &FileError{a, err}
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no transcripts (*.jsonl) in this directory", a)
+		}
+		sort.Strings(found)
+		for _, p := range found {
+			out = append(out, File{Path: p})
+		}
+	}
+	return out, nil
+}
+
+// Home is where ccm keeps its own state: $CCM_HOME, else <claude dir>/ccm.
+func Home(claudeDir string) string {
+	if h := os.Getenv("CCM_HOME"); h != "" {
+		return h
+	}
+	return filepath.Join(claudeDir, "ccm")
+}
+
+// Store is the CCM store's directory: cacheDir when set (--cache-dir,
+// $CCM_CACHE_DIR), else <claude dir>/cache/ccm.
+func Store(claudeDir, cacheDir string) string {
+	if cacheDir != "" {
+		return cacheDir
+	}
+	return ccm.DefaultRoot(claudeDir)
+}
+
+// Archive is where ccm archive puts archives: to (--to DIR) when set, else
+// configured ($CCM_ARCHIVE_DIR, from the environment or config.env), else
+// <home>/archive.
+func Archive(home, to, configured string) string {
+	if to != "" {
+		return to
+	}
+	if configured != "" {
+		return configured
+	}
+	return filepath.Join(home, "archive")
+}
