@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"ccm/jsonstr"
 )
 
 // MaxPayload is Claude Code's cap on what one hook output may carry, in
@@ -202,39 +204,11 @@ func cutToFit(s string, n int) string {
 	return cut
 }
 
-// writeJSONString writes s as a JSON string. Non-ASCII stays as UTF-8 (an
-// escape would cost six characters of the cap); invalid UTF-8 becomes
-// U+FFFD; U+2028 and U+2029 are escaped for JavaScript's sake.
+// writeJSONString writes s as a JSON string (jsonstr.AppendLineSafe).
+// Non-ASCII stays as UTF-8 (an escape would cost six characters of the
+// cap); invalid UTF-8 becomes U+FFFD; U+2028 and U+2029 are escaped for
+// JavaScript's sake.
 func writeJSONString(b *strings.Builder, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 || r == 0x2028 || r == 0x2029 {
-				b.WriteString(`\u`)
-				b.WriteByte(hex[r>>12&0xf])
-				b.WriteByte(hex[r>>8&0xf])
-				b.WriteByte(hex[r>>4&0xf])
-				b.WriteByte(hex[r&0xf])
-			} else {
-				b.WriteRune(r) // utf8.RuneError for invalid bytes: U+FFFD
-			}
-		}
-	}
-	b.WriteByte('"')
+	var buf [256]byte
+	b.Write(jsonstr.AppendLineSafe(buf[:0], s))
 }

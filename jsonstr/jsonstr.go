@@ -35,6 +35,20 @@ func Append[S ~string | ~[]byte](dst []byte, s S) []byte {
 // Invalid UTF-8 is replaced by U+FFFD so that the output is always valid JSON,
 // as JSON.stringify would never see such bytes.
 func AppendEscaped[S ~string | ~[]byte](dst []byte, s S) []byte {
+	return appendEscaped(dst, s, false)
+}
+
+// AppendLineSafe is Append that also escapes U+2028 and U+2029, the two
+// characters that end a line in JavaScript source though not in JSON: for
+// text a reader may splice into a script or count by lines (what hooks
+// print to Claude Code).
+func AppendLineSafe[S ~string | ~[]byte](dst []byte, s S) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, true)
+	return append(dst, '"')
+}
+
+func appendEscaped[S ~string | ~[]byte](dst []byte, s S, lineSafe bool) []byte {
 	dst = slices.Grow(dst, len(s)+len(s)/8+2)
 	start := 0
 	for i := 0; i < len(s); {
@@ -70,6 +84,13 @@ func AppendEscaped[S ~string | ~[]byte](dst []byte, s S) []byte {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\uFFFD"...)
 			i++
+			start = i
+			continue
+		}
+		if lineSafe && (r == 0x2028 || r == 0x2029) {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
 			start = i
 			continue
 		}

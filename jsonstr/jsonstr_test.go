@@ -46,3 +46,18 @@ func FuzzAppend(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendLineSafe(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a\u2028b\u2029c", `"a\u2028b\u2029c"`},
+		{"é\n\"\x01", "\"é\\n\\\"\\u0001\""},
+		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
+	} {
+		if got := string(AppendLineSafe(nil, c.in)); got != c.want {
+			t.Errorf("AppendLineSafe(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	if got := string(Append(nil, "a\u2028b")); got != "\"a\u2028b\"" {
+		t.Errorf("Append escaped U+2028: %s", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"ccm/internal/jsonscan"
+	"ccm/jsonstr"
 )
 
 // Byte-level editing of a JSON document that is known to be valid. sjson
@@ -212,23 +213,7 @@ func splice(d []byte, from, to int, ins string) []byte {
 
 // quote returns s as a JSON string (the keys and commands ccm writes are
 // plain ASCII, but a binary path may need escapes).
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func quote(s string) string { return string(jsonstr.Append(nil, s)) }
 
 // kv and obj describe the small JSON values ccm writes, in key order.
 type kv struct {
