@@ -82,6 +82,13 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: r, buf: make([]byte, readerBufSize), Classify: true}
 }
 
+// NewReaderBytes returns a Reader over data held in memory (a mapped
+// file region): each line's Raw is a view into data, never copied, and
+// stays valid as long as data does. The Reader never writes to data.
+func NewReaderBytes(data []byte) *Reader {
+	return &Reader{buf: data, end: len(data), rerr: io.EOF, Classify: true}
+}
+
 // Next returns the next line, or io.EOF after the last one. Any other
 // error is a read error of the underlying reader. The returned Raw slice
 // is only valid until the following call.

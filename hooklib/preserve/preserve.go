@@ -15,11 +15,11 @@ package preserve
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
 
+	"ccm/internal/filemap"
 	"ccm/transcript"
 	"ccm/transcript/worklog"
 )
@@ -78,18 +78,43 @@ func Region(f *os.File) (start, end int64, err error) {
 	return start, end, nil
 }
 
-// Gather runs the shared extractor over the region of the transcript.
+// Gather runs the shared extractor over the region of the transcript:
+// from its last compact boundary (or Window before its end) to its end.
+// The last Window bytes are mapped into memory (filemap), the boundary is
+// found from the end and the records after it are read from the same
+// bytes: nothing is read twice or copied, and no buffer is allocated for
+// lines (in a hook process, whose memory is all new, touching fresh
+// buffers cost more than reading the lines).
 func Gather(path string) (*worklog.Facts, int64, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	defer f.Close()
-	start, end, err := Region(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	facts, err := worklog.Gather(io.NewSectionReader(f, start, end-start))
+	if !fi.Mode().IsRegular() {
+		return nil, 0, 0, fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	end := fi.Size()
+	from := max(0, end-Window)
+	rg, err := filemap.Open(f, from, end-from)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer rg.Close()
+	start := from // past Window, the first, partial line is skipped as invalid
+	var facts *worklog.Facts
+	err = filemap.Guard(func() error {
+		if tf := transcript.ReadTailBytes(rg.Data, from, true); tf.Boundary >= 0 {
+			start = tf.Boundary
+		}
+		var err error
+		facts, err = worklog.GatherFrom(transcript.NewReaderBytes(rg.Data[start-from:]))
+		return err
+	})
 	return facts, start, end, err
 }
 

@@ -100,8 +100,13 @@ func New() *Facts {
 // Gather reads every line of r into new Facts. Torn and invalid lines,
 // sidechain records and API error records are skipped.
 func Gather(r io.Reader) (*Facts, error) {
+	return GatherFrom(transcript.NewReader(r))
+}
+
+// GatherFrom is Gather over the lines of rd (NewReaderBytes for a region
+// held in memory).
+func GatherFrom(rd *transcript.Reader) (*Facts, error) {
 	f := New()
-	rd := transcript.NewReader(r)
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {
