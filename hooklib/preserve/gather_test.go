@@ -32,7 +32,7 @@ func TestGatherSameAsStreaming(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, from, to, err := Gather(path)
+		got, from, to, err := Gather(path, true)
 		if err != nil {
 			t.Fatalf("seed %d: %v", o.Seed, err)
 		}
@@ -59,15 +59,15 @@ func TestGatherSameAsStreaming(t *testing.T) {
 // TestGatherBadInput: a missing file, a directory and an empty file.
 func TestGatherBadInput(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, _, err := Gather(filepath.Join(dir, "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
+	if _, _, _, err := Gather(filepath.Join(dir, "missing.jsonl"), true); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
-	if _, _, _, err := Gather(dir); err == nil {
+	if _, _, _, err := Gather(dir, true); err == nil {
 		t.Error("a directory was read as a transcript")
 	}
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o600)
-	if f, from, to, err := Gather(empty); err != nil || f.Records != 0 || from != 0 || to != 0 {
+	if f, from, to, err := Gather(empty, true); err != nil || f.Records != 0 || from != 0 || to != 0 {
 		t.Errorf("empty file: %v records, %d-%d, %v", f, from, to, err)
 	}
 }

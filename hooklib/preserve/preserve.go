@@ -79,13 +79,15 @@ func Region(f *os.File) (start, end int64, err error) {
 }
 
 // Gather runs the shared extractor over the region of the transcript:
-// from its last compact boundary (or Window before its end) to its end.
+// from its last compact boundary (or Window before its end) to its end;
+// without taskDetail, it skips what only cold-task summaries read
+// (worklog.Facts.NoTaskDetail).
 // The last Window bytes are mapped into memory (filemap), the boundary is
 // found from the end and the records after it are read from the same
 // bytes: nothing is read twice or copied, and no buffer is allocated for
 // lines (in a hook process, whose memory is all new, touching fresh
 // buffers cost more than reading the lines).
-func Gather(path string) (*worklog.Facts, int64, int64, error) {
+func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, 0, err
@@ -106,14 +108,13 @@ func Gather(path string) (*worklog.Facts, int64, int64, error) {
 	}
 	defer rg.Close()
 	start := from // past Window, the first, partial line is skipped as invalid
-	var facts *worklog.Facts
+	facts := worklog.New()
+	facts.NoTaskDetail = !taskDetail
 	err = filemap.Guard(func() error {
 		if tf := transcript.ReadTailBytes(rg.Data, from, true); tf.Boundary >= 0 {
 			start = tf.Boundary
 		}
-		var err error
-		facts, err = worklog.GatherFrom(transcript.NewReaderBytes(rg.Data[start-from:]))
-		return err
+		return facts.AddAll(transcript.NewReaderBytes(rg.Data[start-from:]))
 	})
 	return facts, start, end, err
 }
@@ -121,7 +122,7 @@ func Gather(path string) (*worklog.Facts, int64, int64, error) {
 // Build gathers the facts and renders the block. An empty string means
 // there was nothing worth preserving.
 func Build(o Options) (string, Stats, error) {
-	facts, from, to, err := Gather(o.Transcript)
+	facts, from, to, err := Gather(o.Transcript, false)
 	if err != nil {
 		return "", Stats{}, fmt.Errorf("read transcript: %w", err)
 	}

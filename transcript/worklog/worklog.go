@@ -68,6 +68,13 @@ type Facts struct {
 	Prompts, Turns int
 	// Records counts the records read.
 	Records int
+	// NoTaskDetail skips what only cold-task summaries read (ColdTasks,
+	// coldtask.FromTask): the mentions of completed tasks and the files,
+	// commands, outcomes and errors of each open task. The preservation
+	// block and the purge summary read none of it; the mentions alone
+	// (a lowered copy of every text searched for every subject) were a
+	// tenth of the PreCompact hook's extraction.
+	NoTaskDetail bool
 
 	todoMsg    string
 	tools      map[string]pendingTool // tool_use id → what its result completes
@@ -100,20 +107,20 @@ func New() *Facts {
 // Gather reads every line of r into new Facts. Torn and invalid lines,
 // sidechain records and API error records are skipped.
 func Gather(r io.Reader) (*Facts, error) {
-	return GatherFrom(transcript.NewReader(r))
+	f := New()
+	return f, f.AddAll(transcript.NewReader(r))
 }
 
-// GatherFrom is Gather over the lines of rd (NewReaderBytes for a region
-// held in memory).
-func GatherFrom(rd *transcript.Reader) (*Facts, error) {
-	f := New()
+// AddAll adds every record of rd (transcript.NewReaderBytes for a region
+// held in memory), skipping what Gather skips.
+func (f *Facts) AddAll(rd *transcript.Reader) error {
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {
-			return f, nil
+			return nil
 		}
 		if err != nil {
-			return f, err
+			return err
 		}
 		if l.Kind == transcript.Object {
 			f.Add(transcript.NewRecord(l.Body()))
@@ -258,7 +265,7 @@ func (f *Facts) addAssistant(msg string, c gjson.Result) {
 			for _, d := range decisions(text) {
 				f.Decisions.Add(d)
 			}
-			if len(text) < 300 && !strings.Contains(text, "\n\n") && strings.TrimSpace(text) != "" {
+			if !f.NoTaskDetail && len(text) < 300 && !strings.Contains(text, "\n\n") && strings.TrimSpace(text) != "" {
 				out := Cut(text, 250)
 				f.taskNote(func(t *Task) { t.Outcomes = addCapped(t.Outcomes, out, 6) })
 			}
@@ -403,6 +410,9 @@ func (f *Facts) trackTodo(td Todo) {
 // taskNote applies fn to every task open now (created, not completed) and
 // every TodoWrite item in progress.
 func (f *Facts) taskNote(fn func(*Task)) {
+	if f.NoTaskDetail {
+		return
+	}
 	for _, id := range f.TaskOrder {
 		if t := f.Tasks[id]; t.Status != "completed" && t.Status != "deleted" {
 			fn(t)
@@ -432,7 +442,7 @@ func (f *Facts) ColdTasks(idle int) []*Task {
 
 // mention records that text names tasks by their subject.
 func (f *Facts) mention(text string) {
-	if len(f.lowSubject) == 0 || text == "" {
+	if f.NoTaskDetail || len(f.lowSubject) == 0 || text == "" {
 		return
 	}
 	// Subjects are short and named near the start of what mentions them;
