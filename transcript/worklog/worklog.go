@@ -88,13 +88,8 @@ type pendingTool struct {
 	subject       string
 }
 
-// testCommand matches the test runners whose results are worth keeping.
-// It and taskIDRe are compiled on first use, not in every process that
-// links this package (every `ccm hook`).
-var testCommand = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|[\s;&|(])(go test|pytest|python -m pytest|uv run pytest|npm (run )?test|yarn test|pnpm test|bun test|cargo test|make (test|check)|mvn test|gradle test|jest|vitest|rspec|tox|ctest|phpunit|mix test|dotnet test)\b`)
-})
-
+// taskIDRe is compiled on first use, not in every process that links
+// this package (every `ccm hook`).
 var taskIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) })
 
 // New returns empty Facts to Add records to.
@@ -301,7 +296,7 @@ func (f *Facts) addToolUse(b gjson.Result, msg string) {
 		p.command = Cut(c, 160)
 		f.Commands.Add(p.command)
 		f.taskNote(func(t *Task) { t.Commands = addCapped(t.Commands, Cut(c, 100), 8) })
-		if testCommand().MatchString(c) {
+		if isTestCommand(c) {
 			p.test = f.addTest(p.command)
 		}
 	case "TodoWrite":
