@@ -122,12 +122,14 @@ func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) 
 // Build gathers the facts and renders the block. An empty string means
 // there was nothing worth preserving.
 func Build(o Options) (string, Stats, error) {
+	// git, when it runs, runs while the transcript is read.
+	gitDiff := StartGitDiffStat(o.Cwd, o.GitTimeout)
 	facts, from, to, err := Gather(o.Transcript, false)
+	diff, note := gitDiff()
 	if err != nil {
 		return "", Stats{}, fmt.Errorf("read transcript: %w", err)
 	}
 	st := Stats{ReadFrom: from, ReadTo: to}
-	diff, note := GitDiffStat(o.Cwd, o.GitTimeout)
 	st.GitNote = note
 	return Render(facts, o, diff, &st), st, nil
 }
