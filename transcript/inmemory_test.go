@@ -107,6 +107,13 @@ func TestReadTailBytesSameAsReadTail(t *testing.T) {
 		`{"type":"user","message":{"role":"user","content":"the word \"usage\" in a prompt"}}`,
 		`{"type":"assistant","message":{"model":"m3","usage":{"input_tokens":1`,
 	}
+	pad := strings.Repeat("p", 2*tailChunk+5)
+	mention := `{"type":"user","message":{"role":"user","content":"a \"compact_boundary\" here, ` + pad + ` and \"compact_boundary\" again"}}`
+	sideBoundary := `{"type":"system","subtype":"compact_boundary","isSidechain":true,"compactMetadata":{"preTokens":1}}`
+	// A real boundary, then after it lines that name one without being one,
+	// then the usage: the boundary found must be the real one.
+	lines = append(lines[:3:3], mention, sideBoundary, `{"type":"system","subtype":"compact_boundary","isSidechain":false,"compactMetadata":{"preTokens":9}}`,
+		mention+"\r", `{"pad":"`+pad+`"}`, sideBoundary, lines[2], lines[4], lines[5])
 	data := strings.Join(lines, "\n")
 	for from := 0; from < len(data); from = from + strings.IndexByte(data[from:]+"\n", '\n') + 1 {
 		for _, wantBoundary := range []bool{false, true} {
