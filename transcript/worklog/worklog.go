@@ -127,9 +127,10 @@ func (f *Facts) AddAll(rd *transcript.Reader) error {
 func (f *Facts) Add(rec transcript.Record) {
 	f.Records++
 	// One walk: an assistant record keeps "type" after "message", and
-	// finding each on its own crossed the message twice.
+	// finding each on its own crossed the message twice. A user record
+	// keeps "message" last: left open, it is crossed once, by Blocks.
 	var top [3]gjson.Result
-	rec.Members(TopKeys, top[:])
+	rec.MembersOpen(TopKeys, top[:])
 	if gjson.Parse(top[0].Raw).Bool() {
 		return
 	}
