@@ -27,6 +27,11 @@ func TestGatherSameAsStreaming(t *testing.T) {
 		if _, err := synth.Generate(&buf, o); err != nil {
 			t.Fatal(err)
 		}
+		if o.InFlight {
+			// And a torn last line: half of a record that fails a test.
+			rec := `{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","is_error":true,"content":"FAIL"}]}}`
+			buf.WriteString(rec[:len(rec)/2])
+		}
 		data := buf.Bytes()
 		path := filepath.Join(t.TempDir(), "t.jsonl")
 		if err := os.WriteFile(path, data, 0o600); err != nil {

@@ -114,7 +114,9 @@ func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) 
 		if tf := transcript.ReadTailBytes(rg.Data, from, true); tf.Boundary >= 0 {
 			start = tf.Boundary
 		}
-		return facts.AddAll(transcript.NewReaderBytes(rg.Data[start-from:]))
+		rd := transcript.NewReaderBytes(rg.Data[start-from:])
+		rd.Structural = true // four times as fast; still refuses torn lines
+		return facts.AddAll(rd)
 	})
 	return facts, start, end, err
 }

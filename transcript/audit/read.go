@@ -72,7 +72,9 @@ func (a *Audit) Update(f *os.File, whole bool) error {
 			a.Reset()
 			a.Offset, a.Partial = size-TailLimit, true
 		}
-		return a.read(transcript.NewReaderBytes(rg.Data[a.Offset-from:]))
+		rd := transcript.NewReaderBytes(rg.Data[a.Offset-from:])
+		rd.Structural = true // four times as fast; still refuses torn lines
+		return a.read(rd)
 	})
 }
 
