@@ -225,6 +225,27 @@ func TestStopScansOnlyNewBytes(t *testing.T) {
 	}
 }
 
+// TestStopWritesStateOnce: a Stop whose scan advances the offset and whose
+// context monitor updates the fill and the audit saves the session's
+// state once, with both.
+func TestStopWritesStateOnce(t *testing.T) {
+	s := newSandbox(t)
+	tx := s.write("tx.jsonl", `{"type":"assistant","cwd":"`+s.project+`","message":{"content":[{"type":"tool_use","id":"m1","name":"mcp__jira__get","input":{"issue_key":"X-1"}}]}}`+"\n"+
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"m1","is_error":true,"content":"401 unauthorized"}]}}`+"\n"+
+		`{"type":"assistant","isSidechain":false,"message":{"model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":100,"cache_read_input_tokens":1000,"cache_creation_input_tokens":0,"output_tokens":5}}}`+"\n")
+	stop := `{"session_id":"s1","hook_event_name":"Stop","transcript_path":"` + tx + `","cwd":"` + s.project + `","stop_hook_active":false}`
+	before := stateWrites.Load()
+	s.run(Stop, stop)
+	if n := stateWrites.Load() - before; n != 1 {
+		t.Errorf("the Stop wrote the state %d times, want once", n)
+	}
+	st, _ := NewStore(s.home()).Load("s1")
+	fi, _ := os.Stat(tx)
+	if st.ScanOffset != fi.Size() || st.Context.Tokens != 1100 || st.Context.Audit == nil {
+		t.Errorf("offset %d of %d, fill %d, audit %v", st.ScanOffset, fi.Size(), st.Context.Tokens, st.Context.Audit != nil)
+	}
+}
+
 // endless is stdin that never ends (< /dev/zero).
 type endless struct{}
 

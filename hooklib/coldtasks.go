@@ -80,7 +80,7 @@ func coldTasksCheck(ctx context.Context, h *Hook, _ Response) (Response, error) 
 	if !due {
 		return Response{}, nil
 	}
-	facts, _, _, err := preserve.Gather(path)
+	facts, _, _, err := preserve.Gather(path, true)
 	if err != nil {
 		return Response{}, fmt.Errorf("cold tasks: %w", err)
 	}

@@ -69,6 +69,11 @@ func preserveAtPreCompact(ctx context.Context, h *Hook, _ Response) (Response, e
 	if err := fsutil.MkdirPrivate(filepath.Dir(dst)); err != nil {
 		return Response{}, fmt.Errorf("preserve: %w", err)
 	}
+	// The block replaces any earlier one of the session, which is stale
+	// now. Removed first, because a rename over an existing file makes
+	// ext4 (auto_da_alloc) start writing the new file out on the spot:
+	// the hook's one disk write, about 0.15 ms of its run.
+	os.Remove(dst)
 	if err := fsutil.WriteFileVolatile(dst, fsutil.FileMode, []byte(block)); err != nil {
 		return Response{}, fmt.Errorf("preserve: %w", err)
 	}

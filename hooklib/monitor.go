@@ -79,7 +79,7 @@ func monitorStop(ctx context.Context, h *Hook, _ Response) (Response, error) {
 	}
 	crossed := 0
 	var rep auditText
-	_, err = h.State.Update(ctx, sid, h.Now, func(st *State) error {
+	_, err = h.updateState(ctx, sid, func(st *State) error {
 		h.updateAudit(&st.Context)
 		crossed = monitor.Step(&st.Context, ts, fill)
 		if crossed > 0 {

@@ -38,6 +38,9 @@ type Hook struct {
 	Lookup func(string) (string, bool)
 
 	comp *compress.Compressor // built on first use
+	// stateEdits are edits of the session's state not saved yet
+	// (deferState).
+	stateEdits []func(*State)
 }
 
 // handler is a feature set for one event.
@@ -121,6 +124,7 @@ func Run(ctx context.Context, o Options) (code int) {
 		return 0
 	}
 	resp, err := fn(ctx, h)
+	h.flushState(ctx)
 	for _, w := range cfg.Warnings {
 		log.Printf("config: %s", w)
 	}

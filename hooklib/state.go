@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"ccm/fsutil"
@@ -143,8 +144,16 @@ func (s *Store) Update(ctx context.Context, session string, now time.Time, fn fu
 	if err != nil {
 		return st, err
 	}
-	return st, fsutil.WriteFileVolatile(s.path(session), fsutil.FileMode, append(data, '\n'))
+	if err := fsutil.WriteFileVolatile(s.path(session), fsutil.FileMode, append(data, '\n')); err != nil {
+		return st, err
+	}
+	stateWrites.Add(1)
+	return st, nil
 }
+
+// stateWrites counts the state files written (Update), for the tests of
+// how many writes a hook makes.
+var stateWrites atomic.Int64
 
 // Remove deletes a session's state (SessionEnd).
 func (s *Store) Remove(ctx context.Context, session string) error {
@@ -257,4 +266,40 @@ func removeIdle(dir string, now time.Time, idle time.Duration, match func(string
 		}
 	}
 	return n, nil
+}
+
+// deferState queues an edit of the session's state for the hook's next
+// updateState, or for the update Run makes once the features are done: a
+// Stop's features then replace the state file once, not once each. Each
+// replacement is a rename over the old file, which ext4 (auto_da_alloc)
+// answers by starting to write the new one out: 0.2 to 2 ms under strace.
+func (h *Hook) deferState(edit func(*State)) { h.stateEdits = append(h.stateEdits, edit) }
+
+// updateState is State.Update with the queued edits applied before fn. If
+// the update fails, or fn returns an error, the edits stay queued.
+func (h *Hook) updateState(ctx context.Context, session string, fn func(*State) error) (State, error) {
+	edits := h.stateEdits
+	h.stateEdits = nil
+	st, err := h.State.Update(ctx, session, h.Now, func(s *State) error {
+		for _, e := range edits {
+			e(s)
+		}
+		return fn(s)
+	})
+	if err != nil {
+		h.stateEdits = append(edits, h.stateEdits...)
+	}
+	return st, err
+}
+
+// flushState saves the edits still queued when the hook's features are
+// done.
+func (h *Hook) flushState(ctx context.Context) {
+	if len(h.stateEdits) == 0 {
+		return
+	}
+	if _, err := h.updateState(ctx, h.In.SessionID(), func(*State) error { return nil }); err != nil {
+		h.Log.Printf("session state: %v", err)
+		h.stateEdits = nil
+	}
 }

@@ -80,12 +80,10 @@ func onStop(ctx context.Context, h *Hook) (Response, error) {
 		}
 	}
 	if next != st.ScanOffset {
-		_, err = h.State.Update(ctx, sid, h.Now, func(s *State) error {
-			s.ScanOffset = next
-			return nil
-		})
+		// Saved with the context monitor's update, or at the hook's end.
+		h.deferState(func(s *State) { s.ScanOffset = next })
 	}
-	return Response{}, err
+	return Response{}, nil
 }
 
 // lessons returns the lessons to show before a call of the hook's tool:

@@ -72,6 +72,11 @@ type Reader struct {
 	// Classify controls whether lines are validated as JSON. It is on by
 	// default; a caller that only copies bytes can switch it off.
 	Classify bool
+	// Structural classifies with ValidStructure instead of ValidJSON: a
+	// line whose strings hold what JSON forbids is an Object then. Torn
+	// and broken lines are still told apart. For passes that walk a
+	// record's structure to what they need (the hooks').
+	Structural bool
 }
 
 // readerBufSize is the initial buffer and the least read size.
@@ -80,6 +85,13 @@ const readerBufSize = 256 << 10
 // NewReader returns a Reader over r.
 func NewReader(r io.Reader) *Reader {
 	return &Reader{r: r, buf: make([]byte, readerBufSize), Classify: true}
+}
+
+// NewReaderBytes returns a Reader over data held in memory (a mapped
+// file region): each line's Raw is a view into data, never copied, and
+// stays valid as long as data does. The Reader never writes to data.
+func NewReaderBytes(data []byte) *Reader {
+	return &Reader{buf: data, end: len(data), rerr: io.EOF, Classify: true}
 }
 
 // Next returns the next line, or io.EOF after the last one. Any other
@@ -98,7 +110,11 @@ func (r *Reader) Next() (Line, error) {
 	l := Line{Num: r.num, Offset: r.offset, Raw: raw, Terminated: raw[len(raw)-1] == '\n'}
 	r.offset += int64(len(raw))
 	if r.Classify {
-		l.Kind = classify(l.Body(), l.Terminated)
+		if r.Structural {
+			l.Kind = classifyBy(l.Body(), l.Terminated, ValidStructure)
+		} else {
+			l.Kind = classify(l.Body(), l.Terminated)
+		}
 	}
 	return l, nil
 }
@@ -164,6 +180,11 @@ func (r *Reader) Offset() int64 { return r.offset }
 // classify tells a record apart from the kinds of damage a transcript
 // can carry.
 func classify(body []byte, terminated bool) Kind {
+	return classifyBy(body, terminated, ValidJSON)
+}
+
+// classifyBy is classify with valid deciding which lines are records.
+func classifyBy(body []byte, terminated bool, valid func([]byte) bool) Kind {
 	trimmed := bytes.TrimLeft(body, " \t\r")
 	if len(trimmed) == 0 {
 		if !terminated {
@@ -177,7 +198,7 @@ func classify(body []byte, terminated bool) Kind {
 		}
 		return Invalid
 	}
-	if trimmed[0] == '{' && ValidJSON(trimmed) {
+	if trimmed[0] == '{' && valid(trimmed) {
 		return Object
 	}
 	if !terminated {

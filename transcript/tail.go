@@ -98,6 +98,39 @@ func ReverseLines(ra io.ReaderAt, size, limit int64, fn func(off int64, line []b
 	return nil
 }
 
+// ReverseLinesBytes is ReverseLines over data held in memory, whose first
+// byte is at offset base: each line is a view into data, never copied, so
+// it stays valid as long as data does.
+func ReverseLinesBytes(data []byte, base int64, fn func(off int64, line []byte) bool) {
+	var nls []int     // the newlines of the current chunk
+	stop := len(data) // the end of the line being cut out
+	for end := len(data); end > 0; {
+		start := max(0, end-tailChunk)
+		// As in ReverseLines, the newlines are found front to back.
+		nls = nls[:0]
+		for i := start; i < end; {
+			j := bytes.IndexByte(data[i:end], '\n')
+			if j < 0 {
+				break
+			}
+			nls = append(nls, i+j)
+			i += j + 1
+		}
+		for k := len(nls) - 1; k >= 0; k-- {
+			i := nls[k]
+			line := data[i+1 : stop]
+			stop = i
+			if len(bytes.TrimSpace(line)) > 0 && !fn(base+int64(i)+1, bytes.TrimRight(line, "\r")) {
+				return
+			}
+		}
+		end = start
+	}
+	if first := data[:stop]; len(bytes.TrimSpace(first)) > 0 {
+		fn(base, bytes.TrimRight(first, "\r"))
+	}
+}
+
 // TailFacts are the facts hooks read from the end of a transcript.
 type TailFacts struct {
 	// Usage is the last usage of a main-chain assistant record (not a
@@ -128,53 +161,66 @@ func (u Usage) Fill() int64 { return u.Input + u.CacheRead + u.CacheCreation }
 // last compact boundary too (within limit).
 func ReadTail(ra io.ReaderAt, size, limit int64, wantBoundary bool) (TailFacts, error) {
 	tf := TailFacts{Boundary: -1}
-	err := ReverseLines(ra, size, limit, func(off int64, line []byte) bool {
-		// Cheap filters first: most lines are neither.
-		// '_' is rare in a line, '"' in every few bytes: the search for
-		// the quoted name alone slid over most lines byte by byte.
-		isBoundary := bytes.Contains(line, []byte(`_boundary"`)) && bytes.Contains(line, []byte(`"compact_boundary"`))
-		if !isBoundary && (tf.HasUsage || !bytes.Contains(line, []byte(`"usage"`))) {
-			return true
-		}
-		if !gjson.ValidBytes(line) {
-			return true // a torn last line
-		}
-		rec := NewRecord(line)
-		if rec.IsSidechain() {
-			return true
-		}
-		if isBoundary && rec.Type() == "system" && rec.Subtype() == "compact_boundary" {
-			tf.Boundary = off
-			tf.BoundaryPreTokens = rec.Get("compactMetadata.preTokens").Int()
-			return false // nothing before it counts for the current context
-		}
-		if tf.HasUsage || rec.Type() != "assistant" {
-			return true
-		}
-		u := rec.Usage()
-		if !u.Exists() || rec.Get("isApiErrorMessage").Bool() || rec.Get("message.model").Str == "<synthetic>" {
-			return true
-		}
-		tf.Usage = Usage{Input: u.Get("input_tokens").Int(), CacheRead: u.Get("cache_read_input_tokens").Int(),
-			CacheCreation: u.Get("cache_creation_input_tokens").Int(), Output: u.Get("output_tokens").Int()}
-		tf.HasUsage, tf.UsageOffset = true, off
-		tf.Model = strings.Clone(rec.Get("message.model").Str)
-		var text strings.Builder
-		rec.Content().ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").Str == "text" {
-				t := b.Get("text").Str
-				if len(t) > 4096 {
-					t = t[:4096]
-				}
-				text.WriteString(t)
-			}
-			return true
-		})
-		tf.Text = text.String()
-		return wantBoundary
-	})
+	err := ReverseLines(ra, size, limit, func(off int64, line []byte) bool { return tf.take(off, line, wantBoundary) })
 	if errors.Is(err, ErrTailLimit) && tf.HasUsage {
 		err = nil
 	}
 	return tf, err
+}
+
+// ReadTailBytes is ReadTail over the end of a transcript held in memory
+// (data, whose first byte is at offset base in the file): the caller
+// bounds the read by what it holds, and no line is copied.
+func ReadTailBytes(data []byte, base int64, wantBoundary bool) TailFacts {
+	tf := TailFacts{Boundary: -1}
+	ReverseLinesBytes(data, base, func(off int64, line []byte) bool { return tf.take(off, line, wantBoundary) })
+	return tf
+}
+
+// take is ReadTail's step: it reads one line (from the end) into tf and
+// says whether to go on.
+func (tf *TailFacts) take(off int64, line []byte, wantBoundary bool) bool {
+	// Cheap filters first: most lines are neither.
+	// '_' is rare in a line, '"' in every few bytes: the search for
+	// the quoted name alone slid over most lines byte by byte.
+	isBoundary := bytes.Contains(line, []byte(`_boundary"`)) && bytes.Contains(line, []byte(`"compact_boundary"`))
+	if !isBoundary && (tf.HasUsage || !bytes.Contains(line, []byte(`"usage"`))) {
+		return true
+	}
+	if !gjson.ValidBytes(line) {
+		return true // a torn last line
+	}
+	rec := NewRecord(line)
+	if rec.IsSidechain() {
+		return true
+	}
+	if isBoundary && rec.Type() == "system" && rec.Subtype() == "compact_boundary" {
+		tf.Boundary = off
+		tf.BoundaryPreTokens = rec.Get("compactMetadata.preTokens").Int()
+		return false // nothing before it counts for the current context
+	}
+	if tf.HasUsage || rec.Type() != "assistant" {
+		return true
+	}
+	u := rec.Usage()
+	if !u.Exists() || rec.Get("isApiErrorMessage").Bool() || rec.Get("message.model").Str == "<synthetic>" {
+		return true
+	}
+	tf.Usage = Usage{Input: u.Get("input_tokens").Int(), CacheRead: u.Get("cache_read_input_tokens").Int(),
+		CacheCreation: u.Get("cache_creation_input_tokens").Int(), Output: u.Get("output_tokens").Int()}
+	tf.HasUsage, tf.UsageOffset = true, off
+	tf.Model = strings.Clone(rec.Get("message.model").Str)
+	var text strings.Builder
+	rec.Content().ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").Str == "text" {
+			t := b.Get("text").Str
+			if len(t) > 4096 {
+				t = t[:4096]
+			}
+			text.WriteString(t)
+		}
+		return true
+	})
+	tf.Text = text.String()
+	return wantBoundary
 }

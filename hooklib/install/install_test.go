@@ -33,10 +33,10 @@ func TestMergeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !gjson.ValidBytes(out) || len(changes) != len(Registrations) {
+		if !gjson.ValidBytes(out) || len(changes) != len(Registrations()) {
 			t.Fatalf("%s: invalid result or %d changes:\n%s", name, len(changes), out)
 		}
-		for _, r := range Registrations {
+		for _, r := range Registrations() {
 			path := "hooks." + r.Event + ".#.hooks.#.command"
 			if !strings.Contains(gjson.GetBytes(out, path).Raw, HookCommand(exe, r.Event)) {
 				t.Errorf("%s: %s not registered", name, r.Event)

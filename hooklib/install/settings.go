@@ -129,8 +129,9 @@ func postMatcher(f Features) string {
 	return "^(" + strings.Join(tools, "|") + ")$"
 }
 
-// Registrations are ccm's hooks with every feature.
-var Registrations = RegistrationsFor(Features{})
+// Registrations are ccm's hooks with every feature. A function, not a
+// variable built at start-up: every `ccm hook` process would build it.
+func Registrations() []Registration { return RegistrationsFor(Features{}) }
 
 // ErrInvalidSettings marks a settings file ccm refuses to edit.
 var ErrInvalidSettings = errors.New("not valid JSON")
@@ -203,7 +204,7 @@ func group(r Registration, exe string, indent string, st style) string {
 // another path (the binary moved) gets its command updated in place with
 // sjson.
 func Merge(data []byte, exe string) (out []byte, changes, created []string, err error) {
-	return MergeWith(data, exe, Registrations)
+	return MergeWith(data, exe, Registrations())
 }
 
 // MergeWith is Merge for a chosen set of registrations. ccm handlers of

@@ -199,3 +199,22 @@ func TestSameFailureSeenTwice(t *testing.T) {
 		t.Errorf("%+v", all)
 	}
 }
+
+// TestScanSkipsLongLines: a line over maxScanLine is passed over (its
+// failure is not looked at) and the scan goes on after it.
+func TestScanSkipsLongLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	call := func(id string) string {
+		return `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"` + id + `","name":"mcp__db__query","input":{}}]}}` + "\n"
+	}
+	result := func(id, text string) string {
+		return `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"` + id + `","is_error":true,"content":"` + text + `"}]}}` + "\n"
+	}
+	scanned := `{"type":"summary"}` + "\n" // up to an earlier scan's offset: no FirstScan window
+	data := scanned + call("a") + result("a", strings.Repeat("x", maxScanLine)) + call("b") + result("b", "Connection refused")
+	os.WriteFile(p, []byte(data), 0o600)
+	found, next, err := ScanTranscript(p, int64(len(scanned)))
+	if err != nil || len(found) != 1 || found[0].Error != "Connection refused" || next != int64(len(data)) {
+		t.Fatalf("found %+v next %d of %d, err %v", found, next, len(data), err)
+	}
+}

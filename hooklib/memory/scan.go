@@ -1,14 +1,13 @@
 package memory
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/filemap"
 )
 
 // FirstScan bounds the first scan of a session's transcript: only its last
@@ -16,7 +15,7 @@ import (
 const FirstScan = 1 << 20
 
 // maxScanLine bounds the lines the scan looks at; longer lines (large tool
-// outputs, images) are skipped without being held in memory.
+// outputs, images) are skipped.
 const maxScanLine = 8 << 20
 
 // ScanTranscript finds the failed MCP tool calls in the part of a
@@ -26,6 +25,10 @@ const maxScanLine = 8 << 20
 // only complete lines and returns the offset after the last one, where the
 // next scan starts. A from of 0, or past the end (the file was replaced),
 // starts FirstScan bytes before the end.
+//
+// The part to scan is mapped into memory (filemap) and its lines are
+// looked at where they lie: copying each long line out of a 64 KB buffer
+// was most of the scan's time on a first Stop.
 func ScanTranscript(path string, from int64) (found []Entry, next int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,29 +44,38 @@ func ScanTranscript(path string, from int64) (found []Entry, next int64, err err
 	if from <= 0 || from > size {
 		from, skipFirst = max(0, size-FirstScan), size > FirstScan
 	}
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
+	rg, err := filemap.Open(f, from, size-from)
+	if err != nil {
 		return nil, from, err
 	}
-	br := bufio.NewReaderSize(io.LimitReader(f, size-from), 64<<10)
-	pos := from
-	if skipFirst { // start at a line boundary
-		n, err := skipLine(br)
-		pos += n
-		if err != nil {
-			return nil, pos, nil
+	defer rg.Close()
+	next = from
+	err = filemap.Guard(func() error {
+		data := rg.Data
+		if skipFirst { // start at a line boundary
+			j := bytes.IndexByte(data, '\n')
+			if j < 0 {
+				next += int64(len(data))
+				return nil
+			}
+			data = data[j+1:]
+			next += int64(j + 1)
 		}
-	}
-	calls := map[string][2]string{} // tool_use id -> name, input summary
-	for {
-		line, n, complete, err := readLine(br)
-		if !complete {
-			return found, pos, ignoreEOF(err)
+		calls := map[string][2]string{} // tool_use id -> name, input summary
+		for {
+			j := bytes.IndexByte(data, '\n')
+			if j < 0 {
+				return nil // what is left is still being written
+			}
+			line := data[:j]
+			data = data[j+1:]
+			next += int64(j + 1)
+			if len(line) <= maxScanLine && worthScanning(line) {
+				found = append(found, scanRecord(line, calls)...)
+			}
 		}
-		pos += n
-		if line != nil && worthScanning(line) {
-			found = append(found, scanRecord(line, calls)...)
-		}
-	}
+	})
+	return found, next, err
 }
 
 // worthScanning reports a line that names an MCP tool or an error result.
@@ -72,59 +84,6 @@ func ScanTranscript(path string, from int64) (found []Entry, next int64, err err
 func worthScanning(line []byte) bool {
 	return bytes.Contains(line, []byte(`__`)) && bytes.Contains(line, []byte(`"mcp__`)) ||
 		bytes.Contains(line, []byte(`_error":true`)) && bytes.Contains(line, []byte(`"is_error":true`))
-}
-
-func ignoreEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-// readLine returns the next line without its newline (nil when it was too
-// long to look at), the bytes consumed, and whether the line was complete.
-func readLine(br *bufio.Reader) (line []byte, n int64, complete bool, err error) {
-	chunk, err := br.ReadSlice('\n')
-	n = int64(len(chunk))
-	if err == nil {
-		return chunk[:len(chunk)-1], n, true, nil
-	}
-	if err != bufio.ErrBufferFull {
-		return nil, n, false, err
-	}
-	buf := append([]byte(nil), chunk...)
-	tooLong := false
-	for {
-		chunk, err = br.ReadSlice('\n')
-		n += int64(len(chunk))
-		if !tooLong {
-			if len(buf)+len(chunk) > maxScanLine {
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		if err == nil {
-			if tooLong {
-				return nil, n, true, nil
-			}
-			return buf[:len(buf)-1], n, true, nil
-		}
-		if err != bufio.ErrBufferFull {
-			return nil, n, false, err
-		}
-	}
-}
-
-func skipLine(br *bufio.Reader) (int64, error) {
-	var n int64
-	for {
-		chunk, err := br.ReadSlice('\n')
-		n += int64(len(chunk))
-		if err != bufio.ErrBufferFull {
-			return n, err
-		}
-	}
 }
 
 // scanRecord notes the MCP tool calls of an assistant record and returns

@@ -13,19 +13,52 @@ import (
 
 // GitDiffStat returns `git diff --stat HEAD` of dir (or of the index, in a
 // repository without commits), and a note saying why there is none: dir
-// not a directory, git missing, not a repository, or git too slow. git
+// not a directory, not a repository, git missing, or git too slow. git
 // runs with a timeout and without prompting for anything.
 func GitDiffStat(dir string, timeout time.Duration) (string, string) {
+	return StartGitDiffStat(dir, timeout)()
+}
+
+// StartGitDiffStat is GitDiffStat begun now and finished by the function
+// it returns: the checks that need no git (is dir a directory, is it in a
+// repository, is git installed) run at once, and git, when it must run,
+// runs on its own goroutine while the caller reads the transcript. The
+// returned function waits for git (within the timeout); call it once.
+func StartGitDiffStat(dir string, timeout time.Duration) func() (string, string) {
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
 	if fi, err := os.Stat(dir); dir == "" || err != nil || !fi.IsDir() {
-		return "", "cwd is not a directory"
+		return noDiff("cwd is not a directory")
+	}
+	explicit := os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_WORK_TREE") != ""
+	if !explicit && !inRepository(dir) {
+		// A few stats instead of starting git: most of the hook's time.
+		return noDiff("not a git repository")
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return "", "git not found"
+		return noDiff("git not found")
 	}
+	type result struct{ diff, note string }
+	done := make(chan result, 1)
+	go func() {
+		diff, note := runGitDiffStat(git, dir, explicit, timeout)
+		done <- result{diff, note}
+	}()
+	return func() (string, string) {
+		r := <-done
+		return r.diff, r.note
+	}
+}
+
+func noDiff(note string) func() (string, string) {
+	return func() (string, string) { return "", note }
+}
+
+// runGitDiffStat runs git: rev-parse first when GIT_DIR or GIT_WORK_TREE
+// say where the repository is (explicit), then diff --stat.
+func runGitDiffStat(git, dir string, explicit bool, timeout time.Duration) (string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	run := func(args ...string) (string, error) {
@@ -37,16 +70,13 @@ func GitDiffStat(dir string, timeout time.Duration) (string, string) {
 		err := cmd.Run()
 		return strings.TrimRight(out.String(), "\n"), err
 	}
-	if os.Getenv("GIT_DIR") != "" || os.Getenv("GIT_WORK_TREE") != "" {
+	if explicit {
 		if _, err := run("rev-parse", "--git-dir"); err != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return "", "git timed out"
 			}
 			return "", "not a git repository"
 		}
-	} else if !inRepository(dir) {
-		// A few stats instead of starting git: most of the hook's time.
-		return "", "not a git repository"
 	}
 	out, err := run("diff", "--stat", "HEAD")
 	if err != nil {

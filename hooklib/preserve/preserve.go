@@ -15,11 +15,11 @@ package preserve
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
 
+	"ccm/internal/filemap"
 	"ccm/transcript"
 	"ccm/transcript/worklog"
 )
@@ -78,30 +78,60 @@ func Region(f *os.File) (start, end int64, err error) {
 	return start, end, nil
 }
 
-// Gather runs the shared extractor over the region of the transcript.
-func Gather(path string) (*worklog.Facts, int64, int64, error) {
+// Gather runs the shared extractor over the region of the transcript:
+// from its last compact boundary (or Window before its end) to its end;
+// without taskDetail, it skips what only cold-task summaries read
+// (worklog.Facts.NoTaskDetail).
+// The last Window bytes are mapped into memory (filemap), the boundary is
+// found from the end and the records after it are read from the same
+// bytes: nothing is read twice or copied, and no buffer is allocated for
+// lines (in a hook process, whose memory is all new, touching fresh
+// buffers cost more than reading the lines).
+func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	defer f.Close()
-	start, end, err := Region(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	facts, err := worklog.Gather(io.NewSectionReader(f, start, end-start))
+	if !fi.Mode().IsRegular() {
+		return nil, 0, 0, fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	end := fi.Size()
+	from := max(0, end-Window)
+	rg, err := filemap.Open(f, from, end-from)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer rg.Close()
+	start := from // past Window, the first, partial line is skipped as invalid
+	facts := worklog.New()
+	facts.NoTaskDetail = !taskDetail
+	err = filemap.Guard(func() error {
+		if tf := transcript.ReadTailBytes(rg.Data, from, true); tf.Boundary >= 0 {
+			start = tf.Boundary
+		}
+		rd := transcript.NewReaderBytes(rg.Data[start-from:])
+		rd.Structural = true // four times as fast; still refuses torn lines
+		return facts.AddAll(rd)
+	})
 	return facts, start, end, err
 }
 
 // Build gathers the facts and renders the block. An empty string means
 // there was nothing worth preserving.
 func Build(o Options) (string, Stats, error) {
-	facts, from, to, err := Gather(o.Transcript)
+	// git, when it runs, runs while the transcript is read.
+	gitDiff := StartGitDiffStat(o.Cwd, o.GitTimeout)
+	facts, from, to, err := Gather(o.Transcript, false)
+	diff, note := gitDiff()
 	if err != nil {
 		return "", Stats{}, fmt.Errorf("read transcript: %w", err)
 	}
 	st := Stats{ReadFrom: from, ReadTo: to}
-	diff, note := GitDiffStat(o.Cwd, o.GitTimeout)
 	st.GitNote = note
 	return Render(facts, o, diff, &st), st, nil
 }

@@ -102,7 +102,7 @@ func (a *Audit) Add(rec transcript.Record) {
 	// One walk for the three (an assistant record keeps "type" after
 	// "message"); a message's content is then crossed once, by Blocks.
 	var top [3]gjson.Result
-	rec.Members(worklog.TopKeys, top[:])
+	rec.MembersOpen(worklog.TopKeys, top[:])
 	if gjson.Parse(top[0].Raw).Bool() {
 		return
 	}

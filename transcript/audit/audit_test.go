@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -136,5 +137,36 @@ func TestPurgeEstimate(t *testing.T) {
 	feed(append(lines, prompt("four"))...)
 	if want := int64(20000 + 10000 + 3000 - 3*StubBytes); a.Purgeable != want || a.PurgeableCount != 3 {
 		t.Errorf("after a fourth prompt: %d bytes in %d outputs, want %d in 3", a.Purgeable, a.PurgeableCount, want)
+	}
+}
+
+// TestUpdateMappedSameAsStreamed: the hook's read (the file's end mapped
+// into memory) and ccm audit's (streamed, no limit) count the same from
+// a file with records before and after its last compact boundary, and
+// the counts outlive the mapping.
+func TestUpdateMappedSameAsStreamed(t *testing.T) {
+	boundary := `{"type":"system","subtype":"compact_boundary","isSidechain":false}`
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	lines := []string{use("t1", "Read", `{"file_path":"/a"}`), result("t1", 8000), boundary,
+		use("t2", "Bash", `{"command":"git status"}`), result("t2", 3000), use("t3", "mcp__github__list", `{}`), result("t3", 2500),
+		use("t4", "Bash", `{"command":"go test ./..."}`), result("t4", 700)}
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"+use("t5", "Grep", `{}`)), 0o600) // the last line still being written
+	var got [2]*Audit
+	for i, whole := range []bool{false, true} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = New()
+		if err := got[i].Update(f, whole); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if got[0].Total != 6200 || got[0].Consumers["MCP github"] == nil || got[0].Consumers["Bash git status"].Bytes != 3000 {
+		t.Fatalf("mapped read: total %d, %v", got[0].Total, got[0].Top(5))
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("mapped %+v\nstreamed %+v", *got[0], *got[1])
 	}
 }

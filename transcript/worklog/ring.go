@@ -53,7 +53,7 @@ func Cut(s string, n int) string {
 
 // FirstLine is s's first non-blank line.
 func FirstLine(s string) string {
-	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(s), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			return l
 		}

@@ -100,7 +100,7 @@ func errorLine(text string) string {
 	if len(text) > 256<<10 {
 		text = text[len(text)-256<<10:]
 	}
-	for _, l := range strings.Split(text, "\n") {
+	for l := range strings.SplitSeq(text, "\n") {
 		low := strings.ToLower(l)
 		for _, s := range errorSignals {
 			if strings.Contains(low, strings.TrimPrefix(s, "\n")) {
@@ -193,7 +193,7 @@ func decisions(text string) []string {
 		return nil
 	}
 	var out []string
-	for _, l := range strings.Split(t, "\n") {
+	for l := range strings.SplitSeq(t, "\n") {
 		l = strings.TrimSpace(l)
 		for _, b := range []string{"- ", "• ", "* ", "→ "} {
 			if strings.HasPrefix(l, b) {

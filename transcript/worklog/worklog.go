@@ -68,6 +68,13 @@ type Facts struct {
 	Prompts, Turns int
 	// Records counts the records read.
 	Records int
+	// NoTaskDetail skips what only cold-task summaries read (ColdTasks,
+	// coldtask.FromTask): the mentions of completed tasks and the files,
+	// commands, outcomes and errors of each open task. The preservation
+	// block and the purge summary read none of it; the mentions alone
+	// (a lowered copy of every text searched for every subject) were a
+	// tenth of the PreCompact hook's extraction.
+	NoTaskDetail bool
 
 	todoMsg    string
 	tools      map[string]pendingTool // tool_use id → what its result completes
@@ -81,13 +88,8 @@ type pendingTool struct {
 	subject       string
 }
 
-// testCommand matches the test runners whose results are worth keeping.
-// It and taskIDRe are compiled on first use, not in every process that
-// links this package (every `ccm hook`).
-var testCommand = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|[\s;&|(])(go test|pytest|python -m pytest|uv run pytest|npm (run )?test|yarn test|pnpm test|bun test|cargo test|make (test|check)|mvn test|gradle test|jest|vitest|rspec|tox|ctest|phpunit|mix test|dotnet test)\b`)
-})
-
+// taskIDRe is compiled on first use, not in every process that links
+// this package (every `ccm hook`).
 var taskIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) })
 
 // New returns empty Facts to Add records to.
@@ -101,14 +103,19 @@ func New() *Facts {
 // sidechain records and API error records are skipped.
 func Gather(r io.Reader) (*Facts, error) {
 	f := New()
-	rd := transcript.NewReader(r)
+	return f, f.AddAll(transcript.NewReader(r))
+}
+
+// AddAll adds every record of rd (transcript.NewReaderBytes for a region
+// held in memory), skipping what Gather skips.
+func (f *Facts) AddAll(rd *transcript.Reader) error {
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {
-			return f, nil
+			return nil
 		}
 		if err != nil {
-			return f, err
+			return err
 		}
 		if l.Kind == transcript.Object {
 			f.Add(transcript.NewRecord(l.Body()))
@@ -120,9 +127,10 @@ func Gather(r io.Reader) (*Facts, error) {
 func (f *Facts) Add(rec transcript.Record) {
 	f.Records++
 	// One walk: an assistant record keeps "type" after "message", and
-	// finding each on its own crossed the message twice.
+	// finding each on its own crossed the message twice. A user record
+	// keeps "message" last: left open, it is crossed once, by Blocks.
 	var top [3]gjson.Result
-	rec.Members(TopKeys, top[:])
+	rec.MembersOpen(TopKeys, top[:])
 	if gjson.Parse(top[0].Raw).Bool() {
 		return
 	}
@@ -253,7 +261,7 @@ func (f *Facts) addAssistant(msg string, c gjson.Result) {
 			for _, d := range decisions(text) {
 				f.Decisions.Add(d)
 			}
-			if len(text) < 300 && !strings.Contains(text, "\n\n") && strings.TrimSpace(text) != "" {
+			if !f.NoTaskDetail && len(text) < 300 && !strings.Contains(text, "\n\n") && strings.TrimSpace(text) != "" {
 				out := Cut(text, 250)
 				f.taskNote(func(t *Task) { t.Outcomes = addCapped(t.Outcomes, out, 6) })
 			}
@@ -289,7 +297,7 @@ func (f *Facts) addToolUse(b gjson.Result, msg string) {
 		p.command = Cut(c, 160)
 		f.Commands.Add(p.command)
 		f.taskNote(func(t *Task) { t.Commands = addCapped(t.Commands, Cut(c, 100), 8) })
-		if testCommand().MatchString(c) {
+		if isTestCommand(c) {
 			p.test = f.addTest(p.command)
 		}
 	case "TodoWrite":
@@ -398,6 +406,9 @@ func (f *Facts) trackTodo(td Todo) {
 // taskNote applies fn to every task open now (created, not completed) and
 // every TodoWrite item in progress.
 func (f *Facts) taskNote(fn func(*Task)) {
+	if f.NoTaskDetail {
+		return
+	}
 	for _, id := range f.TaskOrder {
 		if t := f.Tasks[id]; t.Status != "completed" && t.Status != "deleted" {
 			fn(t)
@@ -427,7 +438,7 @@ func (f *Facts) ColdTasks(idle int) []*Task {
 
 // mention records that text names tasks by their subject.
 func (f *Facts) mention(text string) {
-	if len(f.lowSubject) == 0 || text == "" {
+	if f.NoTaskDetail || len(f.lowSubject) == 0 || text == "" {
 		return
 	}
 	// Subjects are short and named near the start of what mentions them;
