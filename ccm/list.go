@@ -50,10 +50,65 @@ type TempFile struct {
 }
 
 // Listing is the whole store: every blob and metadata file, sorted by key,
-// and leftover temp files.
+// leftover temp files, the packs, and pack index lines that could not be
+// used.
 type Listing struct {
-	Entries []Entry
-	Temps   []TempFile
+	Entries     []Entry
+	Temps       []TempFile
+	Packs       []PackInfo
+	IndexErrors []string
+}
+
+// PackInfo is one pack file: its size and what of it the index uses.
+type PackInfo struct {
+	ID        string
+	Path      string
+	Size      int64 // bytes on disk; -1 when the index names a pack that is missing
+	Live      int   // blobs the index places in it
+	LiveBytes int64 // their frames' bytes
+}
+
+// Dead is the pack's bytes that no blob uses (header aside): deleted or
+// superseded frames, or a whole pack no index line names.
+func (p PackInfo) Dead() int64 {
+	if p.Size < 0 {
+		return 0
+	}
+	return max(0, p.Size-int64(len(packMagic))-p.LiveBytes)
+}
+
+// listPacks returns every pack file and every pack the index names, with
+// the live counts of live.
+func (s *Store) listPacks(live map[string]*PackInfo) ([]PackInfo, error) {
+	names, err := readNames(s.path(packsDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list %s: %w", s.path(packsDir), err)
+	}
+	var out []PackInfo
+	for _, n := range names {
+		id, ok := strings.CutSuffix(n.name, packExt)
+		if n.isDir || !ok || !validPackID(id) {
+			continue
+		}
+		pi := PackInfo{ID: id, Path: s.packPath(id)}
+		if l := live[id]; l != nil {
+			pi = *l
+			delete(live, id)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(pi.Path, &st); err != nil {
+			pi.Size = -1
+		} else {
+			pi.Size = st.Size
+		}
+		out = append(out, pi)
+	}
+	for _, l := range live {
+		l.Size = -1 // named by the index, missing on disk
+		out = append(out, *l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
 }
 
 // List reads the whole store. Metadata files are read in parallel with
@@ -104,9 +159,40 @@ func (s *Store) List(ctx context.Context, progress func(done, total int)) (*List
 	if err != nil {
 		return nil, err
 	}
-	lst.Entries = make([]Entry, 0, len(byKey))
+	s.idxMu.Lock()
+	err = s.loadIndexLocked()
+	if err != nil {
+		s.idxMu.Unlock()
+		return nil, err
+	}
+	lst.Entries = make([]Entry, 0, len(byKey)+len(s.idx.entries))
+	live := make(map[string]*PackInfo)
+	for k, pe := range s.idx.entries {
+		bf := s.packFile(pe)
+		m := pe.meta
+		pi := live[pe.loc.pack]
+		if pi == nil {
+			pi = &PackInfo{ID: pe.loc.pack, Path: bf.Path}
+			live[pe.loc.pack] = pi
+		}
+		pi.Live++
+		pi.LiveBytes += bf.Size
+		if e := byKey[k]; e != nil {
+			e.Files = append([]BlobFile{bf}, e.Files...)
+			e.Meta = &m
+			continue
+		}
+		lst.Entries = append(lst.Entries, Entry{Key: k, Files: []BlobFile{bf}, Meta: &m})
+	}
+	for _, b := range s.idx.bad {
+		lst.IndexErrors = append(lst.IndexErrors, fmt.Sprintf("%s: line %d: %s", s.packIndexPath(), b.line, b.err))
+	}
+	s.idxMu.Unlock()
 	for _, e := range byKey {
 		lst.Entries = append(lst.Entries, *e)
+	}
+	if lst.Packs, err = s.listPacks(live); err != nil {
+		return nil, err
 	}
 	sort.Slice(lst.Entries, func(i, j int) bool { return lst.Entries[i].Key < lst.Entries[j].Key })
 	if err := s.fillEntries(ctx, lst.Entries, progress); err != nil {
@@ -239,6 +325,18 @@ func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(
 
 // fillEntry decodes one entry's metadata and sizes its files.
 func fillEntry(e *Entry, buf *[]byte, metaDirPath string, dirfd int) error {
+	if len(e.Files) > 0 && e.Files[0].Packed {
+		// Its metadata is the index's, its size the frame's; other copies
+		// (files from before packs) are only sized.
+		if len(e.Files) > 1 {
+			rest := Entry{Files: e.Files[1:]}
+			if err := statFiles(&rest); err != nil {
+				return err
+			}
+			e.Files = append(e.Files[:1], rest.Files...)
+		}
+		return nil
+	}
 	if e.MetaPath != "" {
 		b, err := readSmall(e.MetaPath, buf, metaDirPath, dirfd)
 		switch {
@@ -358,12 +456,24 @@ type Stats struct {
 	Orphans           int       `json:"metadata_without_blob"`
 	BadMeta           int       `json:"unreadable_metadata"`
 	Temps             int       `json:"leftover_temp_files"`
+	Packs             int       `json:"packs"`
+	Packed            int       `json:"blobs_in_packs"`
+	PackDeadBytes     int64     `json:"pack_bytes_unused"` // a prune repacks packs with many
+	MissingPacks      int       `json:"missing_packs"`
+	BadIndexLines     int       `json:"unreadable_index_lines"`
 }
 
 // Summarize computes Stats over a listing.
 func Summarize(l *Listing) Stats {
 	var st Stats
 	st.Temps = len(l.Temps)
+	st.Packs, st.BadIndexLines = len(l.Packs), len(l.IndexErrors)
+	for _, p := range l.Packs {
+		st.PackDeadBytes += p.Dead()
+		if p.Size < 0 {
+			st.MissingPacks++
+		}
+	}
 	for i := range l.Entries {
 		e := &l.Entries[i]
 		if e.Orphan() {
@@ -372,6 +482,9 @@ func Summarize(l *Listing) Stats {
 		}
 		st.Items++
 		st.DiskBytes += e.DiskBytes()
+		if e.Files[0].Packed {
+			st.Packed++
+		}
 		if e.MetaMissing {
 			st.NoMeta++
 		}

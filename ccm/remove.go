@@ -1,6 +1,7 @@
 package ccm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,16 @@ func (s *Store) Remove(key Key) (freed int64, err error) {
 		return 0, fmt.Errorf("remove %s: %w", key, err)
 	}
 	for _, f := range files {
+		if f.Packed {
+			// The index forgets it first: from then on get answers "not in
+			// the store". The frame's bytes return to the disk when a
+			// repack rewrites its pack (see Repack).
+			if err := s.appendLocked(context.Background(), delLine(key, s.now(), "pruned"), false); err != nil {
+				return freed, fmt.Errorf("remove %s: %w", key, err)
+			}
+			freed += f.Size
+			continue
+		}
 		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return freed, fmt.Errorf("remove %s: %w", key, err)
 		}
@@ -51,9 +62,16 @@ func (s *Store) RemoveTemp(path string) error {
 	return nil
 }
 
-// SyncDirs makes removals durable: one fsync of blobs/ and meta/ after a
-// batch instead of one per file.
+// SyncDirs makes removals durable: one fsync of blobs/ and meta/ and of
+// the pack index after a batch instead of one per file.
 func (s *Store) SyncDirs() error {
+	if f, err := os.Open(s.packIndexPath()); err == nil {
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
 	for _, d := range []string{s.root, s.path(blobsDir), s.path(metaDir)} {
 		if err := fsutil.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
