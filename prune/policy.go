@@ -71,7 +71,11 @@ type Plan struct {
 	SizeAfter  int64      `json:"bytes_after"`          // after the plan
 	OverLimit  int64      `json:"over_limit,omitempty"` // bytes over MaxBytes that only hard pins hold
 	Scan       *ScanStats `json:"gc_scan,omitempty"`
-	Root       string     `json:"store"` // paths in the plan are shown relative to it
+	// Repack is what happens to the packs once the deletions are durable:
+	// packs left without a live blob go, packs with enough unused bytes
+	// are rewritten, each copied blob with its reason.
+	Repack *ccm.RepackPlan `json:"repack,omitempty"`
+	Root   string          `json:"store"` // paths in the plan are shown relative to it
 
 	st        *ccm.Store
 	unlock    func()
