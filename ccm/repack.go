@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"ccm/fsutil"
 )
@@ -131,9 +132,10 @@ func packIDOf(path string) string {
 }
 
 // repackStop, when set (tests), is asked after each durable step of a
-// repack ("copied", "indexed", "removed"); true stops the repack there
-// with no clean-up at all, as a kill -9 would. $CCM_TEST_REPACK_STOP names
-// a step to the same effect for tests of the binary.
+// repack ("copied", "indexed", "removing": after the first old pack is
+// removed); true stops the repack there with no clean-up at all, as a kill -9 would. $CCM_TEST_REPACK_KILL names
+// a step at which the process kills itself with SIGKILL, for tests of the
+// binary.
 var repackStop func(step string) bool
 
 var errRepackStopped = errors.New("repack stopped by test hook")
@@ -142,7 +144,11 @@ func stopAt(step string) bool {
 	if repackStop != nil && repackStop(step) {
 		return true
 	}
-	return os.Getenv("CCM_TEST_REPACK_STOP") == step
+	if os.Getenv("CCM_TEST_REPACK_KILL") == step {
+		// A real kill -9, for tests of the binary: no defer, no clean-up.
+		syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+	}
+	return false
 }
 
 // Repack executes a plan from PlanRepack. The caller holds the exclusive
@@ -243,6 +249,9 @@ func (s *Store) Repack(ctx context.Context, plan *RepackPlan) (int64, error) {
 			return freed, err
 		}
 		freed += a.Size
+		if stopAt("removing") {
+			return freed, errRepackStopped
+		}
 	}
 	if err := fsutil.SyncDir(s.path(packsDir)); err != nil {
 		return freed, err

@@ -130,7 +130,7 @@ func dirSize(t *testing.T, dir string) int64 {
 // clean-up) leaves every live blob readable and verified; the next repack
 // finishes the job.
 func TestRepackCrashAtEveryStep(t *testing.T) {
-	for _, step := range []string{"copied", "indexed"} {
+	for _, step := range []string{"copied", "indexed", "removing"} {
 		t.Run(step, func(t *testing.T) {
 			s, all, batches := packStore(t)
 			del := append(append([]Key{}, batches[0]...), batches[1][:7]...)
