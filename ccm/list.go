@@ -1,6 +1,7 @@
 package ccm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -167,22 +169,29 @@ func (s *Store) List(ctx context.Context, progress func(done, total int)) (*List
 	}
 	lst.Entries = make([]Entry, 0, len(byKey)+len(s.idx.entries))
 	live := make(map[string]*PackInfo)
+	// One allocation for all metadata and one for all pack files: at
+	// 100,000 blobs, small allocations were a tenth of the listing.
+	metas := make([]Meta, 0, len(s.idx.entries))
+	files := make([]BlobFile, 0, len(s.idx.entries))
 	for k, pe := range s.idx.entries {
-		bf := s.packFile(pe)
-		m := pe.meta
 		pi := live[pe.loc.pack]
 		if pi == nil {
-			pi = &PackInfo{ID: pe.loc.pack, Path: bf.Path}
+			pi = &PackInfo{ID: pe.loc.pack, Path: s.packPath(pe.loc.pack)}
 			live[pe.loc.pack] = pi
 		}
 		pi.Live++
-		pi.LiveBytes += bf.Size
+		pi.LiveBytes += pe.loc.clen
+		metas = append(metas, pe.meta)
+		m := &metas[len(metas)-1]
+		files = append(files, BlobFile{Path: pi.Path, Compression: pe.loc.codec, Size: pe.loc.clen,
+			Packed: true, Offset: pe.loc.off, CRC: pe.loc.crc, RawSize: pe.meta.BytesUncompressed})
+		bf := files[len(files)-1 : len(files) : len(files)]
 		if e := byKey[k]; e != nil {
-			e.Files = append([]BlobFile{bf}, e.Files...)
-			e.Meta = &m
+			e.Files = append(bf, e.Files...)
+			e.Meta = m
 			continue
 		}
-		lst.Entries = append(lst.Entries, Entry{Key: k, Files: []BlobFile{bf}, Meta: &m})
+		lst.Entries = append(lst.Entries, Entry{Key: k, Files: bf, Meta: m})
 	}
 	for _, b := range s.idx.bad {
 		lst.IndexErrors = append(lst.IndexErrors, fmt.Sprintf("%s: line %d: %s", s.packIndexPath(), b.line, b.err))
@@ -194,12 +203,67 @@ func (s *Store) List(ctx context.Context, progress func(done, total int)) (*List
 	if lst.Packs, err = s.listPacks(live); err != nil {
 		return nil, err
 	}
-	sort.Slice(lst.Entries, func(i, j int) bool { return lst.Entries[i].Key < lst.Entries[j].Key })
+	lst.Entries = sortEntries(lst.Entries)
 	if err := s.fillEntries(ctx, lst.Entries, progress); err != nil {
 		return nil, err
 	}
 	return lst, nil
 }
+
+// sortEntries sorts by key. Keys are compared by a number made of their
+// first hex digits, then whole when those tie, and the entries (about 100
+// bytes each) are moved once: at 100,000 blobs a plain sort.Slice was a
+// fifth of "ccm cache stats".
+func sortEntries(es []Entry) []Entry {
+	type item struct {
+		prefix uint64
+		i      int32
+	}
+	items := make([]item, len(es))
+	for i := range es {
+		items[i] = item{keyPrefix(es[i].Key), int32(i)}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return strings.Compare(string(es[a.i].Key), string(es[b.i].Key))
+	})
+	sorted := make([]Entry, len(es))
+	for j, it := range items {
+		sorted[j] = es[it.i]
+	}
+	return sorted
+}
+
+// keyPrefix orders keys as strings do: the scheme's first letter ("b2s:"
+// before "sha256:"), then the first 14 hex digits.
+func keyPrefix(k Key) uint64 {
+	if k == "" {
+		return 0
+	}
+	p := uint64(k[0]) << 56
+	i := 4 // after "b2s:"
+	if k[0] == 's' {
+		i = 7 // after "sha256:"
+	}
+	for shift := 52; i < len(k) && shift >= 0; i, shift = i+1, shift-4 {
+		p |= uint64(hexVal[k[i]]) << shift
+	}
+	return p
+}
+
+// hexVal maps a lower-case hex digit to its value (anything else to 0:
+// keys are validated before they are listed).
+var hexVal = func() (t [256]byte) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+	}
+	return
+}()
 
 // scanDir calls fn for every name in root/sub and in its two-hex-digit
 // fan-out folders, and records temp files.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,11 +65,12 @@ type badIndexLine struct {
 
 // packIndex is the replayed log and how far it has been read.
 type packIndex struct {
-	entries map[Key]*packEntry
-	bad     []badIndexLine
-	lines   int
-	ino     uint64
-	parsed  int64 // bytes replayed (up to the last complete line)
+	entries  map[Key]*packEntry
+	bad      []badIndexLine
+	lines    int
+	ino      uint64
+	parsed   int64 // bytes replayed (up to the last complete line)
+	cachedAt int64 // the offset of the latest index.cache read or written
 }
 
 func (s *Store) packIndexPath() string { return s.path(packsDir, packIndexName) }
@@ -111,7 +114,11 @@ func (s *Store) loadIndexLocked() error {
 	}
 	idx := s.idx
 	if idx == nil || idx.ino != st.Ino || st.Size < idx.parsed {
-		idx = &packIndex{entries: map[Key]*packEntry{}, ino: st.Ino}
+		idx = s.readIndexCache(f, st.Ino, st.Size)
+		if idx == nil {
+			idx = &packIndex{entries: map[Key]*packEntry{}, ino: st.Ino}
+		}
+		idx.cachedAt = idx.parsed
 	}
 	if st.Size == idx.parsed {
 		s.idx = idx
@@ -131,25 +138,87 @@ func (s *Store) loadIndexLocked() error {
 	idx.replay(buf[:end+1])
 	idx.parsed += int64(end + 1)
 	s.idx = idx
+	if idx.parsed-idx.cachedAt > cacheEvery {
+		s.writeIndexCache(f, idx)
+		idx.cachedAt = idx.parsed
+	}
 	return nil
 }
 
-// replay applies complete log lines.
+// replay applies complete log lines. A long log (a whole store read at
+// once) is parsed on every core, then applied in order: at 100,000 blobs
+// parsing is most of "ccm cache stats".
 func (idx *packIndex) replay(b []byte) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		line := b[:i]
-		b = b[i+1:]
-		idx.lines++
-		if len(line) == 0 {
-			continue
-		}
-		if err := idx.apply(line); err != nil {
-			if len(idx.bad) < 1000 {
+	parts := splitLines(b, runtime.GOMAXPROCS(0), 1<<20)
+	ops := make([][]parsedLine, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ops[i] = parseLines(part)
+		}()
+	}
+	wg.Wait()
+	for _, part := range ops {
+		for _, pl := range part {
+			idx.lines++
+			err := pl.err
+			if err == nil && !pl.blank {
+				err = idx.apply(&pl.op)
+			}
+			if err != nil && len(idx.bad) < 1000 {
 				idx.bad = append(idx.bad, badIndexLine{idx.lines, err.Error()})
 			}
 		}
 	}
+}
+
+// parsedLine is one log line, decoded.
+type parsedLine struct {
+	op    indexOp
+	err   error
+	blank bool
+}
+
+func parseLines(b []byte) []parsedLine {
+	out := make([]parsedLine, 0, bytes.Count(b, []byte{'\n'}))
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		line := b[:i]
+		b = b[i+1:]
+		var pl parsedLine
+		if len(line) == 0 {
+			pl.blank = true
+		} else {
+			pl.err = parseOp(line, &pl.op)
+		}
+		out = append(out, pl)
+	}
+	return out
+}
+
+// splitLines cuts b (whole lines) into at most n parts of whole lines, one
+// part when b is shorter than min.
+func splitLines(b []byte, n, min int) [][]byte {
+	if n <= 1 || len(b) < min {
+		return [][]byte{b}
+	}
+	var out [][]byte
+	for n > 1 && len(b) > 0 {
+		cut := len(b) / n
+		j := bytes.IndexByte(b[cut:], '\n')
+		if j < 0 {
+			break
+		}
+		out = append(out, b[:cut+j+1])
+		b = b[cut+j+1:]
+		n--
+	}
+	if len(b) > 0 {
+		out = append(out, b)
+	}
+	return out
 }
 
 // indexOp is one decoded log line.
@@ -175,11 +244,11 @@ func nsTime(v gjson.Result) time.Time {
 	return time.Unix(0, v.Int())
 }
 
-func (idx *packIndex) apply(line []byte) error {
+// parseOp decodes one log line.
+func parseOp(line []byte, op *indexOp) error {
 	if !gjson.ValidBytes(line) {
 		return errors.New("not JSON (a torn write?)")
 	}
-	var op indexOp
 	var err error
 	gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
@@ -230,6 +299,11 @@ func (idx *packIndex) apply(line []byte) error {
 	if op.key == "" {
 		return errors.New("no key")
 	}
+	return nil
+}
+
+// apply replays one decoded line.
+func (idx *packIndex) apply(op *indexOp) error {
 	e := idx.entries[op.key]
 	switch op.op {
 	case "put":

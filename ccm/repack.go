@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 
 	"ccm/fsutil"
@@ -75,16 +73,15 @@ func PlanRepack(l *Listing, deleting map[Key]bool) *RepackPlan {
 		bytes int64
 		keys  []Entry
 	}
-	per := map[string]*acc{}
+	per := map[string]*acc{} // by pack path
 	for _, e := range l.Entries {
 		if len(e.Files) == 0 || !e.Files[0].Packed || deleting[e.Key] {
 			continue
 		}
-		id := packIDOf(e.Files[0].Path)
-		a := per[id]
+		a := per[e.Files[0].Path]
 		if a == nil {
 			a = &acc{}
-			per[id] = a
+			per[e.Files[0].Path] = a
 		}
 		a.live++
 		a.bytes += e.Files[0].Size
@@ -95,7 +92,7 @@ func PlanRepack(l *Listing, deleting map[Key]bool) *RepackPlan {
 		if pk.Size < 0 {
 			continue
 		}
-		a := per[pk.ID]
+		a := per[pk.Path]
 		if a == nil {
 			a = &acc{}
 		}
@@ -125,10 +122,6 @@ func PlanRepack(l *Listing, deleting map[Key]bool) *RepackPlan {
 		p.Packs = append(p.Packs, act)
 	}
 	return p
-}
-
-func packIDOf(path string) string {
-	return strings.TrimSuffix(filepath.Base(path), packExt)
 }
 
 // repackStop, when set (tests), is asked after each durable step of a

@@ -2,6 +2,7 @@
 // scripts/bench-store.sh. It is a benchmark tool, not part of ccm.
 //
 //	benchstore gen-store -dir DIR -n 100000   lay out N blobs quickly (no fsync)
+//	benchstore gen-packs -dir DIR -n 100000   store N blobs in packs, 1,000 a batch (as 100 purges)
 //	benchstore put -dir DIR -size 1GB [-workers 2]  store tool-output text through the API
 //	benchstore text -size 1GB > FILE          write tool-output text
 //	benchstore fanout -dir DIR                move blobs and metadata into two-hex-digit folders
@@ -54,6 +55,8 @@ func main() {
 	switch os.Args[1] {
 	case "gen-store":
 		err = genStore(*dir, *n)
+	case "gen-packs":
+		err = genPacks(*dir, *n)
 	case "put":
 		err = put(*dir, parseSize(*size), *workers, *batch)
 	case "text":
@@ -190,6 +193,45 @@ func genStore(dir string, n int) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// genPacks stores n blobs through the store's API in batches of 1,000 (one
+// pack each, as 100 purges of 1,000 outputs would), with the mix of
+// genStore: 2-22 KB of text, access times over 90 days, 10 % soft and 2 %
+// hard pins.
+func genPacks(dir string, n int) error {
+	st, err := ccm.Open(dir)
+	if err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(1, 7))
+	now := time.Now()
+	var at time.Time
+	st.Now = func() time.Time { return at }
+	ctx := context.Background()
+	src := ccm.Source{ToolName: "Bash", Command: "go test ./...", SessionPath: "/home/u/.claude/projects/p/s.jsonl"}
+	for i := 0; i < n; {
+		b := st.NewBatch()
+		for j := 0; j < 1000 && i < n; j, i = j+1, i+1 {
+			content := text(r, 2000+r.IntN(20000))
+			content = append(content, fmt.Sprintf("blob %d\n", i)...)
+			at = now.Add(-time.Duration(r.Float64() * 90 * 24 * float64(time.Hour)))
+			pin := ccm.PinNone
+			switch p := r.Float64(); {
+			case p < 0.02:
+				pin = ccm.PinHard
+			case p < 0.12:
+				pin = ccm.PinSoft
+			}
+			if _, err := b.Put(ctx, content, src, pin, "bench"); err != nil {
+				return err
+			}
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // put stores total bytes of tool-output text through the store API from

@@ -1,0 +1,132 @@
+package ccm
+
+import (
+	"bytes"
+	"context"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// listKeys lists the store through a fresh Store, as another process.
+func listKeys(t *testing.T, root string) map[Key]Meta {
+	t.Helper()
+	s, _ := Open(root)
+	l, err := s.List(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[Key]Meta{}
+	for _, e := range l.Entries {
+		out[e.Key] = *e.Meta
+	}
+	return out
+}
+
+// The binary cache of the pack index gives the same listing as replaying
+// the log, follows lines appended after it, and is ignored when damaged or
+// when the log is no longer the one it was made from.
+func TestIndexCache(t *testing.T) {
+	defer func(n int64) { cacheEvery = n }(cacheEvery)
+	cacheEvery = 1 // every replay past the cache rewrites it
+	s := newStore(t)
+	var cs [][]byte
+	for i := range 20 {
+		cs = append(cs, textBlob(500+i, 2000+i*300))
+	}
+	keys := putBatch(t, s, cs[:10], PinSoft)
+	cache := filepath.Join(s.Root(), "packs", "index.cache")
+	logPath := filepath.Join(s.Root(), "packs", "index.jsonl")
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatalf("no cache: %v", err)
+	}
+	cacheEvery = 1 << 40 // from now on, only read it
+	putBatch(t, s, cs[10:], PinNone)
+	get(t, s, keys[0])
+	if _, err := s.SetPin(context.Background(), keys[1], PinHard, "r"); err != nil {
+		t.Fatal(err)
+	}
+	cacheEvery = 1 << 40
+	want := listKeys(t, s.Root())
+	if len(want) != 20 || want[keys[0]].AccessCount != 1 || want[keys[1]].Pinned.Level != PinHard || want[keys[2]].Pinned.Level != PinSoft {
+		t.Fatalf("listing with cache + tail: %d entries %+v", len(want), want[keys[1]])
+	}
+	// The same as a replay of the whole log.
+	os.Rename(cache, cache+".saved")
+	full := listKeys(t, s.Root())
+	for k, m := range want {
+		f := full[k]
+		if !f.CreatedAt.Equal(m.CreatedAt) || !f.LastAccessAt.Equal(m.LastAccessAt) || f.Pinned.Level != m.Pinned.Level ||
+			f.Pinned.Reason != m.Pinned.Reason || f.Source != m.Source || f.BytesCompressed != m.BytesCompressed || f.Lines != m.Lines {
+			t.Fatalf("%s: cache %+v, log %+v", k, m, f)
+		}
+	}
+	// A damaged cache is ignored.
+	b, _ := os.ReadFile(cache + ".saved")
+	b[len(b)/2] ^= 1
+	os.WriteFile(cache, b, 0o600)
+	if got := listKeys(t, s.Root()); !sameListing(got, want) {
+		t.Fatalf("damaged cache: the listing differs")
+	}
+	// A log rewritten in place (same inode, same size) whose first line,
+	// keys[0]'s put, became a del line does not match the cache's CRC:
+	// the cache is ignored, and keys[0] is not listed.
+	os.Rename(cache+".saved", cache)
+	log, _ := os.ReadFile(logPath)
+	first := bytes.IndexByte(log, '\n')
+	del := delLine(keys[0], s.now(), "test")
+	del = append(del[:len(del)-1], bytes.Repeat([]byte{' '}, first+1-len(del))...)
+	copy(log, append(del, '\n'))
+	os.WriteFile(logPath, log, 0o600)
+	got := listKeys(t, s.Root())
+	if _, ok := got[keys[0]]; ok || len(got) != 19 {
+		t.Fatalf("rewritten log: %d entries, keys[0] listed: %v", len(got), ok)
+	}
+}
+
+func sameListing(a, b map[Key]Meta) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, m := range a {
+		n, ok := b[k]
+		if !ok || m.Source != n.Source || m.Pinned != n.Pinned || m.AccessCount != n.AccessCount ||
+			!m.LastAccessAt.Equal(n.LastAccessAt) || m.BytesUncompressed != n.BytesUncompressed {
+			return false
+		}
+	}
+	return true
+}
+
+// Listings are sorted by key as strings sort, b2s and sha256 keys mixed.
+func TestSortEntries(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	hex := "0123456789abcdef"
+	var es []Entry
+	var want []string
+	for i := range 2000 {
+		n, scheme := 64, "sha256:"
+		if i%3 == 0 {
+			n, scheme = 16, "b2s:"
+		}
+		b := []byte(scheme)
+		for j := 0; j < n; j++ {
+			c := hex[r.Intn(16)]
+			if i%7 == 0 && j < 15 {
+				c = '5' // long shared prefixes: ties on the first digits
+			}
+			b = append(b, c)
+		}
+		es = append(es, Entry{Key: Key(b)})
+		want = append(want, string(b))
+	}
+	sort.Strings(want)
+	got := sortEntries(es)
+	for i := range want {
+		if string(got[i].Key) != want[i] {
+			t.Fatalf("%d: %s, want %s", i, got[i].Key, want[i])
+		}
+	}
+}
