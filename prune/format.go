@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +14,16 @@ import (
 // WritePlan prints the plan, one line per blob: what goes, by which rule
 // and why; with verbose also what stays and why. Columns: action, rule,
 // key (or file), bytes on disk, pin level, last access, reason.
-func (p *Plan) WritePlan(w io.Writer, verbose bool) error {
+func (p *Plan) WritePlan(out io.Writer, verbose bool) error {
+	// Buffered: a plan can have 100,000 lines, one write(2) each otherwise.
+	w := bufio.NewWriterSize(out, 64<<10)
+	if err := p.writeLines(w, verbose); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func (p *Plan) writeLines(w io.Writer, verbose bool) error {
 	lines := p.Deletions
 	if verbose {
 		lines = append(append([]Decision(nil), p.Deletions...), p.Kept...)
