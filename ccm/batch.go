@@ -3,11 +3,15 @@ package ccm
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 
 	"ccm/fsutil"
 )
@@ -39,6 +43,13 @@ type Batch struct {
 	keys  map[Key]int         // key → its op
 	files map[string]struct{} // metadata files of older blobs updated, for Commit
 	last  Key                 // the latest Put, for last_key at Commit
+
+	// pres says which keys may be in a pack, read once per batch: a purge
+	// into a store of 100,000 blobs does not read the whole index.
+	pres *packPresence
+	// cacheEnd is where the log lines after index.cache began when the
+	// batch read it; -1 when the batch read the whole index instead.
+	cacheEnd int64
 
 	held  *fsutil.Lock // the store's shared lock
 	metaF *os.File     // meta.lock, flocked around each metadata update
@@ -89,7 +100,16 @@ func (b *Batch) put(ctx context.Context, key Key, content []byte, src Source, pi
 	if b.raise(key, pin, reason) {
 		return nil
 	}
-	files, err := s.findBlobs(key)
+	maybe, err := b.mayBeInPacks(key)
+	if err != nil {
+		return err
+	}
+	var files []BlobFile
+	if maybe {
+		files, err = s.findBlobs(key)
+	} else {
+		files, err = s.findFiles(key)
+	}
 	if err != nil {
 		return err
 	}
@@ -99,6 +119,27 @@ func (b *Batch) put(ctx context.Context, key Key, content []byte, src Source, pi
 	}
 	p := pending{key: key, size: int64(len(content)), lines: int64(bytes.Count(content, []byte{'\n'})), batch: b, packWrite: write}
 	return s.commit(ctx, &p, src, pin, reason)
+}
+
+// mayBeInPacks is Store.mayBeInPacks with the batch's packPresence.
+func (b *Batch) mayBeInPacks(key Key) (bool, error) {
+	s := b.s
+	s.idxMu.Lock()
+	loaded := s.idx != nil
+	s.idxMu.Unlock()
+	if loaded {
+		return true, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pres == nil {
+		p, err := s.newPresence()
+		if err != nil {
+			return false, err
+		}
+		b.pres = p
+	}
+	return b.pres.maybe(key), nil
 }
 
 // raise handles a key this batch has already stored: its pin only rises.
@@ -218,6 +259,17 @@ func (b *Batch) Commit() error {
 		if err != nil {
 			return err
 		}
+		if fi, err := os.Stat(s.packIndexPath()); err == nil && b.cacheEnd >= 0 && fi.Size()-b.cacheEnd > cacheEvery {
+			// Much log past index.cache: read the whole index once, which
+			// writes a new cache, so that the next Puts and listings start
+			// from it; then let it go (a purge's memory).
+			s.idxMu.Lock()
+			if s.idx == nil {
+				s.loadIndexLocked()
+				s.idx = nil
+			}
+			s.idxMu.Unlock()
+		}
 	}
 	switch {
 	case len(files) > syncFSAbove:
@@ -243,6 +295,10 @@ func (b *Batch) Commit() error {
 func (b *Batch) appendOps(ops []batchOp) error {
 	s := b.s
 	s.refreshIndex()
+	since, err := b.keysSince()
+	if err != nil {
+		return err
+	}
 	now := s.now()
 	var data []byte
 	for i := range ops {
@@ -251,13 +307,55 @@ func (b *Batch) appendOps(ops []batchOp) error {
 			data = append(data, seenLine(op.key, now, op.pin, op.reason)...)
 			continue
 		}
-		if _, ok, _ := s.packLookup(op.meta.Key); ok {
+		if since(op.meta.Key) {
 			data = append(data, seenLine(op.meta.Key, now, op.meta.Pinned.Level, op.meta.Pinned.Reason)...)
 			continue
 		}
 		data = append(data, putLine(&op.meta, op.loc, false)...)
 	}
 	return s.appendIndexLines(data, true)
+}
+
+// keysSince returns a test for keys put into packs by other processes
+// since the batch read the index (its packPresence, or the whole index).
+func (b *Batch) keysSince() (func(Key) bool, error) {
+	s := b.s
+	b.mu.Lock()
+	p := b.pres
+	b.pres = nil // the next use of the batch reads the index again
+	b.cacheEnd = -1
+	if p != nil {
+		b.cacheEnd = p.start
+	}
+	b.mu.Unlock()
+	s.idxMu.Lock()
+	loaded := s.idx != nil
+	s.idxMu.Unlock()
+	if loaded || p == nil {
+		return func(k Key) bool { _, ok, _ := s.packLookup(k); return ok }, nil
+	}
+	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return func(Key) bool { return false }, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pack index: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Ino != p.ino {
+		// Replaced since (only a repack does that, under the exclusive
+		// lock a batch excludes): read it whole to be sure.
+		return func(k Key) bool { _, ok, _ := s.packLookup(k); return ok }, nil
+	}
+	since := &packPresence{tail: map[Key]struct{}{}, off: p.off}
+	if err := since.scan(f, fi.Size()); err != nil {
+		return nil, err
+	}
+	return func(k Key) bool { _, ok := since.tail[k]; return ok }, nil
 }
 
 // Close releases what the batch holds (the store lock, open lock and

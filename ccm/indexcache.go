@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"ccm/fsutil"
@@ -93,9 +94,18 @@ func (s *Store) writeIndexCache(f *os.File, idx *packIndex) {
 		b = appendCacheStr(b, l.err)
 	}
 	b = binary.AppendUvarint(b, uint64(len(idx.entries)))
-	for _, e := range idx.entries {
+	prefixes := make([]uint64, 0, len(idx.entries))
+	for k, e := range idx.entries {
 		b = appendEntry(b, e)
+		prefixes = append(prefixes, keyPrefix(k))
 	}
+	// The key table: sorted key prefixes, then their count. A Put reads
+	// only this (see packPresence) to learn that content is not in a pack.
+	slices.Sort(prefixes)
+	for _, p := range prefixes {
+		b = binary.BigEndian.AppendUint64(b, p)
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(prefixes)))
 	b = binary.LittleEndian.AppendUint32(b, frameCRC(b))
 	_ = fsutil.WriteFileUnsynced(s.indexCachePath(), fsutil.FileMode, func(w io.Writer) error {
 		_, err := w.Write(b)
@@ -240,4 +250,43 @@ func (d *decoder) entry(e *packEntry, packs map[string]string) {
 	if len(m.Key) < 8 || !validPackID(id) || m.Pinned.Level > PinHard {
 		d.err = errCacheShort
 	}
+}
+
+// readKeyTable reads the header and key table of the index cache without
+// the rest: the log inode and offset it describes, and the sorted key
+// prefixes. ok is false when there is no usable table.
+func (s *Store) readKeyTable() (ino uint64, off int64, table []uint64, ok bool) {
+	f, err := os.Open(s.indexCachePath())
+	if err != nil {
+		return 0, 0, nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < 64 {
+		return 0, 0, nil, false
+	}
+	head := make([]byte, 64)
+	if _, err := f.ReadAt(head, 0); err != nil || !bytes.HasPrefix(head, indexCacheMagic) {
+		return 0, 0, nil, false
+	}
+	d := &decoder{b: head[len(indexCacheMagic):]}
+	ino, off = d.uint(), int64(d.uint())
+	tail := make([]byte, 12)
+	if _, err := f.ReadAt(tail, fi.Size()-12); err != nil || d.err != nil {
+		return 0, 0, nil, false
+	}
+	n := int64(binary.LittleEndian.Uint64(tail))
+	start := fi.Size() - 12 - 8*n
+	if n < 0 || n > fi.Size()/8 || start < 0 {
+		return 0, 0, nil, false
+	}
+	raw := make([]byte, 8*n)
+	if _, err := f.ReadAt(raw, start); err != nil {
+		return 0, 0, nil, false
+	}
+	table = make([]uint64, n)
+	for i := range table {
+		table[i] = binary.BigEndian.Uint64(raw[8*i:])
+	}
+	return ino, off, table, slices.IsSorted(table)
 }

@@ -130,3 +130,51 @@ func TestSortEntries(t *testing.T) {
 		}
 	}
 }
+
+// A Put or a batch in another process finds content already in a pack
+// from the cache's key table or the log after it, without reading the
+// whole index, and does not store it again.
+func TestPresenceDedup(t *testing.T) {
+	defer func(n int64) { cacheEvery = n }(cacheEvery)
+	cacheEvery = 1
+	s := newStore(t)
+	inCache := textBlob(900, 5000)
+	putBatch(t, s, [][]byte{inCache}, PinNone)
+	cacheEvery = 1 << 40
+	inTail := textBlob(901, 5000)
+	putBatch(t, s, [][]byte{inTail}, PinNone)
+	packs := len(packFiles(t, s))
+	for i, c := range [][]byte{inCache, inTail} {
+		fresh, _ := Open(s.Root())
+		p, err := fresh.newPresence()
+		if err != nil || !p.maybe(KeyOf(c)) || p.maybe(KeyOf(textBlob(902, 10))) {
+			t.Fatalf("%d: presence %v", i, err)
+		}
+		if _, err := fresh.Put(context.Background(), c, Source{}, PinSoft, ""); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadDir(filepath.Join(s.Root(), "blobs")); len(b) != 0 {
+			t.Fatalf("%d: stored again as a file", i)
+		}
+		b := fresh.NewBatch()
+		if _, err := b.Put(context.Background(), c, Source{}, PinHard, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		other, _ := Open(s.Root())
+		if m, err := other.Stat(KeyOf(c)); err != nil || m.Pinned.Level != PinHard {
+			t.Fatalf("%d: pin %+v %v", i, m, err)
+		}
+	}
+	if n := len(packFiles(t, s)); n != packs {
+		t.Fatalf("%d packs, was %d: stored again", n, packs)
+	}
+	// New content from a fresh Store is stored.
+	fresh, _ := Open(s.Root())
+	k := put(t, fresh, string(textBlob(903, 5000)), PinNone)
+	if _, err := os.Stat(filepath.Join(s.Root(), "blobs", k.Hex()+".zst")); err != nil {
+		t.Fatalf("new content: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -502,7 +503,105 @@ func (s *Store) packLookup(key Key) (packEntry, bool, error) {
 func (s *Store) refreshIndex() {
 	s.idxMu.Lock()
 	defer s.idxMu.Unlock()
+	if s.idx == nil {
+		return // not read yet: the next lookup reads it all
+	}
 	if s.loadIndexLocked() != nil {
 		s.idx = nil // read again from the start next time
 	}
+}
+
+// packPresence answers "may this key be in a pack?" without replaying the
+// index: the sorted key table of index.cache (when it describes the
+// current log) plus the keys named by the log lines after the cache's
+// offset. "No" is certain; "maybe" sends the caller to the full index.
+// A Put (the capture hook) and each purge use it, so that storing into a
+// store of 100,000 blobs does not read 35 MB of index first.
+type packPresence struct {
+	table []uint64         // sorted key prefixes from the cache
+	tail  map[Key]struct{} // keys named in the log after off0
+	ino   uint64
+	start int64 // where the log lines after the cache begin
+	off   int64 // log bytes taken into account
+}
+
+var keyField = []byte(`"key":"`)
+
+// newPresence reads the cache's key table and scans the rest of the log.
+func (s *Store) newPresence() (*packPresence, error) {
+	p := &packPresence{tail: map[Key]struct{}{}}
+	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
+			return p, nil
+		}
+		return nil, fmt.Errorf("pack index: %w", err)
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("pack index: %w", err)
+	}
+	p.ino = st.Ino
+	if ino, off, table, ok := s.readKeyTable(); ok && ino == st.Ino && off <= st.Size {
+		p.table, p.off, p.start = table, off, off
+	}
+	return p, p.scan(f, st.Size)
+}
+
+// scan adds the keys of the log's lines from p.off to size.
+func (p *packPresence) scan(f *os.File, size int64) error {
+	if size <= p.off {
+		return nil
+	}
+	buf := make([]byte, size-p.off)
+	n, err := f.ReadAt(buf, p.off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("pack index: %w", err)
+	}
+	buf = buf[:n]
+	end := bytes.LastIndexByte(buf, '\n')
+	if end < 0 {
+		return nil
+	}
+	buf = buf[:end+1]
+	p.off += int64(end + 1)
+	for {
+		i := bytes.Index(buf, keyField)
+		if i < 0 {
+			return nil
+		}
+		buf = buf[i+len(keyField):]
+		j := bytes.IndexByte(buf, '"')
+		if j < 0 {
+			return nil
+		}
+		p.tail[Key(buf[:j])] = struct{}{}
+		buf = buf[j:]
+	}
+}
+
+// maybe reports whether key may be in a pack.
+func (p *packPresence) maybe(key Key) bool {
+	if _, ok := p.tail[key]; ok {
+		return true
+	}
+	_, found := slices.BinarySearch(p.table, keyPrefix(key))
+	return found
+}
+
+// mayBeInPacks reports whether key may be in a pack: from the index when
+// this Store has read it already, else from a packPresence.
+func (s *Store) mayBeInPacks(key Key) (bool, error) {
+	s.idxMu.Lock()
+	loaded := s.idx != nil
+	s.idxMu.Unlock()
+	if loaded {
+		return true, nil // packLookup reads only what was appended since
+	}
+	p, err := s.newPresence()
+	if err != nil {
+		return false, err
+	}
+	return p.maybe(key), nil
 }

@@ -211,12 +211,18 @@ type BlobFile struct {
 // content.
 func (s *Store) findBlobs(key Key) ([]BlobFile, error) {
 	var out []BlobFile
-	e, ok, err := s.packLookup(key)
+	maybe, err := s.mayBeInPacks(key)
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		out = append(out, s.packFile(&e))
+	if maybe {
+		e, ok, err := s.packLookup(key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, s.packFile(&e))
+		}
 	}
 	files, err := s.findFiles(key)
 	return append(out, files...), err
