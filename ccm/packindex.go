@@ -303,9 +303,16 @@ func parseOp(line []byte, op *indexOp) error {
 	return nil
 }
 
-// apply replays one decoded line.
+// apply replays one decoded line. An entry is never changed in place: a
+// changed copy replaces it, so that a listing holding entries (List hands
+// out pointers to their metadata, not copies) keeps a consistent view.
 func (idx *packIndex) apply(op *indexOp) error {
 	e := idx.entries[op.key]
+	if e != nil && op.op != "del" {
+		c := *e
+		e = &c
+		idx.entries[op.key] = e
+	}
 	switch op.op {
 	case "put":
 		if op.loc.pack == "" || op.loc.off < 0 || op.loc.clen < 0 {

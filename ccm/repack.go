@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"syscall"
 
@@ -68,14 +69,33 @@ func (p *RepackPlan) Any() bool {
 // frames copied into one new pack). Packs the index names but that are
 // missing are left to `ccm cache verify`.
 func PlanRepack(l *Listing, deleting map[Key]bool) *RepackPlan {
+	keys := make([]Key, 0, len(deleting))
+	for k := range deleting {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return PlanRepackSorted(l, keys)
+}
+
+// PlanRepackSorted is PlanRepack with the deleted keys given sorted, as
+// the listing's entries are: the two are walked together, without a map
+// lookup per blob (at 100,000 blobs that mattered).
+func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 	type acc struct {
 		live  int
 		bytes int64
 		keys  []Entry
 	}
 	per := map[string]*acc{} // by pack path
+	j := 0
 	for _, e := range l.Entries {
-		if len(e.Files) == 0 || !e.Files[0].Packed || deleting[e.Key] {
+		for j < len(deleting) && deleting[j] < e.Key {
+			j++
+		}
+		if j < len(deleting) && deleting[j] == e.Key {
+			continue
+		}
+		if len(e.Files) == 0 || !e.Files[0].Packed {
 			continue
 		}
 		a := per[e.Files[0].Path]

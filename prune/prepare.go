@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -123,13 +124,14 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 		unlock()
 		return nil, err
 	}
-	deleting := make(map[ccm.Key]bool, len(p.Deletions))
+	deleting := make([]ccm.Key, 0, len(p.Deletions))
 	for _, d := range p.Deletions {
 		if d.Key != "" {
-			deleting[d.Key] = true
+			deleting = append(deleting, d.Key)
 		}
 	}
-	p.Repack = ccm.PlanRepack(l, deleting)
+	slices.Sort(deleting)
+	p.Repack = ccm.PlanRepackSorted(l, deleting)
 	p.Scan, p.Root, p.st, p.unlock, p.exclusive = scan, st.Root(), st, unlock, !opt.DryRun
 	return p, nil
 }
