@@ -80,6 +80,9 @@ type Store struct {
 
 	idxMu sync.Mutex // guards idx
 	idx   *packIndex // the pack index as last read; nil: not read yet
+
+	delMu      sync.Mutex
+	pendingDel []byte // del lines of Remove, appended by SyncDirs
 }
 
 // Open returns the store rooted at root. It creates nothing: the layout is

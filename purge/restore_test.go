@@ -261,6 +261,9 @@ func removeBlob(t *testing.T, root string, key ccm.Key) {
 	if _, err := st.Remove(key); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.SyncDirs(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // corruptFirstBlob overwrites the stored bytes of the store's first blob
