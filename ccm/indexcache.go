@@ -28,7 +28,7 @@ const indexCacheName = "index.cache"
 // cacheEvery is a variable so that tests can write caches of small logs.
 var cacheEvery int64 = 4 << 20
 
-var indexCacheMagic = []byte("CCMIDXC1")
+var indexCacheMagic = []byte("CCMIDXC2")
 
 func (s *Store) indexCachePath() string { return s.path(packsDir, indexCacheName) }
 
@@ -58,16 +58,24 @@ func (s *Store) readIndexCache(f *os.File, ino uint64, size int64) *packIndex {
 	for i := 0; i < nbad && d.err == nil; i++ {
 		idx.bad = append(idx.bad, badIndexLine{line: int(d.uint()), err: d.str()})
 	}
+	np := int(d.uint())
+	if d.err != nil || np > len(body) {
+		return nil
+	}
+	for i := 0; i < np && d.err == nil; i++ {
+		if id := d.str(); !validPackID(id) || idx.intern(id) != int32(i) {
+			return nil
+		}
+	}
 	n := int(d.uint())
 	if d.err != nil || n > len(body) {
 		return nil
 	}
 	idx.entries = make(map[Key]*packEntry, n)
 	es := make([]packEntry, n)
-	packs := map[string]string{} // pack ids repeat: one string each
 	for i := 0; i < n && d.err == nil; i++ {
 		e := &es[i]
-		d.entry(e, packs)
+		d.entry(e, idx.packIDs)
 		idx.entries[e.meta.Key] = e
 	}
 	if d.err != nil {
@@ -92,6 +100,10 @@ func (s *Store) writeIndexCache(f *os.File, idx *packIndex) {
 	for _, l := range idx.bad {
 		b = binary.AppendUvarint(b, uint64(l.line))
 		b = appendCacheStr(b, l.err)
+	}
+	b = binary.AppendUvarint(b, uint64(len(idx.packIDs)))
+	for _, id := range idx.packIDs {
+		b = appendCacheStr(b, id)
 	}
 	b = binary.AppendUvarint(b, uint64(len(idx.entries)))
 	prefixes := make([]uint64, 0, len(idx.entries))
@@ -140,7 +152,7 @@ func appendTime(b []byte, t time.Time) []byte {
 func appendEntry(b []byte, e *packEntry) []byte {
 	m := &e.meta
 	b = appendCacheStr(b, string(m.Key))
-	b = appendCacheStr(b, e.loc.pack)
+	b = binary.AppendUvarint(b, uint64(e.loc.slot))
 	b = binary.AppendUvarint(b, uint64(e.loc.off))
 	b = binary.AppendUvarint(b, uint64(e.loc.clen))
 	b = appendCacheStr(b, string(e.loc.codec))
@@ -215,16 +227,15 @@ func (d *decoder) time() time.Time {
 	return time.Unix(0, n)
 }
 
-func (d *decoder) entry(e *packEntry, packs map[string]string) {
+func (d *decoder) entry(e *packEntry, packIDs []string) {
 	m := &e.meta
 	m.Key = Key(d.str())
-	id := d.str()
-	if p, ok := packs[id]; ok {
-		id = p
-	} else {
-		packs[id] = id
+	slot := d.uint()
+	if slot >= uint64(len(packIDs)) {
+		d.err = errCacheShort
+		return
 	}
-	e.loc.pack = id
+	e.loc.pack, e.loc.slot = packIDs[slot], int32(slot)
 	e.loc.off = int64(d.uint())
 	e.loc.clen = int64(d.uint())
 	e.loc.codec = Compression(d.str())
@@ -247,7 +258,7 @@ func (d *decoder) entry(e *packEntry, packs map[string]string) {
 	m.BytesCompressed, m.Compression = e.loc.clen, string(e.loc.codec)
 	// Keys were checked when the log was replayed, and the cache's CRC
 	// covers it; what could redirect a read is checked again anyway.
-	if len(m.Key) < 8 || !validPackID(id) || m.Pinned.Level > PinHard {
+	if len(m.Key) < 8 || m.Pinned.Level > PinHard {
 		d.err = errCacheShort
 	}
 }

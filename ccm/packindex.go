@@ -50,6 +50,7 @@ type packLoc struct {
 	clen  int64 // frame length
 	codec Compression
 	crc   uint32 // CRC-32C of the frame
+	slot  int32  // index of pack in packIndex.packIDs (set by the index)
 }
 
 // packEntry is a blob in a pack: where, and its metadata.
@@ -67,6 +68,8 @@ type badIndexLine struct {
 // packIndex is the replayed log and how far it has been read.
 type packIndex struct {
 	entries  map[Key]*packEntry
+	packIDs  []string         // every pack id the index named, by slot
+	slotOf   map[string]int32 // the inverse of packIDs
 	bad      []badIndexLine
 	lines    int
 	ino      uint64
@@ -303,6 +306,20 @@ func parseOp(line []byte, op *indexOp) error {
 	return nil
 }
 
+// intern returns the slot of pack id, adding it when new.
+func (idx *packIndex) intern(id string) int32 {
+	if idx.slotOf == nil {
+		idx.slotOf = map[string]int32{}
+	}
+	if i, ok := idx.slotOf[id]; ok {
+		return i
+	}
+	i := int32(len(idx.packIDs))
+	idx.packIDs = append(idx.packIDs, id)
+	idx.slotOf[id] = i
+	return i
+}
+
 // apply replays one decoded line. An entry is never changed in place: a
 // changed copy replaces it, so that a listing holding entries (List hands
 // out pointers to their metadata, not copies) keeps a consistent view.
@@ -337,6 +354,7 @@ func (idx *packIndex) apply(op *indexOp) error {
 			e.meta.Pinned = op.pin // a corrupt copy replaced by a Put that pins
 		}
 		e.loc = op.loc
+		e.loc.slot = idx.intern(op.loc.pack)
 		e.meta.BytesUncompressed, e.meta.Lines = op.size, op.lines
 		e.meta.BytesCompressed, e.meta.Compression = op.loc.clen, string(op.loc.codec)
 	case "seen":

@@ -84,11 +84,25 @@ func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 	type acc struct {
 		live  int
 		bytes int64
-		keys  []Entry
+		keys  []int32 // indexes into l.Entries
 	}
-	per := map[string]*acc{} // by pack path
+	// By pack slot (see List), or by path for a listing made otherwise.
+	per := make([]acc, l.slots)
+	byPath := map[string]*acc{}
+	accOf := func(path string, slot int32) *acc {
+		if slot > 0 && int(slot) < len(per) {
+			return &per[slot]
+		}
+		a := byPath[path]
+		if a == nil {
+			a = &acc{}
+			byPath[path] = a
+		}
+		return a
+	}
 	j := 0
-	for _, e := range l.Entries {
+	for i := range l.Entries {
+		e := &l.Entries[i]
 		for j < len(deleting) && deleting[j] < e.Key {
 			j++
 		}
@@ -98,24 +112,17 @@ func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 		if len(e.Files) == 0 || !e.Files[0].Packed {
 			continue
 		}
-		a := per[e.Files[0].Path]
-		if a == nil {
-			a = &acc{}
-			per[e.Files[0].Path] = a
-		}
+		a := accOf(e.Files[0].Path, e.Files[0].slot)
 		a.live++
 		a.bytes += e.Files[0].Size
-		a.keys = append(a.keys, e)
+		a.keys = append(a.keys, int32(i))
 	}
 	p := &RepackPlan{}
 	for _, pk := range l.Packs {
 		if pk.Size < 0 {
 			continue
 		}
-		a := per[pk.Path]
-		if a == nil {
-			a = &acc{}
-		}
+		a := accOf(pk.Path, pk.slot)
 		act := PackAction{ID: pk.ID, Path: pk.Path, Size: pk.Size, Live: a.live, LiveBytes: a.bytes}
 		unused := pk.Size - int64(len(packMagic)) - a.bytes
 		share := float64(unused) / float64(max(pk.Size, 1))
@@ -130,8 +137,11 @@ func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 			act.Action = PackRewrite
 			act.Reason = fmt.Sprintf("%.0f%% unused (at least %.0f%%): its %d live blobs are copied", 100*share, 100*RepackThreshold, a.live)
 			p.Freed += pk.Size - a.bytes
-			sort.Slice(a.keys, func(i, j int) bool { return a.keys[i].Files[0].Offset < a.keys[j].Files[0].Offset })
-			for _, e := range a.keys {
+			sort.Slice(a.keys, func(i, j int) bool {
+				return l.Entries[a.keys[i]].Files[0].Offset < l.Entries[a.keys[j]].Files[0].Offset
+			})
+			for _, i := range a.keys {
+				e := &l.Entries[i]
 				p.Moves = append(p.Moves, Move{Key: e.Key, From: pk.ID, Bytes: e.Files[0].Size,
 					Reason: fmt.Sprintf("pack %s is %.0f%% unused: copied to a new pack", pk.ID, 100*share)})
 			}

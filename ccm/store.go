@@ -206,6 +206,8 @@ type BlobFile struct {
 	Offset  int64  // the frame's start in the pack
 	CRC     uint32 // CRC-32C of the frame
 	RawSize int64  // uncompressed size, for a pack frame
+
+	slot int32 // in a listing: 1 + the pack's slot in the index; 0 unknown
 }
 
 // findBlobs returns every stored copy of key's blob, its pack frame

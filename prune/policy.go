@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -89,6 +90,7 @@ type item struct {
 	e      *ccm.Entry
 	pin    ccm.PinLevel
 	access time.Time // last access (creation when unknown)
+	at     int64     // access in Unix nanoseconds, for sorting
 	newest time.Time // the later of creation and last access
 	size   int64
 	keep   string // reason it is kept, from the last rule that looked at it
@@ -120,6 +122,7 @@ func Decide(l *ccm.Listing, pol Policy, now time.Time, refs Refs) (*Plan, error)
 		if it.access.IsZero() {
 			it.access = e.Meta.CreatedAt
 		}
+		it.at = it.access.UnixNano()
 		it.newest = it.access
 		if e.Meta.CreatedAt.After(it.newest) {
 			it.newest = e.Meta.CreatedAt
@@ -290,8 +293,8 @@ func sortOldest(items []*item) {
 	// Keys are unique, so the order is total and a plain (faster than
 	// stable, reflection-free) sort gives the same plan.
 	slices.SortFunc(items, func(a, b *item) int {
-		if c := a.access.Compare(b.access); c != 0 {
-			return c
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
 		}
 		return strings.Compare(string(a.e.Key), string(b.e.Key))
 	})
