@@ -276,3 +276,35 @@ func TestBatchCloseRemovesPack(t *testing.T) {
 		t.Fatalf("packs %v", p)
 	}
 }
+
+// A pack that is gone: its blobs are reported as damaged (not as absent),
+// stats counts the missing pack, and the other pack's blobs still read.
+func TestMissingPack(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	a := putBatch(t, s, [][]byte{textBlob(30, 4000), textBlob(31, 4000)}, PinNone)
+	b := putBatch(t, s, [][]byte{textBlob(32, 4000)}, PinNone)
+	l, _ := s.List(ctx, nil)
+	var gone string
+	for _, e := range l.Entries {
+		if e.Key == a[0] {
+			gone = e.Files[0].Path
+		}
+	}
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	s2, _ := Open(s.Root())
+	if _, err := s2.Get(ctx, a[1]); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "its pack is missing") {
+		t.Fatalf("get from a missing pack: %v", err)
+	}
+	get(t, s2, b[0])
+	rep, err := s2.VerifyAll(ctx, nil, nil)
+	if err != nil || len(rep.Damaged) != 2 || rep.Blobs != 3 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	l, _ = s2.List(ctx, nil)
+	if st := Summarize(l); st.MissingPacks != 1 || st.Packs != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
