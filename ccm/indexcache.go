@@ -53,35 +53,47 @@ func (s *Store) readIndexCache(f *os.File, ino uint64, size int64) *packIndex {
 	if sum, err := prefixCRC(f, off); err != nil || sum != logCRC {
 		return nil
 	}
-	idx := &packIndex{ino: ino, parsed: off, lines: int(d.uint())}
-	nbad := int(d.uint())
-	for i := 0; i < nbad && d.err == nil; i++ {
-		idx.bad = append(idx.bad, badIndexLine{line: int(d.uint()), err: d.str()})
-	}
-	np := int(d.uint())
-	if d.err != nil || np > len(body) {
+	idx := &packIndex{ino: ino, parsed: off}
+	if !idx.decodeCache(d) {
 		return nil
 	}
-	for i := 0; i < np && d.err == nil; i++ {
+	return idx
+}
+
+// decodeCache reads what follows the cache's header into idx. It reports
+// false for anything it cannot use; it never panics, whatever the bytes
+// (FuzzIndexCache).
+func (idx *packIndex) decodeCache(d *decoder) bool {
+	limit := uint64(len(d.b))
+	idx.lines = int(min(d.uint(), limit))
+	nbad := d.uint()
+	for i := uint64(0); i < nbad && d.err == nil; i++ {
+		idx.bad = append(idx.bad, badIndexLine{line: int(min(d.uint(), limit)), err: d.str()})
+	}
+	np := d.uint()
+	if d.err != nil || np > limit {
+		return false
+	}
+	for i := uint64(0); i < np && d.err == nil; i++ {
 		if id := d.str(); !validPackID(id) || idx.intern(id) != int32(i) {
-			return nil
+			return false
 		}
 	}
-	n := int(d.uint())
-	if d.err != nil || n > len(body) {
-		return nil
+	n := d.uint()
+	if d.err != nil || n > limit {
+		return false
 	}
 	idx.entries = make(map[Key]*packEntry, n)
 	es := make([]packEntry, n)
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := range es {
+		if d.err != nil {
+			break
+		}
 		e := &es[i]
 		d.entry(e, idx.packIDs)
 		idx.entries[e.meta.Key] = e
 	}
-	if d.err != nil {
-		return nil
-	}
-	return idx
+	return d.err == nil
 }
 
 // writeIndexCache saves idx, which replayed f up to idx.parsed. Errors are
