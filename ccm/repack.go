@@ -314,6 +314,10 @@ func (s *Store) rewriteIndex(ctx context.Context, moved map[Key]packLoc) error {
 	s.idxMu.Lock()
 	err = s.loadIndexLocked()
 	var data []byte
+	// The index the new log replays to, built here rather than by parsing
+	// the log again, so that its cache is written at once and the next
+	// listing does not replay 35 MB of JSON (at 100,000 blobs).
+	next := &packIndex{entries: make(map[Key]*packEntry)}
 	if err == nil {
 		keys := make([]Key, 0, len(s.idx.entries))
 		for k := range s.idx.entries {
@@ -333,7 +337,13 @@ func (s *Store) rewriteIndex(ctx context.Context, moved map[Key]packLoc) error {
 				loc = l
 			}
 			data = append(data, putLine(&e.meta, loc, true)...)
+			c := *e
+			c.loc = loc
+			c.loc.slot = next.intern(loc.pack)
+			c.meta.BytesCompressed, c.meta.Compression = loc.clen, string(loc.codec)
+			next.entries[k] = &c
 		}
+		next.lines = len(keys)
 	}
 	s.idx = nil
 	s.idxMu.Unlock()
@@ -343,6 +353,13 @@ func (s *Store) rewriteIndex(ctx context.Context, moved map[Key]packLoc) error {
 	if err := fsutil.WriteFileBytes(s.packIndexPath(), fsutil.FileMode, data); err != nil {
 		return fmt.Errorf("rewrite pack index: %w", err)
 	}
-	s.refreshIndex()
+	if f, err := os.Open(s.packIndexPath()); err == nil {
+		var st syscall.Stat_t
+		if syscall.Fstat(int(f.Fd()), &st) == nil && st.Size == int64(len(data)) {
+			next.ino, next.parsed, next.cachedAt = st.Ino, st.Size, st.Size
+			s.writeIndexCache(f, next)
+		}
+		f.Close()
+	}
 	return nil
 }

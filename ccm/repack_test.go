@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -114,6 +115,16 @@ func TestRepackPlanAndExecute(t *testing.T) {
 		delete(all, k)
 	}
 	checkAll(t, s.Root(), all, del)
+	// The repack wrote the cache of the new index: a listing from it is
+	// the listing of a full replay.
+	cache := filepath.Join(s.Root(), "packs", "index.cache")
+	withCache := listKeys(t, s.Root())
+	if err := os.Remove(cache); err != nil {
+		t.Fatalf("no cache after the repack: %v", err)
+	}
+	if replayed := listKeys(t, s.Root()); !sameListing(withCache, replayed) || len(replayed) != len(all) {
+		t.Fatal("the repack's cache differs from a replay of its index")
+	}
 }
 
 func dirSize(t *testing.T, dir string) int64 {
