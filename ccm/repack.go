@@ -118,6 +118,17 @@ func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 		a.keys = append(a.keys, int32(i))
 	}
 	p := &RepackPlan{}
+	moves := func(pk PackInfo, a *acc, why string) {
+		sort.Slice(a.keys, func(i, j int) bool {
+			return l.Entries[a.keys[i]].Files[0].Offset < l.Entries[a.keys[j]].Files[0].Offset
+		})
+		for _, i := range a.keys {
+			e := &l.Entries[i]
+			p.Moves = append(p.Moves, Move{Key: e.Key, From: pk.ID, Bytes: e.Files[0].Size, Reason: why})
+		}
+	}
+	var small []int // kept packs under SmallPack, by index in p.Packs
+	rewrites := 0
 	for _, pk := range l.Packs {
 		if pk.Size < 0 {
 			continue
@@ -137,28 +148,57 @@ func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 			act.Action = PackRewrite
 			act.Reason = fmt.Sprintf("%.0f%% unused (at least %.0f%%): its %d live blobs are copied", 100*share, 100*RepackThreshold, a.live)
 			p.Freed += pk.Size - a.bytes
-			sort.Slice(a.keys, func(i, j int) bool {
-				return l.Entries[a.keys[i]].Files[0].Offset < l.Entries[a.keys[j]].Files[0].Offset
-			})
-			for _, i := range a.keys {
-				e := &l.Entries[i]
-				p.Moves = append(p.Moves, Move{Key: e.Key, From: pk.ID, Bytes: e.Files[0].Size,
-					Reason: fmt.Sprintf("pack %s is %.0f%% unused: copied to a new pack", pk.ID, 100*share)})
-			}
+			rewrites++
+			moves(pk, a, fmt.Sprintf("pack %s is %.0f%% unused: copied to a new pack", pk.ID, 100*share))
 		default:
 			act.Action = PackKeep
 			act.Reason = fmt.Sprintf("%.0f%% unused, under %.0f%%", 100*share, 100*RepackThreshold)
+			if pk.Size < SmallPack {
+				small = append(small, len(p.Packs))
+			}
 		}
 		p.Packs = append(p.Packs, act)
+	}
+	// Small packs (many short purges) are merged into the new pack: when
+	// there are several, or when a new pack is written anyway.
+	if len(small) >= 2 || len(small) == 1 && rewrites > 0 {
+		for _, i := range small {
+			act := &p.Packs[i]
+			pk := PackInfo{ID: act.ID, Path: act.Path}
+			for _, q := range l.Packs {
+				if q.ID == act.ID {
+					pk = q
+				}
+			}
+			act.Action = PackRewrite
+			act.Reason = fmt.Sprintf("small (%s, under %s): merged with the other small packs", humanSize(act.Size), humanSize(SmallPack))
+			p.Freed += act.Size - act.LiveBytes
+			moves(pk, accOf(pk.Path, pk.slot), fmt.Sprintf("pack %s is small: merged into a new pack", act.ID))
+		}
 	}
 	return p
 }
 
+// SmallPack is the size under which kept packs are merged by a repack: a
+// store of many short purges would otherwise keep a pack file per purge.
+// A variable so that tests can turn it off.
+var SmallPack int64 = 4 << 20
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
 // repackStop, when set (tests), is asked after each durable step of a
 // repack ("copied", "indexed", "removing": after the first old pack is
-// removed); true stops the repack there with no clean-up at all, as a kill -9 would. $CCM_TEST_REPACK_KILL names
-// a step at which the process kills itself with SIGKILL, for tests of the
-// binary.
+// removed); true stops the repack there with no clean-up at all, as a
+// kill -9 would. $CCM_TEST_REPACK_KILL names a step at which the process
+// kills itself with SIGKILL, for tests of the binary.
 var repackStop func(step string) bool
 
 var errRepackStopped = errors.New("repack stopped by test hook")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +83,8 @@ func checkAll(t *testing.T, root string, live map[Key][]byte, gone []Key) {
 // rewritten (each live blob copied, with its reason), a pack barely
 // touched stays; after the repack every live blob reads, the disk shrank.
 func TestRepackPlanAndExecute(t *testing.T) {
+	defer func(n int64) { SmallPack = n }(SmallPack)
+	SmallPack = 0 // these packs are small: test the unused-share rule alone
 	s, all, batches := packStore(t)
 	del := append([]Key{}, batches[0]...) // pack 0: all
 	del = append(del, batches[1][:7]...)  // pack 1: 7 of 10
@@ -143,6 +146,8 @@ func dirSize(t *testing.T, dir string) int64 {
 func TestRepackCrashAtEveryStep(t *testing.T) {
 	for _, step := range []string{"copied", "indexed", "removing"} {
 		t.Run(step, func(t *testing.T) {
+			defer func(n int64) { SmallPack = n }(SmallPack)
+			SmallPack = 0
 			s, all, batches := packStore(t)
 			del := append(append([]Key{}, batches[0]...), batches[1][:7]...)
 			plan := deleteAndPlan(t, s, del)
@@ -208,5 +213,33 @@ func TestRepackKeepsPackWithUnreadableFrame(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("get %s: %v", k, err)
 		}
+	}
+}
+
+// Small packs are merged into one: several small packs with nothing
+// deleted, each blob copied with its reason; a single small pack with
+// nothing else to write stays.
+func TestRepackMergesSmallPacks(t *testing.T) {
+	s, all, _ := packStore(t) // 3 packs of about 20 KB
+	l, _ := s.List(context.Background(), nil)
+	plan := PlanRepack(l, nil)
+	if len(plan.Moves) != 30 {
+		t.Fatalf("plan %+v", plan)
+	}
+	for _, a := range plan.Packs {
+		if a.Action != PackRewrite || !strings.Contains(a.Reason, "small") {
+			t.Fatalf("pack %+v", a)
+		}
+	}
+	if _, err := s.Repack(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	if p := packFiles(t, s); len(p) != 1 {
+		t.Fatalf("packs after merging: %v", p)
+	}
+	checkAll(t, s.Root(), all, nil)
+	l, _ = s.List(context.Background(), nil)
+	if again := PlanRepack(l, nil); again.Any() {
+		t.Fatalf("one small pack left alone, but the plan is %+v", again)
 	}
 }

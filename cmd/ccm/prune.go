@@ -54,8 +54,9 @@ order within one run:
                      limit it says so and exits 1.
 
 A blob inside a pack is first deleted from the pack index; then packs left
-without a live blob are removed and packs at least 20% unused are rewritten
-(their live blobs copied into a new pack), each step crash-safe.
+without a live blob are removed, packs at least 20% unused are rewritten
+(their live blobs copied into a new pack) and packs under 4 MB are merged
+into it, each step crash-safe.
 
 --dry-run prints the plan, one line per blob with the reason it goes, then
 the repack: each pack removed or rewritten and each blob copied, with why
