@@ -178,3 +178,53 @@ func TestPresenceDedup(t *testing.T) {
 		t.Fatalf("new content: %v", err)
 	}
 }
+
+// A lookup that scans the log for one key's lines gives the entry a replay
+// of the whole log gives, after puts, accesses, pins, seen lines and
+// deletions; a deleted key is not found.
+func TestScanLookupMatchesReplay(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	var cs [][]byte
+	for i := range 12 {
+		cs = append(cs, textBlob(700+i, 3000+i*100))
+	}
+	keys := putBatch(t, s, cs, PinNone)
+	get(t, s, keys[0])
+	get(t, s, keys[0])
+	s.SetPin(ctx, keys[1], PinHard, "h")
+	putBatch(t, s, cs[2:4], PinSoft) // seen lines, pins raised
+	unlock, _ := s.LockExclusive(ctx)
+	s.Remove(keys[5])
+	s.SyncDirs()
+	unlock()
+	full, _ := Open(s.Root())
+	full.idxMu.Lock()
+	if err := full.loadIndexLocked(); err != nil {
+		t.Fatal(err)
+	}
+	full.idxMu.Unlock()
+	for i, k := range keys {
+		fresh, _ := Open(s.Root())
+		fresh.idxMu.Lock()
+		got, ok, err := fresh.scanLookup(k)
+		fresh.idxMu.Unlock()
+		want, wok := full.idx.entries[k]
+		if err != nil || ok != wok {
+			t.Fatalf("%d: found %v, want %v (%v)", i, ok, wok, err)
+		}
+		if !ok {
+			continue
+		}
+		if got.loc.pack != want.loc.pack || got.loc.off != want.loc.off || got.meta.AccessCount != want.meta.AccessCount ||
+			got.meta.Pinned != want.meta.Pinned || !got.meta.LastAccessAt.Equal(want.meta.LastAccessAt) {
+			t.Fatalf("%d: scan %+v, replay %+v", i, got, *want)
+		}
+	}
+	if _, ok := full.idx.entries[keys[5]]; ok {
+		t.Fatal("deleted key replayed")
+	}
+	if want := full.idx.entries[keys[0]]; want.meta.AccessCount != 2 {
+		t.Fatalf("access count %d", want.meta.AccessCount)
+	}
+}

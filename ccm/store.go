@@ -78,8 +78,9 @@ type Store struct {
 
 	packCodec Compression // codec of new pack frames: S2 unless $CCM_COMPRESSION names one
 
-	idxMu sync.Mutex // guards idx
+	idxMu sync.Mutex // guards idx and scans
 	idx   *packIndex // the pack index as last read; nil: not read yet
+	scans int        // lookups answered by scanLookup
 
 	delMu      sync.Mutex
 	pendingDel []byte // del lines of Remove, appended by SyncDirs
