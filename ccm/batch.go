@@ -1,108 +1,376 @@
 package ccm
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 
 	"ccm/fsutil"
 )
 
-// Batch stores many blobs with one durability barrier instead of four
-// fsyncs per blob. Each Put through a batch is as atomic, deduplicated and
-// verified as Store.Put (readers never see a torn file), but it is durable
-// only once Commit returns nil: a crash before that may lose it, or leave
-// an empty file that reads as corrupt and is replaced by the next Put of
-// the same content. A purge puts every blob of a transcript through one
-// batch, commits, and only then replaces the transcript that references
-// them. Measured on this project's 2-core VM, a durable Put of a 90 KB
-// tool output costs about 3.5 ms, nearly all of it fsync; a batch
-// stores the same outputs at compression speed.
+// Batch stores many blobs with one durability barrier. Every new blob of a
+// batch becomes one frame of a single new append-only pack file
+// (packs/<id>.pack), compressed on the caller's goroutine (so two workers
+// compress on two cores) and appended under a mutex; its index line waits
+// in memory. Commit fsyncs the pack and packs/, then appends every index
+// line in one write under meta.lock and fsyncs the index: after Commit
+// returns nil, every Put of the batch is durable and readable; before,
+// none is visible to readers, and a crash leaves at most a pack that no
+// index line names (a repack removes it). A purge puts every blob of a
+// transcript through one batch, commits, and only then replaces the
+// transcript that references them.
 //
-// A Batch is safe for concurrent use. It holds no lock between calls; use
-// Store.Hold to keep prune away until the transcript is in place.
+// Content already in the store is not written again: a pack copy gets a
+// "seen" line (access time, pin raised), a blob file of the layouts before
+// packs has its metadata file updated as Store.Put does.
+//
+// A Batch is safe for concurrent use. It holds the store's shared lock from
+// its first Put until Commit or Close; use Store.Hold to keep prune away
+// until the transcript is in place.
 type Batch struct {
 	s     *Store
 	mu    sync.Mutex
-	files map[string]struct{}
-	last  Key // the latest Put, for last_key at Commit
+	pw    *packWriter         // the batch's pack, created by the first new blob
+	ops   []batchOp           // index lines to append at Commit
+	keys  map[Key]int         // key → its op
+	files map[string]struct{} // metadata files of older blobs updated, for Commit
+	last  Key                 // the latest Put, for last_key at Commit
 
-	// Held from the first Put until Commit or Close, so that each Put
-	// costs no open, flock and close of the lock files and the index:
-	// a purge stores thousands of blobs, and those calls were a third of
-	// its store time.
+	// pres says which keys may be in a pack, read once per batch: a purge
+	// into a store of 100,000 blobs does not read the whole index.
+	pres *packPresence
+	// cacheEnd is where the log lines after index.cache began when the
+	// batch read it; -1 when the batch read the whole index instead.
+	cacheEnd int64
+
 	held  *fsutil.Lock // the store's shared lock
 	metaF *os.File     // meta.lock, flocked around each metadata update
-	index *os.File     // index.jsonl, appended to
+	index *os.File     // index.jsonl (the Python tool's log), appended to
+}
+
+// batchOp is a pending index line: a new frame (put) or a store of content
+// already in a pack (seen).
+type batchOp struct {
+	put    bool
+	meta   Meta // put: the new blob's metadata
+	loc    packLoc
+	key    Key // seen
+	pin    PinLevel
+	reason string
 }
 
 // syncFSAbove is the number of files above which Commit flushes the whole
-// filesystem at once instead of fsyncing each file.
+// filesystem at once instead of fsyncing each file (older blobs' metadata).
 const syncFSAbove = 64
 
 // NewBatch starts a batch of Puts.
 func (s *Store) NewBatch() *Batch {
-	return &Batch{s: s, files: make(map[string]struct{})}
+	return &Batch{s: s, files: make(map[string]struct{}), keys: make(map[Key]int)}
 }
 
 // Put stores content like Store.Put, deferring durability to Commit.
 func (b *Batch) Put(ctx context.Context, content []byte, src Source, pin PinLevel, pinReason string) (Key, error) {
-	return b.s.put(ctx, KeyOf(content), content, src, pin, pinReason, b)
+	key := KeyOf(content)
+	return key, b.put(ctx, key, content, src, pin, pinReason)
 }
 
 // PutKeyed is Put for a caller that has just computed key as
 // KeyOf(content) itself (a purge needs the key at once for the stub): the
 // content is not hashed a second time.
 func (b *Batch) PutKeyed(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, pinReason string) error {
-	_, err := b.s.put(ctx, key, content, src, pin, pinReason, b)
-	return err
+	return b.put(ctx, key, content, src, pin, pinReason)
 }
 
-// Commit makes every Put of the batch durable: it fsyncs the files the
-// batch wrote, several at once, then the store's directories, or for a
-// large batch flushes the store's filesystem with one syncfs(2). The
-// batch can be used again afterwards.
+func (b *Batch) put(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, reason string) error {
+	s := b.s
+	if err := s.checkPut(pin); err != nil {
+		return err
+	}
+	if err := b.hold(ctx); err != nil {
+		return err
+	}
+	if b.raise(key, pin, reason) {
+		return nil
+	}
+	maybe, err := b.mayBeInPacks(key)
+	if err != nil {
+		return err
+	}
+	var files []BlobFile
+	if maybe {
+		files, err = s.findBlobs(key)
+	} else {
+		files, err = s.findFiles(key)
+	}
+	if err != nil {
+		return err
+	}
+	write := func() error { return b.addFrame(key, content, src, pin, reason) }
+	if len(files) == 0 {
+		return write()
+	}
+	p := pending{key: key, size: int64(len(content)), lines: int64(bytes.Count(content, []byte{'\n'})), batch: b, packWrite: write}
+	return s.commit(ctx, &p, src, pin, reason)
+}
+
+// mayBeInPacks is Store.mayBeInPacks with the batch's packPresence.
+func (b *Batch) mayBeInPacks(key Key) (bool, error) {
+	s := b.s
+	s.idxMu.Lock()
+	loaded := s.idx != nil
+	s.idxMu.Unlock()
+	if loaded {
+		return true, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pres == nil {
+		p, err := s.newPresence()
+		if err != nil {
+			return false, err
+		}
+		b.pres = p
+	}
+	return b.pres.maybe(key), nil
+}
+
+// raise handles a key this batch has already stored: its pin only rises.
+func (b *Batch) raise(key Key, pin PinLevel, reason string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.keys[key]
+	if !ok {
+		return false
+	}
+	op := &b.ops[i]
+	if op.put && pin > op.meta.Pinned.Level {
+		op.meta.Pinned = PinInfo{Level: pin, Reason: reason, PinnedAt: b.s.now()}
+	} else if !op.put && pin > op.pin {
+		op.pin, op.reason = pin, reason
+	}
+	b.last = key
+	return true
+}
+
+// addFrame compresses content and appends it to the batch's pack.
+func (b *Batch) addFrame(key Key, content []byte, src Source, pin PinLevel, reason string) error {
+	s := b.s
+	codec, frame, release := encodeFrame(content, s.packCodec)
+	defer release()
+	if src.SessionPath != "" && !filepath.IsAbs(src.SessionPath) {
+		if abs, err := filepath.Abs(src.SessionPath); err == nil {
+			src.SessionPath = abs
+		}
+	}
+	now := s.now()
+	m := Meta{Key: key, CreatedAt: now, LastAccessAt: now, Source: src,
+		BytesUncompressed: int64(len(content)), Lines: int64(bytes.Count(content, []byte{'\n'}))}
+	if pin > PinNone {
+		m.Pinned = PinInfo{Level: pin, Reason: reason, PinnedAt: now}
+	}
+	b.mu.Lock()
+	if _, ok := b.keys[key]; ok {
+		b.mu.Unlock()
+		b.raise(key, pin, reason) // another goroutine stored it meanwhile
+		return nil
+	}
+	defer b.mu.Unlock()
+	if b.pw == nil {
+		pw, err := s.newPackWriter()
+		if err != nil {
+			return err
+		}
+		b.pw = pw
+	}
+	loc, err := b.pw.add(codec, frame)
+	if err != nil {
+		return err
+	}
+	m.BytesCompressed, m.Compression = loc.clen, string(codec)
+	b.keys[key] = len(b.ops)
+	b.ops = append(b.ops, batchOp{put: true, meta: m, loc: loc})
+	b.last = key
+	return nil
+}
+
+// addSeen records a store of content already in a pack.
+func (b *Batch) addSeen(key Key, pin PinLevel, reason string) {
+	if b.raise(key, pin, reason) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keys[key] = len(b.ops)
+	b.ops = append(b.ops, batchOp{key: key, pin: pin, reason: reason})
+	b.last = key
+}
+
+// Commit makes every Put of the batch durable: one fsync of the pack and of
+// packs/, one write and fsync of the index, and the metadata files of
+// older blobs it updated. The batch can be used again afterwards.
 func (b *Batch) Commit() error {
 	defer b.Close()
+	s := b.s
 	b.mu.Lock()
+	pw, ops, last := b.pw, b.ops, b.last
 	files := make([]string, 0, len(b.files))
 	for f := range b.files {
 		files = append(files, f)
 	}
-	last := b.last
-	b.files, b.last = make(map[string]struct{}), ""
+	b.files, b.last, b.ops, b.keys = make(map[string]struct{}), "", nil, make(map[Key]int)
 	b.mu.Unlock()
+	if pw != nil {
+		err := pw.f.Sync()
+		if cerr := pw.f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = fsutil.SyncDir(s.path(packsDir))
+		}
+		if err != nil {
+			os.Remove(pw.path)
+			b.mu.Lock()
+			b.pw = nil
+			b.mu.Unlock()
+			return err
+		}
+	}
+	// From here on the pack stays: index lines may name it even if their
+	// append fails half-way. An unreferenced pack is removed by a repack.
+	b.mu.Lock()
+	b.pw = nil
+	b.mu.Unlock()
+	if len(ops) > 0 {
+		unlock, err := b.lockMeta(context.Background())
+		if err != nil {
+			return err
+		}
+		err = b.appendOps(ops)
+		unlock()
+		s.refreshIndex()
+		if err != nil {
+			return err
+		}
+		if fi, err := os.Stat(s.packIndexPath()); err == nil && b.cacheEnd >= 0 && fi.Size()-b.cacheEnd > cacheEvery {
+			// Much log past index.cache: read the whole index once, which
+			// writes a new cache, so that the next Puts and listings start
+			// from it; then let it go (a purge's memory).
+			s.idxMu.Lock()
+			if s.idx == nil {
+				s.loadIndexLocked()
+				s.idx = nil
+			}
+			s.idxMu.Unlock()
+		}
+	}
 	switch {
 	case len(files) > syncFSAbove:
-		// One syncfs(2) flushed 5,000 files four times faster than fsyncs
-		// (0.18 s vs 0.7 s on this project's VM). It also flushes other
-		// programs' writes to the same filesystem, a fair price for a bulk
-		// operation.
-		if err := fsutil.SyncFS(b.s.root); err != nil {
+		// One syncfs(2) flushed 5,000 files four times faster than fsyncs.
+		if err := fsutil.SyncFS(s.root); err != nil {
 			return err
 		}
 	case len(files) > 0:
 		sort.Strings(files)
-		if err := fsutil.SyncFiles(files, []string{b.s.path(blobsDir), b.s.path(metaDir)}); err != nil {
+		if err := fsutil.SyncFiles(files, []string{s.path(blobsDir), s.path(metaDir)}); err != nil {
 			return err
 		}
 	}
 	if last != "" {
-		// Within a batch, last_key is written once: the batch's latest Put.
-		return b.s.writeLastKey(last)
+		return s.writeLastKey(last)
 	}
 	return nil
 }
 
+// appendOps writes the batch's index lines; the caller holds meta.lock. A
+// key another process put into a pack since this batch looked becomes a
+// "seen" line: its frame in this batch's pack stays dead until a repack.
+func (b *Batch) appendOps(ops []batchOp) error {
+	s := b.s
+	s.refreshIndex()
+	since, err := b.keysSince()
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	var data []byte
+	for i := range ops {
+		op := &ops[i]
+		if !op.put {
+			data = append(data, seenLine(op.key, now, op.pin, op.reason)...)
+			continue
+		}
+		if since(op.meta.Key) {
+			data = append(data, seenLine(op.meta.Key, now, op.meta.Pinned.Level, op.meta.Pinned.Reason)...)
+			continue
+		}
+		data = append(data, putLine(&op.meta, op.loc, false)...)
+	}
+	return s.appendIndexLines(data, true)
+}
+
+// keysSince returns a test for keys put into packs by other processes
+// since the batch read the index (its packPresence, or the whole index).
+func (b *Batch) keysSince() (func(Key) bool, error) {
+	s := b.s
+	b.mu.Lock()
+	p := b.pres
+	b.pres = nil // the next use of the batch reads the index again
+	b.cacheEnd = -1
+	if p != nil {
+		b.cacheEnd = p.start
+	}
+	b.mu.Unlock()
+	s.idxMu.Lock()
+	loaded := s.idx != nil
+	s.idxMu.Unlock()
+	if loaded || p == nil {
+		return func(k Key) bool { _, ok, _ := s.packLookup(k); return ok }, nil
+	}
+	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return func(Key) bool { return false }, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pack index: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Ino != p.ino {
+		// Replaced since (only a repack does that, under the exclusive
+		// lock a batch excludes): read it whole to be sure.
+		return func(k Key) bool { _, ok, _ := s.packLookup(k); return ok }, nil
+	}
+	since := &packPresence{tail: map[Key]struct{}{}, off: p.off}
+	if err := since.scan(f, fi.Size()); err != nil {
+		return nil, err
+	}
+	return func(k Key) bool { _, ok := since.tail[k]; return ok }, nil
+}
+
 // Close releases what the batch holds (the store lock, open lock and
 // index files) without making anything durable: after an error, when the
-// batch's blobs will not be referenced. Commit closes the batch too; the
-// next Put opens it again.
+// batch's blobs will not be referenced. A pack not yet committed is
+// removed. Commit closes the batch too; the next Put opens it again.
 func (b *Batch) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.pw != nil {
+		b.pw.f.Close()
+		os.Remove(b.pw.path)
+		b.pw = nil
+		b.ops, b.keys = nil, make(map[Key]int)
+	}
 	b.held.Unlock()
 	for _, f := range []*os.File{b.metaF, b.index} {
 		if f != nil {
@@ -142,7 +410,8 @@ func (b *Batch) lockMeta(ctx context.Context) (func(), error) {
 	return func() { fsutil.Funlock(f); s.metaMu.Unlock() }, nil
 }
 
-// appendIndex writes an index line through the batch's open index.jsonl.
+// appendIndex writes a line of the Python tool's index.jsonl through the
+// batch's open file.
 func (b *Batch) appendIndex(line string) error {
 	f, opened, err := b.open(&b.index, b.s.path(indexFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {

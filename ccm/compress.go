@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -195,7 +194,7 @@ func compressTo(w io.Writer, src io.Reader, size int64, c Compression) (int64, e
 // blobReader returns a reader of the content of blob file f stored in form
 // c, and a function that returns pooled state. Decoder errors are content
 // errors and are marked ErrCorrupt; errors reading the file are not.
-func blobReader(f *os.File, c Compression) (io.Reader, func(), error) {
+func blobReader(f io.Reader, c Compression) (io.Reader, func(), error) {
 	src := &fileErrReader{r: f}
 	switch c {
 	case Zstd:

@@ -197,11 +197,10 @@ func testBatch(t *testing.T, n int) {
 		}(i)
 	}
 	wg.Wait()
-	// Readable at once, before Commit.
-	for i, k := range keys {
-		if got := get(t, s, k); !strings.HasPrefix(got, fmt.Sprintf("batched %d ", i)) {
-			t.Fatalf("%d: %q", i, got[:20])
-		}
+	// Invisible until Commit: a reader never sees a blob that is not
+	// durable yet.
+	if _, err := s.Get(ctx, keys[0]); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("get before Commit: %v", err)
 	}
 	if _, err := s.LastKey(); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("last_key written before Commit: %v", err)
@@ -219,10 +218,21 @@ func testBatch(t *testing.T, n int) {
 		t.Fatalf("exclusive lock after Commit: %v", err)
 	}
 	unlock()
-	// One index line per new blob, written through the batch's open file.
-	idx, err := os.ReadFile(filepath.Join(s.Root(), "index.jsonl"))
-	if err != nil || strings.Count(string(idx), "\n") != n {
-		t.Fatalf("index.jsonl: %d lines, want %d (%v)", strings.Count(string(idx), "\n"), n, err)
+	for i, k := range keys {
+		if got := get(t, s, k); !strings.HasPrefix(got, fmt.Sprintf("batched %d ", i)) {
+			t.Fatalf("%d: %q", i, got[:20])
+		}
+		if m, err := s.Stat(k); err != nil || m.Pinned.Level != PinLevel(i%3) {
+			t.Fatalf("%d: pin %v (%v)", i, m, err)
+		}
+	}
+	// One pack and one put line per new blob in the pack index.
+	idx, err := os.ReadFile(filepath.Join(s.Root(), "packs", "index.jsonl"))
+	if err != nil || strings.Count(string(idx), `{"op":"put"`) != n {
+		t.Fatalf("packs/index.jsonl: %d put lines, want %d (%v)", strings.Count(string(idx), `{"op":"put"`), n, err)
+	}
+	if packs, _ := filepath.Glob(filepath.Join(s.Root(), "packs", "*.pack")); len(packs) != 1 {
+		t.Fatalf("packs: %v, want one", packs)
 	}
 	if k, err := s.LastKey(); err != nil || k == "" {
 		t.Fatalf("last_key after Commit: %v", err)
@@ -233,8 +243,8 @@ func testBatch(t *testing.T, n int) {
 	assertNoTemps(t, s)
 }
 
-// Close gives up a batch after an error: it releases the lock without
-// making anything durable, and the store goes on working.
+// Close gives up a batch after an error: it releases the lock, stores
+// nothing (its pack is removed), and the store goes on working.
 func TestBatchClose(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
@@ -250,8 +260,11 @@ func TestBatchClose(t *testing.T) {
 		t.Fatalf("exclusive lock after Close: %v", err)
 	}
 	unlock()
-	if got := get(t, s, k); !strings.HasPrefix(got, "abandoned") {
-		t.Fatalf("content after Close: %q", got[:20])
+	if _, err := s.Get(ctx, k); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("content after Close: %v", err)
+	}
+	if packs, _ := filepath.Glob(filepath.Join(s.Root(), "packs", "*.pack")); len(packs) != 0 {
+		t.Fatalf("packs left by Close: %v", packs)
 	}
 	if _, err := b.Put(ctx, []byte("reused after Close"), Source{}, PinNone, ""); err != nil {
 		t.Fatal(err)

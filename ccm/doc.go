@@ -17,20 +17,26 @@
 //     one, so prune never deletes a blob that a writer has just deduplicated
 //     against. Waits are bounded and a held lock is reported as ErrLocked.
 //
-// The on-disk layout is the one of the Python tool ccm replaces, so existing
-// caches keep working and that tool can still read what ccm writes:
+// What a purge stores goes into packs (see Batch); single stores and
+// everything the Python tool or earlier versions wrote are one file per
+// blob, which every operation keeps reading:
 //
-//	<root>/blobs/<hex>.zst|.gz|.txt  content: zstd, gzip or raw
-//	<root>/meta/<hex>.json           metadata (Meta), JSON with 2-space indent
-//	<root>/index.jsonl               one line per newly stored blob
+//	<root>/packs/<id>.pack           one batch's blobs, a frame each (S2, zstd or raw)
+//	<root>/packs/index.jsonl         the pack index: an append-only log of put,
+//	                                 seen, access, pin and del lines
+//	<root>/packs/index.cache         the replayed index in binary (a cache)
+//	<root>/blobs/<hex>.zst|.gz|.txt  a blob file: zstd, gzip or raw
+//	<root>/meta/<hex>.json           a blob file's metadata (Meta), 2-space JSON
+//	<root>/index.jsonl               one line per new blob file (the Python tool's log)
 //	<root>/last_key                  the most recently stored key
 //	<root>/CACHEDIR.TAG              tells backup tools this is a cache
 //	<root>/lock, <root>/meta.lock    flock files
 //
-// New blobs are written flat, as the Python tool did: measured at 100,000
+// Blob files are written flat, as the Python tool did: measured at 100,000
 // blobs on ext4, a two-character fan-out (blobs/<hh>/<hex>.zst) changed
-// neither create nor lookup times and cost the Python tool its ability to
-// read the store. Readers accept the fan-out layout as well.
+// neither create nor lookup times. Readers accept the fan-out layout as
+// well. Deleting a blob in a pack is a del line; Repack gives the bytes
+// back by plan.
 //
 // The text formats that point into the store live elsewhere: the
 // [CCM_CACHED] stub in internal/stub, the ccm:pin directives in

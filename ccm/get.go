@@ -114,6 +114,9 @@ func (s *Store) Stat(key Key) (*Meta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
+	if len(files) > 0 && files[0].Packed {
+		return s.packMeta(key)
+	}
 	m, path, err := s.readMeta(key)
 	switch {
 	case err == nil:
@@ -154,6 +157,16 @@ func (s *Store) SetPin(ctx context.Context, key Key, level PinLevel, reason stri
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	if files[0].Packed {
+		p := PinInfo{Level: level}
+		if level != PinNone {
+			p = PinInfo{Level: level, Reason: reason, PinnedAt: s.now()}
+		}
+		if err := s.appendLocked(ctx, pinLine(key, s.now(), p), true); err != nil {
+			return nil, err
+		}
+		return s.packMeta(key)
 	}
 	unlock, err := s.lockMeta(ctx)
 	if err != nil {
@@ -198,6 +211,15 @@ func isReadOnly(err error) bool {
 // touch records an access: last_access_at = now, access_count + 1. A blob
 // without metadata is left so; a read-only store is not updated.
 func (s *Store) touch(ctx context.Context, key Key, f BlobFile) (*Meta, error) {
+	if f.Packed {
+		// An access line, not fsynced: a crash may lose an access time,
+		// which only delays an age prune. Packs are never rewritten for it.
+		err := s.appendLocked(ctx, accessLine(key, s.now()), false)
+		if err != nil && !isReadOnly(err) {
+			return nil, err
+		}
+		return s.packMeta(key)
+	}
 	unlock, err := s.lockMeta(ctx)
 	if err != nil {
 		if isReadOnly(err) {
@@ -219,6 +241,19 @@ func (s *Store) touch(ctx context.Context, key Key, f BlobFile) (*Meta, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// packMeta returns a copy of the metadata of key's pack entry.
+func (s *Store) packMeta(key Key) (*Meta, error) {
+	e, ok, err := s.packLookup(key)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	m := e.meta
+	return &m, nil
 }
 
 // readMeta reads key's metadata. It returns the path the metadata has (or
@@ -304,6 +339,9 @@ func readRegular(path string, max int64) ([]byte, error) {
 
 // openFile opens one stored file of key for verified reading.
 func (s *Store) openFile(key Key, bf BlobFile) (io.ReadCloser, error) {
+	if bf.Packed {
+		return s.openPacked(key, bf)
+	}
 	f, err := os.OpenFile(bf.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -150,6 +150,35 @@ type pending struct {
 	lines int64
 	write func(dst *BlobFile) error
 	batch *Batch // nil: every write is durable before Put returns
+	// packWrite, for a batch, adds the content to the batch's pack when
+	// the store holds no good copy.
+	packWrite func() error
+}
+
+// recordSeen records that content already in a pack was stored again: its
+// access time, and its pin raised. Outside a batch it is durable at once.
+func (s *Store) recordSeen(ctx context.Context, key Key, pin PinLevel, reason string, b *Batch) error {
+	if b != nil {
+		b.addSeen(key, pin, reason)
+		return nil
+	}
+	if err := s.appendLocked(ctx, seenLine(key, s.now(), pin, reason), true); err != nil {
+		return err
+	}
+	return s.writeLastKey(key)
+}
+
+// appendLocked appends index lines under meta.lock and reads them back
+// into this process's view of the index.
+func (s *Store) appendLocked(ctx context.Context, lines []byte, sync bool) error {
+	unlock, err := s.lockMeta(ctx)
+	if err != nil {
+		return err
+	}
+	err = s.appendIndexLines(lines, sync)
+	unlock()
+	s.refreshIndex()
+	return err
 }
 
 // commit runs under the shared lock: reuse or write the blob, then record
@@ -183,6 +212,17 @@ func (s *Store) commit(ctx context.Context, p *pending, src Source, pin PinLevel
 		}
 		corrupt = append(corrupt, existing[i])
 	}
+	if good == nil && p.packWrite != nil {
+		// A batch: the content becomes a frame of the batch's pack.
+		return p.packWrite()
+	}
+	if good != nil && good.Packed {
+		return s.recordSeen(ctx, p.key, pin, reason, p.batch)
+	}
+	var replacedPack bool
+	for _, c := range corrupt {
+		replacedPack = replacedPack || c.Packed
+	}
 	if good == nil {
 		var bf BlobFile
 		if err := p.write(&bf); err != nil {
@@ -191,8 +231,14 @@ func (s *Store) commit(ctx context.Context, p *pending, src Source, pin PinLevel
 		good = &bf
 		// The good copy is durable now; the corrupt ones it replaces go.
 		for _, c := range corrupt {
-			if c.Path != bf.Path {
+			if c.Path != bf.Path && !c.Packed {
 				os.Remove(c.Path)
+			}
+		}
+		if replacedPack {
+			// The index forgets the corrupt frame; a repack reclaims it.
+			if err := s.appendLocked(ctx, delLine(p.key, s.now(), "corrupt frame replaced by a good copy"), true); err != nil {
+				return err
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +75,15 @@ type Store struct {
 	layoutOK bool
 
 	metaMu sync.Mutex // orders metadata updates within the process
+
+	packCodec Compression // codec of new pack frames: S2 unless $CCM_COMPRESSION names one
+
+	idxMu sync.Mutex // guards idx and scans
+	idx   *packIndex // the pack index as last read; nil: not read yet
+	scans int        // lookups answered by scanLookup
+
+	delMu      sync.Mutex
+	pendingDel []byte // del lines of Remove, appended by SyncDirs
 }
 
 // Open returns the store rooted at root. It creates nothing: the layout is
@@ -95,7 +105,9 @@ func Open(root string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", abs, err)
 	}
 	s := &Store{root: abs}
-	s.comp, s.compErr = ParseCompression(os.Getenv("CCM_COMPRESSION"))
+	env := os.Getenv("CCM_COMPRESSION")
+	s.comp, s.compErr = ParseCompression(env)
+	s.packCodec = packCodecFor(env, s.comp)
 	return s, nil
 }
 
@@ -107,9 +119,23 @@ func (s *Store) SetCompression(c Compression) error {
 	switch c {
 	case Zstd, Gzip, None:
 		s.comp, s.compErr = c, nil
+		s.packCodec = packCodecFor(string(c), c)
 		return nil
 	}
 	return fmt.Errorf("invalid compression %q: want zstd, gzip or none", c)
+}
+
+// packCodecFor is the codec of pack frames for a $CCM_COMPRESSION value:
+// S2 for auto (the default), zstd for zstd and gzip (packs hold no gzip
+// frames), raw for none.
+func packCodecFor(env string, c Compression) Compression {
+	switch {
+	case c == None:
+		return None
+	case strings.EqualFold(strings.TrimSpace(env), "zstd"), c == Gzip:
+		return Zstd
+	}
+	return S2
 }
 
 // Exists reports whether the store directory exists.
@@ -170,17 +196,46 @@ func (s *Store) hasFanout(sub, hex string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// BlobFile is one stored file of a blob.
+// BlobFile is one stored copy of a blob: a file of its own, or a frame in
+// a pack.
 type BlobFile struct {
-	Path        string
+	Path        string // the blob's file, or the pack holding its frame
 	Compression Compression
-	Size        int64 // bytes on disk
+	Size        int64 // bytes on disk (of the frame, for a pack)
+
+	Packed  bool   // a frame in the pack at Path
+	Offset  int64  // the frame's start in the pack
+	CRC     uint32 // CRC-32C of the frame
+	RawSize int64  // uncompressed size, for a pack frame
+
+	slot int32 // in a listing: 1 + the pack's slot in the index; 0 unknown
 }
 
-// findBlobs returns every existing file of key's blob, in probe order.
-// Normally there is one; two writers with different $CCM_COMPRESSION can
-// leave two, which hold the same content.
+// findBlobs returns every stored copy of key's blob, its pack frame
+// first, then its files in probe order. Normally there is one; two writers
+// with different $CCM_COMPRESSION can leave two files, which hold the same
+// content.
 func (s *Store) findBlobs(key Key) ([]BlobFile, error) {
+	var out []BlobFile
+	maybe, err := s.mayBeInPacks(key)
+	if err != nil {
+		return nil, err
+	}
+	if maybe {
+		e, ok, err := s.packLookup(key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, s.packFile(&e))
+		}
+	}
+	files, err := s.findFiles(key)
+	return append(out, files...), err
+}
+
+// findFiles returns the blob files of key (the layouts before packs).
+func (s *Store) findFiles(key Key) ([]BlobFile, error) {
 	var out []BlobFile
 	for _, b := range s.blobCandidates(key) {
 		fi, err := os.Lstat(b.Path)

@@ -1,17 +1,29 @@
 package prune
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+
+	"ccm/ccm"
 )
 
 // WritePlan prints the plan, one line per blob: what goes, by which rule
 // and why; with verbose also what stays and why. Columns: action, rule,
 // key (or file), bytes on disk, pin level, last access, reason.
-func (p *Plan) WritePlan(w io.Writer, verbose bool) error {
+func (p *Plan) WritePlan(out io.Writer, verbose bool) error {
+	// Buffered: a plan can have 100,000 lines, one write(2) each otherwise.
+	w := bufio.NewWriterSize(out, 64<<10)
+	if err := p.writeLines(w, verbose); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func (p *Plan) writeLines(w io.Writer, verbose bool) error {
 	lines := p.Deletions
 	if verbose {
 		lines = append(append([]Decision(nil), p.Deletions...), p.Kept...)
@@ -34,7 +46,60 @@ func (p *Plan) WritePlan(w io.Writer, verbose bool) error {
 			return err
 		}
 	}
+	return p.writeRepack(w, verbose)
+}
+
+// writeRepack prints the repack's lines: packs removed or rewritten (and,
+// with verbose, kept), and every blob it copies, each with its reason.
+func (p *Plan) writeRepack(w io.Writer, verbose bool) error {
+	if p.Repack == nil {
+		return nil
+	}
+	for _, a := range p.Repack.Packs {
+		action := "repack"
+		switch a.Action {
+		case ccm.PackKeep:
+			if !verbose {
+				continue
+			}
+			action = "keep"
+		case ccm.PackDelete:
+			action = "delete"
+		}
+		if _, err := fmt.Fprintf(w, "%-6s  %-4s  %s  %9s  %-4s  %s  %s\n",
+			action, "pack", p.rel(a.Path), HumanBytes(a.Size), "-", "-", a.Reason); err != nil {
+			return err
+		}
+	}
+	for _, m := range p.Repack.Moves {
+		if _, err := fmt.Fprintf(w, "%-6s  %-4s  %s  %9s  %-4s  %s  %s\n",
+			"move", "pack", m.Key, HumanBytes(m.Bytes), "-", "-", m.Reason); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// repackSummary is the repack's part of the summary line.
+func (p *Plan) repackSummary(res *Result) string {
+	if p.Repack == nil || !p.Repack.Any() {
+		return ""
+	}
+	rewrite, drop := 0, 0
+	for _, a := range p.Repack.Packs {
+		switch a.Action {
+		case ccm.PackRewrite:
+			rewrite++
+		case ccm.PackDelete:
+			drop++
+		}
+	}
+	if res == nil {
+		return fmt.Sprintf("; repack: would rewrite %d packs (%d blobs copied) and remove %d, freeing %s",
+			rewrite, len(p.Repack.Moves), drop, HumanBytes(p.Repack.Freed))
+	}
+	return fmt.Sprintf("; repack: rewrote %d packs (%d blobs copied) and removed %d, freed %s",
+		rewrite, len(p.Repack.Moves), drop, HumanBytes(res.RepackFreed))
 }
 
 func (p *Plan) rel(path string) string {
@@ -67,6 +132,7 @@ func (p *Plan) Summary(res *Result) string {
 	if p.Policy.SizeLimit {
 		fmt.Fprintf(&b, ", limit %s", HumanBytes(p.Policy.MaxBytes))
 	}
+	b.WriteString(p.repackSummary(res))
 	if p.Scan != nil {
 		fmt.Fprintf(&b, "; gc scanned %d transcripts (%s), %d keys referenced",
 			p.Scan.Files, HumanBytes(p.Scan.Bytes), p.Scan.Keys)

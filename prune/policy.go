@@ -1,8 +1,11 @@
 package prune
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"ccm/ccm"
@@ -71,7 +74,11 @@ type Plan struct {
 	SizeAfter  int64      `json:"bytes_after"`          // after the plan
 	OverLimit  int64      `json:"over_limit,omitempty"` // bytes over MaxBytes that only hard pins hold
 	Scan       *ScanStats `json:"gc_scan,omitempty"`
-	Root       string     `json:"store"` // paths in the plan are shown relative to it
+	// Repack is what happens to the packs once the deletions are durable:
+	// packs left without a live blob go, packs with enough unused bytes
+	// are rewritten, each copied blob with its reason.
+	Repack *ccm.RepackPlan `json:"repack,omitempty"`
+	Root   string          `json:"store"` // paths in the plan are shown relative to it
 
 	st        *ccm.Store
 	unlock    func()
@@ -83,6 +90,7 @@ type item struct {
 	e      *ccm.Entry
 	pin    ccm.PinLevel
 	access time.Time // last access (creation when unknown)
+	at     int64     // access in Unix nanoseconds, for sorting
 	newest time.Time // the later of creation and last access
 	size   int64
 	keep   string // reason it is kept, from the last rule that looked at it
@@ -93,7 +101,8 @@ type item struct {
 // make it fail: without the pin level no decision is safe.
 func Decide(l *ccm.Listing, pol Policy, now time.Time, refs Refs) (*Plan, error) {
 	p := &Plan{Now: now, Policy: pol}
-	var live []*item
+	live := make([]*item, 0, len(l.Entries))
+	items := make([]item, len(l.Entries)) // one allocation, not one per blob
 	for i := range l.Entries {
 		e := &l.Entries[i]
 		if e.MetaErr != nil {
@@ -108,10 +117,12 @@ func Decide(l *ccm.Listing, pol Policy, now time.Time, refs Refs) (*Plan, error)
 			}
 			continue
 		}
-		it := &item{e: e, pin: e.Meta.Pinned.Level, size: e.DiskBytes(), access: e.Meta.LastAccessAt, keep: "no rule applies"}
+		it := &items[i]
+		*it = item{e: e, pin: e.Meta.Pinned.Level, size: e.DiskBytes(), access: e.Meta.LastAccessAt, keep: "no rule applies"}
 		if it.access.IsZero() {
 			it.access = e.Meta.CreatedAt
 		}
+		it.at = it.access.UnixNano()
 		it.newest = it.access
 		if e.Meta.CreatedAt.After(it.newest) {
 			it.newest = e.Meta.CreatedAt
@@ -141,7 +152,12 @@ func Decide(l *ccm.Listing, pol Policy, now time.Time, refs Refs) (*Plan, error)
 		p.SizeAfter += it.size
 		p.Kept = append(p.Kept, it.decision(false, "", it.keep))
 	}
-	sort.SliceStable(p.Kept, func(i, j int) bool { return p.Kept[i].Key < p.Kept[j].Key })
+	// The listing is sorted by key and the rules keep its order, so this
+	// sort is usually a check.
+	byKey := func(a, b Decision) int { return strings.Compare(string(a.Key), string(b.Key)) }
+	if !slices.IsSortedFunc(p.Kept, byKey) {
+		slices.SortStableFunc(p.Kept, byKey)
+	}
 	return p, nil
 }
 
@@ -274,12 +290,13 @@ func (p *Plan) size(live []*item) []*item {
 // sortOldest orders by last access, oldest first; ties by key so plans are
 // reproducible.
 func sortOldest(items []*item) {
-	sort.SliceStable(items, func(i, j int) bool {
-		a, b := items[i], items[j]
-		if !a.access.Equal(b.access) {
-			return a.access.Before(b.access)
+	// Keys are unique, so the order is total and a plain (faster than
+	// stable, reflection-free) sort gives the same plan.
+	slices.SortFunc(items, func(a, b *item) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
 		}
-		return a.e.Key < b.e.Key
+		return strings.Compare(string(a.e.Key), string(b.e.Key))
 	})
 }
 

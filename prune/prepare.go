@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -123,6 +124,14 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 		unlock()
 		return nil, err
 	}
+	deleting := make([]ccm.Key, 0, len(p.Deletions))
+	for _, d := range p.Deletions {
+		if d.Key != "" {
+			deleting = append(deleting, d.Key)
+		}
+	}
+	slices.Sort(deleting)
+	p.Repack = ccm.PlanRepackSorted(l, deleting)
 	p.Scan, p.Root, p.st, p.unlock, p.exclusive = scan, st.Root(), st, unlock, !opt.DryRun
 	return p, nil
 }
@@ -137,10 +146,13 @@ func (p *Plan) Close() {
 
 // Result is what Execute did.
 type Result struct {
-	Deleted   int      `json:"deleted"`
-	Freed     int64    `json:"bytes_freed"`
-	SizeAfter int64    `json:"bytes_after"`
-	Errors    []string `json:"errors,omitempty"`
+	Deleted int   `json:"deleted"`
+	Freed   int64 `json:"bytes_freed"`
+	// RepackFreed is what the repack gave back to the disk: the packs it
+	// removed minus the new pack it wrote.
+	RepackFreed int64    `json:"pack_bytes_freed"`
+	SizeAfter   int64    `json:"bytes_after"`
+	Errors      []string `json:"errors,omitempty"`
 }
 
 // Execute deletes what the plan says under the exclusive lock Prepare
@@ -212,6 +224,14 @@ func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) 
 	}
 	if err := p.st.SyncDirs(); err != nil {
 		errs = append(errs, err)
+	} else if !canceled && p.Repack.Any() {
+		// The deletions are durable in the index: now give their frames'
+		// bytes back, by the plan.
+		freed, err := p.st.Repack(ctx, p.Repack)
+		res.RepackFreed = freed
+		if err != nil {
+			errs = append(errs, fmt.Errorf("repack: %w", err))
+		}
 	}
 	return res, errors.Join(errs...)
 }

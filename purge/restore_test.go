@@ -123,15 +123,7 @@ func TestRestoreMissingBlob(t *testing.T) {
 			break
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(e.root, "blobs", victim.Hex()+".*"))
-	if len(files) == 0 {
-		t.Fatalf("no blob file for %s", victim)
-	}
-	for _, f := range files {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	removeBlob(t, e.root, victim)
 	rr, err := restoreFile(context.Background(), p, o)
 	if err != nil {
 		t.Fatal(err)
@@ -159,13 +151,7 @@ func TestRestoreMissingBlob(t *testing.T) {
 	p2 := e2.write("s.jsonl", in)
 	o2 := e2.opts()
 	e2.purge(p2, o2)
-	blobs, _ := filepath.Glob(filepath.Join(e2.root, "blobs", "*"))
-	if len(blobs) == 0 {
-		t.Fatal("no blobs")
-	}
-	if err := os.WriteFile(blobs[0], []byte("garbage"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	corruptFirstBlob(t, e2.root)
 	rr, err = restoreFile(context.Background(), p2, o2)
 	if err != nil {
 		t.Fatal(err)
@@ -257,5 +243,49 @@ func TestBackupsNewestFirst(t *testing.T) {
 				t.Error("restore --backup did not bring back the newest version")
 			}
 		})
+	}
+}
+
+// removeBlob deletes key from the store at root as prune does.
+func removeBlob(t *testing.T, root string, key ccm.Key) {
+	t.Helper()
+	st, err := ccm.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := st.LockExclusive(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := st.Remove(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SyncDirs(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// corruptFirstBlob overwrites the stored bytes of the store's first blob
+// (by key) with garbage of the same length: its frame in a pack, or its
+// file.
+func corruptFirstBlob(t *testing.T, root string) {
+	t.Helper()
+	st, err := ccm.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.List(context.Background(), nil)
+	if err != nil || len(l.Entries) == 0 {
+		t.Fatalf("no blobs (%v)", err)
+	}
+	f := l.Entries[0].Files[0]
+	fh, err := os.OpenFile(f.Path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := fh.WriteAt(bytes.Repeat([]byte{'#'}, int(f.Size)), f.Offset); err != nil {
+		t.Fatal(err)
 	}
 }

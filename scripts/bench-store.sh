@@ -7,7 +7,9 @@
 # 1. A store of BLOBS blobs (2-22 KB of tool-output text each, zstd, 10 % soft
 #    and 2 % hard pins, access times over 90 days): "ccm cache stats", a
 #    "ccm prune --max-size-mb" dry run (the whole plan) and a real one that
-#    deletes 10 %, flat and in the fan-out layout.
+#    deletes 10 %, flat and in the fan-out layout; then BLOBS blobs in
+#    packs (100 batches): "ccm cache stats" and a prune dry run with
+#    farm-bench beside cat of the pack index and du -s of the store.
 # 2. gc: "ccm prune --gc-unreferenced" over TRANSCRIPTS of generated
 #    transcripts (5 files of the generator's benchmark mix), beside
 #    "cat FILES >/dev/null".
@@ -72,6 +74,27 @@ rm -rf "$store" && mv "$work/store-copy" "$store"
 "$work/benchstore" fanout -dir "$store"
 row "ccm cache stats, fan-out layout (blobs/ab/abcd...)" "$(best "$ccm" cache stats)"
 row "ccm prune --max-size-mb $limit --dry-run, fan-out layout" "$(best "$ccm" prune --max-size-mb "$limit" --dry-run)"
+rm -rf "$store"
+echo
+
+# ---- 1b. the same number of blobs in packs, as purges store them: only the
+# pack index is read. farm-bench alternates each command with a ceiling
+# (cat of the index log, du -s of the store) and prints medians.
+store=$work/packs
+export CCM_CACHE_DIR=$store
+t=$(once "$work/benchstore" gen-packs -dir "$store" -n "$blobs")
+row "store $blobs blobs in packs (benchstore gen-packs, 1,000 a batch)" "$t"
+"$ccm" cache stats >/dev/null # a first run writes packs/index.cache
+if command -v farm-bench >/dev/null; then
+  fb() { farm-bench -n 10 --vs "$1" -- "${@:2}" 2>&1 | grep -E '^(A|B|A/B) (wall|cpu|peak)'; }
+  echo "ccm cache stats, vs cat packs/index.jsonl:"
+  fb "cat $store/packs/index.jsonl" "$ccm" cache stats
+  echo "ccm prune --max-size-mb 500 --dry-run, vs du -s the store:"
+  fb "du -s $store" "$ccm" prune --max-size-mb 500 --dry-run
+else
+  row "ccm cache stats, packs" "$(best "$ccm" cache stats)"
+  row "ccm prune --max-size-mb 500 --dry-run, packs" "$(best "$ccm" prune --max-size-mb 500 --dry-run)"
+fi
 rm -rf "$store"
 echo
 

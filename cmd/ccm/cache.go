@@ -36,6 +36,7 @@ by sha256 key. Its directory is --cache-dir, $CCM_CACHE_DIR, or
 			newCacheLastCommand(),
 			newCacheLsCommand(),
 			newCacheStatsCommand(),
+			newCacheVerifyCommand(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

@@ -160,7 +160,9 @@ func newCacheStatsCommand() *cli.Command {
 		Name:  "stats",
 		Usage: "summarize the store",
 		Description: `Prints the number of blobs, bytes on disk and uncompressed, the compression
-ratio, counts by pin level and the oldest and newest access. Sizes use
+ratio, counts by pin level, the oldest and newest access, and the packs
+(how many blobs they hold, their unused bytes, which a prune repacks).
+Blobs in packs are read from the pack index alone. Sizes use
 1 MB = 1,048,576 bytes, the unit of ccm prune --max-size-mb.
 
 ` + exitStatusHelp,
@@ -211,13 +213,19 @@ func printStoreStats(w io.Writer, root string, s ccm.Stats) error {
 	fmt.Fprintf(w, "unpinned:            %d\n", s.Unpinned)
 	fmt.Fprintf(w, "oldest access:       %s\n", fmtMinute(s.OldestAccess))
 	fmt.Fprintf(w, "newest access:       %s\n", fmtMinute(s.NewestAccess))
+	if s.Packs > 0 {
+		fmt.Fprintf(w, "packs:               %d (%d blobs in them, the rest in blob files; %s unused)\n",
+			s.Packs, s.Packed, prune.HumanBytes(s.PackDeadBytes))
+	}
 	for _, x := range []struct {
 		n    int
 		what string
 	}{{s.NoMeta, "blobs without metadata (kept; prune treats them as unpinned)"},
 		{s.Orphans, "metadata files without a blob (ccm prune --gc-unreferenced removes them)"},
 		{s.BadMeta, "unreadable metadata files (prune refuses until they are fixed or moved away)"},
-		{s.Temps, "leftover temp files (ccm prune --gc-unreferenced removes those older than an hour)"}} {
+		{s.Temps, "leftover temp files (ccm prune --gc-unreferenced removes those older than an hour)"},
+		{s.MissingPacks, "packs named by the index are missing (ccm cache verify names their blobs)"},
+		{s.BadIndexLines, "unreadable lines in packs/index.jsonl (ccm cache verify lists them)"}} {
 		if x.n > 0 {
 			fmt.Fprintf(w, "note:                %d %s\n", x.n, x.what)
 		}

@@ -75,6 +75,11 @@ var examples = map[string][]string{
 		"ccm cache stats",
 		"ccm cache stats --json",
 	},
+	"ccm cache verify": {
+		"ccm cache verify                         # every blob; one line per damaged one, exit 1",
+		"ccm cache verify sha256:8f3a...",
+		"ccm cache verify --json",
+	},
 	"ccm pin": {
 		"ccm pin sha256:8f3a...",
 		"ccm pin --level hard --reason 'the failing test log' sha256:8f3a...",

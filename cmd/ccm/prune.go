@@ -53,7 +53,13 @@ order within one run:
                      hard-pinned ones. If only hard pins remain above the
                      limit it says so and exits 1.
 
---dry-run prints the plan, one line per blob with the reason it goes
+A blob inside a pack is first deleted from the pack index; then packs left
+without a live blob are removed, packs at least 20% unused are rewritten
+(their live blobs copied into a new pack) and packs under 4 MB are merged
+into it, each step crash-safe.
+
+--dry-run prints the plan, one line per blob with the reason it goes, then
+the repack: each pack removed or rewritten and each blob copied, with why
 (--verbose: also what stays and why), and changes nothing. A real run prints
 one summary line, for cron. Prune takes the store's lock exclusively and
 waits at most --lock-wait for running purges and hooks.

@@ -2,6 +2,8 @@
 // scripts/bench-store.sh. It is a benchmark tool, not part of ccm.
 //
 //	benchstore gen-store -dir DIR -n 100000   lay out N blobs quickly (no fsync)
+//	benchstore gen-packs -dir DIR -n 100000   store N blobs in packs, 1,000 a batch (as 100 purges)
+//	benchstore single -dir DIR -n 50 -size 1MB  a durable Put (blob file) vs a one-blob batch (pack), median
 //	benchstore put -dir DIR -size 1GB [-workers 2]  store tool-output text through the API
 //	benchstore text -size 1GB > FILE          write tool-output text
 //	benchstore fanout -dir DIR                move blobs and metadata into two-hex-digit folders
@@ -18,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +57,10 @@ func main() {
 	switch os.Args[1] {
 	case "gen-store":
 		err = genStore(*dir, *n)
+	case "gen-packs":
+		err = genPacks(*dir, *n)
+	case "single":
+		err = single(*dir, *n, parseSize(*size))
 	case "put":
 		err = put(*dir, parseSize(*size), *workers, *batch)
 	case "text":
@@ -190,6 +197,87 @@ func genStore(dir string, n int) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// genPacks stores n blobs through the store's API in batches of 1,000 (one
+// pack each, as 100 purges of 1,000 outputs would), with the mix of
+// genStore: 2-22 KB of text, access times over 90 days, 10 % soft and 2 %
+// hard pins.
+func genPacks(dir string, n int) error {
+	st, err := ccm.Open(dir)
+	if err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(1, 7))
+	now := time.Now()
+	var at time.Time
+	st.Now = func() time.Time { return at }
+	ctx := context.Background()
+	src := ccm.Source{ToolName: "Bash", Command: "go test ./...", SessionPath: "/home/u/.claude/projects/p/s.jsonl"}
+	for i := 0; i < n; {
+		b := st.NewBatch()
+		for j := 0; j < 1000 && i < n; j, i = j+1, i+1 {
+			content := text(r, 2000+r.IntN(20000))
+			content = append(content, fmt.Sprintf("blob %d\n", i)...)
+			at = now.Add(-time.Duration(r.Float64() * 90 * 24 * float64(time.Hour)))
+			pin := ccm.PinNone
+			switch p := r.Float64(); {
+			case p < 0.02:
+				pin = ccm.PinHard
+			case p < 0.12:
+				pin = ccm.PinSoft
+			}
+			if _, err := b.Put(ctx, content, src, pin, "bench"); err != nil {
+				return err
+			}
+		}
+		if err := b.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// single times n durable stores of new content of size bytes, alternating
+// a Store.Put (blob file + metadata file, what the capture hook does) and a
+// one-blob Batch committed at once (a one-blob pack), and prints the
+// medians: the measure behind keeping Store.Put on blob files.
+func single(dir string, n int, size int64) error {
+	st, err := ccm.Open(dir)
+	if err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(3, 9))
+	ctx := context.Background()
+	var files, packs []time.Duration
+	for i := 0; i < n; i++ {
+		for _, asPack := range []bool{false, true} {
+			content := text(r, int(size))
+			start := time.Now()
+			if asPack {
+				b := st.NewBatch()
+				if _, err := b.Put(ctx, content, ccm.Source{ToolName: "Bash"}, ccm.PinNone, ""); err != nil {
+					return err
+				}
+				if err := b.Commit(); err != nil {
+					return err
+				}
+				packs = append(packs, time.Since(start))
+			} else {
+				if _, err := st.Put(ctx, content, ccm.Source{ToolName: "Bash"}, ccm.PinNone, ""); err != nil {
+					return err
+				}
+				files = append(files, time.Since(start))
+			}
+		}
+	}
+	med := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	fmt.Printf("%d stores of %d bytes: Store.Put (blob file) median %v, one-blob batch (pack) median %v\n",
+		n, size, med(files).Round(10*time.Microsecond), med(packs).Round(10*time.Microsecond))
+	return nil
 }
 
 // put stores total bytes of tool-output text through the store API from
