@@ -36,13 +36,16 @@ import (
 // its first Put until Commit or Close; use Store.Hold to keep prune away
 // until the transcript is in place.
 type Batch struct {
-	s     *Store
-	mu    sync.Mutex
-	pw    *packWriter         // the batch's pack, created by the first new blob
-	ops   []batchOp           // index lines to append at Commit
-	keys  map[Key]int         // key → its op
-	files map[string]struct{} // metadata files of older blobs updated, for Commit
-	last  Key                 // the latest Put, for last_key at Commit
+	s    *Store
+	mu   sync.Mutex
+	pw   *packWriter // the batch's pack, created by the first new blob
+	ops  []batchOp   // index lines to append at Commit
+	keys map[Key]int // key → its op
+	// synced are the keys of new frames an earlier Sync made durable.
+	synced map[Key]struct{}
+	syncMu sync.Mutex          // held by Sync and Commit
+	files  map[string]struct{} // metadata files of older blobs updated, for Commit
+	last   Key                 // the latest Put, for last_key at Commit
 
 	// pres says which keys may be in a pack, read once per batch: a purge
 	// into a store of 100,000 blobs does not read the whole index.
@@ -73,7 +76,7 @@ const syncFSAbove = 64
 
 // NewBatch starts a batch of Puts.
 func (s *Store) NewBatch() *Batch {
-	return &Batch{s: s, files: make(map[string]struct{}), keys: make(map[Key]int)}
+	return &Batch{s: s, files: make(map[string]struct{}), keys: make(map[Key]int), synced: make(map[Key]struct{})}
 }
 
 // Put stores content like Store.Put, deferring durability to Commit.
@@ -104,6 +107,11 @@ func (b *Batch) put(ctx context.Context, key Key, content []byte, src Source, pi
 	if err != nil {
 		return err
 	}
+	b.mu.Lock()
+	if _, ok := b.synced[key]; ok {
+		maybe = true
+	}
+	b.mu.Unlock()
 	var files []BlobFile
 	if maybe {
 		files, err = s.findBlobs(key)
@@ -218,6 +226,22 @@ func (b *Batch) addSeen(key Key, pin PinLevel, reason string) {
 // older blobs it updated. The batch can be used again afterwards.
 func (b *Batch) Commit() error {
 	defer b.Close()
+	return b.sync(true)
+}
+
+// Sync makes every Put so far durable, as Commit does, and keeps the
+// batch's pack open for the Puts that follow: a batch purge shares one
+// batch, so one pack, among all its transcripts, and replaces each
+// transcript once the blobs it names are durable. Puts may run while Sync
+// does; those it did not see wait for the next Sync or Commit. Close a
+// shared batch with Commit once every transcript is done.
+func (b *Batch) Sync() error { return b.sync(false) }
+
+func (b *Batch) sync(closing bool) error {
+	// One sync at a time: the index append below holds meta.lock through
+	// the batch's one descriptor, which two goroutines would share.
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
 	s := b.s
 	b.mu.Lock()
 	pw, ops, last := b.pw, b.ops, b.last
@@ -225,29 +249,42 @@ func (b *Batch) Commit() error {
 	for f := range b.files {
 		files = append(files, f)
 	}
+	if !closing {
+		// Keys made durable stay known: storing one again finds it in a
+		// pack instead of writing a second frame.
+		for k := range b.keys {
+			b.synced[k] = struct{}{}
+		}
+	}
 	b.files, b.last, b.ops, b.keys = make(map[string]struct{}), "", nil, make(map[Key]int)
 	b.mu.Unlock()
 	if pw != nil {
 		err := pw.f.Sync()
-		if cerr := pw.f.Close(); err == nil {
-			err = cerr
+		if closing {
+			if cerr := pw.f.Close(); err == nil {
+				err = cerr
+			}
 		}
 		if err == nil {
 			err = fsutil.SyncDir(s.path(packsDir))
 		}
 		if err != nil {
-			os.Remove(pw.path)
-			b.mu.Lock()
-			b.pw = nil
-			b.mu.Unlock()
+			if closing {
+				os.Remove(pw.path)
+				b.mu.Lock()
+				b.pw = nil
+				b.mu.Unlock()
+			}
 			return err
 		}
 	}
+	if closing {
+		b.mu.Lock()
+		b.pw = nil
+		b.mu.Unlock()
+	}
 	// From here on the pack stays: index lines may name it even if their
 	// append fails half-way. An unreferenced pack is removed by a repack.
-	b.mu.Lock()
-	b.pw = nil
-	b.mu.Unlock()
 	if len(ops) > 0 {
 		unlock, err := b.lockMeta(context.Background())
 		if err != nil {

@@ -308,3 +308,56 @@ func TestMissingPack(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// A shared batch's Sync makes what was put so far durable and readable by
+// another process, and keeps writing into the same pack; a value put again
+// after the Sync gets no second frame.
+func TestBatchSyncKeepsOnePack(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	a, b := textBlob(10, 40<<10), textBlob(11, 40<<10)
+	bt := s.NewBatch()
+	ka, err := bt.Put(ctx, a, Source{ToolName: "Bash"}, PinNone, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(s.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.Get(ctx, ka); err != nil || !bytes.Equal(got, a) {
+		t.Fatalf("after Sync, another store reads %v", err)
+	}
+	kb, err := bt.Put(ctx, b, Source{ToolName: "Read"}, PinNone, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bt.Put(ctx, a, Source{ToolName: "Bash"}, PinSoft, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if p := packFiles(t, s); len(p) != 1 {
+		t.Fatalf("packs %v, want the one shared pack", p)
+	}
+	other, _ = Open(s.Root())
+	for k, want := range map[Key][]byte{ka: a, kb: b} {
+		if got, err := other.Get(ctx, k); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: %v", k.Short(), err)
+		}
+	}
+	if m, err := other.Stat(ka); err != nil || m.Pinned.Level != PinSoft {
+		t.Fatalf("the second put's pin was not kept: %+v %v", m, err)
+	}
+	l, err := other.List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := Summarize(l); st.Items != 2 || st.Packs != 1 || st.PackDeadBytes != 0 {
+		t.Fatalf("stats %+v: want 2 blobs in one pack, no dead frame", st)
+	}
+}

@@ -87,6 +87,11 @@ type Options struct {
 
 	// Store receives the removed content; nil with NoStore or DryRun.
 	Store *ccm.Store
+	// Batch, when set, is a batch of Store that several purges share (a
+	// batch purge): their blobs go into its one pack, and each purge
+	// makes its own durable with Batch.Sync before its rename. The caller
+	// commits it once every purge is done. Nil: each purge has its own.
+	Batch *ccm.Batch
 	// LockDir holds the sidecar locks that keep two ccm processes from
 	// rewriting one transcript at once.
 	LockDir string

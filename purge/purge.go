@@ -218,7 +218,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 		inj.text = summaryText(facts, opt.KeepTurns)
 	}
-	stub := newStubber(ctx, store)
+	stub := newStubber(ctx, store, opt.Batch)
 	w.stub = stub
 	if opt.Tokens {
 		after = p.afterCounter(w)

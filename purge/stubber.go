@@ -19,6 +19,9 @@ type stubber struct {
 	// batch defers the fsyncs of every blob to one barrier in finish,
 	// which runs before the transcript naming them is replaced.
 	batch *ccm.Batch
+	// shared: batch belongs to the caller (Options.Batch), which
+	// commits it; finish only syncs it.
+	shared bool
 
 	jobs chan putJob
 	wg   sync.WaitGroup
@@ -46,13 +49,16 @@ type putJob struct {
 // maxInFlight bounds the bytes copied for storing that are not stored yet.
 const maxInFlight = 16 << 20
 
-func newStubber(ctx context.Context, store *ccm.Store) *stubber {
+func newStubber(ctx context.Context, store *ccm.Store, shared *ccm.Batch) *stubber {
 	s := &stubber{ctx: ctx, store: store, queued: make(map[ccm.Key]ccm.PinLevel)}
 	s.cond = sync.NewCond(&s.mu)
 	if store == nil {
 		return s
 	}
 	s.batch = store.NewBatch()
+	if shared != nil {
+		s.batch, s.shared = shared, true
+	}
 	workers := runtime.GOMAXPROCS(0)
 	s.jobs = make(chan putJob, 2*workers)
 	for w := 0; w < workers; w++ {
@@ -117,12 +123,18 @@ func (s *stubber) finish() error {
 	s.mu.Lock()
 	err := s.err
 	s.mu.Unlock()
-	if s.batch != nil {
-		if err != nil {
-			s.batch.Close()
-		} else {
-			err = s.batch.Commit()
+	switch {
+	case s.batch == nil:
+	case s.shared:
+		// The blobs of a failed purge stay in the shared pack,
+		// unreferenced, until a prune collects them.
+		if err == nil {
+			err = s.batch.Sync()
 		}
+	case err != nil:
+		s.batch.Close()
+	default:
+		err = s.batch.Commit()
 	}
 	return err
 }

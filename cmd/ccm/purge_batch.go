@@ -57,6 +57,13 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 			bar.Start("purging", int64(len(sel.Todo)), false)
 		}
 	}
+	if st := o.Purge.Store; st != nil && !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
+		// One pack for the whole batch: each purge syncs the shared
+		// batch before its rename, and the last commit closes it.
+		shared := st.NewBatch()
+		defer shared.Close()
+		o.Purge.Batch = shared
+	}
 	var mu sync.Mutex
 	batch.Run(ctx, len(sel.Todo), o.Jobs, func(i int) {
 		path := sel.Todo[i]
@@ -87,6 +94,12 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 		}
 	}, bar.add)
 	bar.Finish()
+	if o.Purge.Batch != nil {
+		// Every purge synced what it stored; this closes the pack.
+		if err := o.Purge.Batch.Commit(); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
