@@ -44,16 +44,16 @@ func (p *Plan) planInjection() {
 			return
 		}
 	}
-	if j, ok := p.scan.ix.Lookup(f.Parent); ok && p.recs()[j].CompactSummary {
+	if j, ok := p.scan.ix.Lookup(f.Parent()); ok && p.recs()[j].CompactSummary {
 		p.Stats.InjectSkipped = "already compacted here"
 		return
 	}
-	inj := &injection{before: t, logicalParent: f.Parent,
-		boundaryUUID: newUUID("ccm-compact-boundary", f.UUID),
-		summaryUUID:  newUUID("ccm-compact-summary", f.UUID)}
+	inj := &injection{before: t, logicalParent: f.Parent(),
+		boundaryUUID: newUUID("ccm-compact-boundary", f.UUID()),
+		summaryUUID:  newUUID("ccm-compact-summary", f.UUID())}
 	for i := t - 1; i >= 0; i-- {
 		if g := &p.recs()[i]; g.Type == transcript.TypeAssistant && g.HasUsage && !g.APIError {
-			inj.preTokens = g.Usage.Total()
+			inj.preTokens = g.Usage().Total()
 			break
 		}
 	}
@@ -65,11 +65,17 @@ func (p *Plan) planInjection() {
 
 // injectedFacts are the facts of the pair, for the plan's structure check.
 func (inj *injection) facts(sidechain bool) []transcript.Facts {
-	return []transcript.Facts{
-		{Type: transcript.TypeSystem, TypeName: "system", Subtype: "compact_boundary", UUID: inj.boundaryUUID, HasUUID: true, LogicalParent: inj.logicalParent},
-		{Type: transcript.TypeUser, TypeName: "user", Role: "user", UUID: inj.summaryUUID, HasUUID: true, Parent: inj.boundaryUUID,
-			CompactSummary: true, ContentString: true},
-	}
+	boundary := transcript.Facts{Type: transcript.TypeSystem, HasUUID: true}
+	boundary.SetTypeName("system")
+	boundary.SetSubtype("compact_boundary")
+	boundary.SetUUID(inj.boundaryUUID)
+	boundary.SetLogicalParent(inj.logicalParent)
+	summary := transcript.Facts{Type: transcript.TypeUser, HasUUID: true, CompactSummary: true, ContentString: true}
+	summary.SetTypeName("user")
+	summary.SetRole("user")
+	summary.SetUUID(inj.summaryUUID)
+	summary.SetParent(inj.boundaryUUID)
+	return []transcript.Facts{boundary, summary}
 }
 
 // envelope copies the common envelope fields of a record, so records ccm
@@ -155,7 +161,7 @@ func (p *Plan) planArchive() {
 	// file on every purge.
 	archived := true
 	for i := 0; i < b && archived; i++ {
-		t := p.recs()[i].TypeName
+		t := p.recs()[i].TypeName()
 		archived = t == stub.ArchiveType || metadataTypes[t]
 	}
 	if archived {
@@ -164,16 +170,16 @@ func (p *Plan) planArchive() {
 	}
 	ix := p.scan.ix
 	for i := b; i < len(p.recs()); i++ {
-		if j, ok := ix.Lookup(p.recs()[i].Parent); ok && j < b {
+		if j, ok := ix.Lookup(p.recs()[i].Parent()); ok && j < b {
 			p.Stats.ArchiveSkipped = fmt.Sprintf("line %d after the boundary names a parent before it", p.recs()[i].Line)
 			return
 		}
 	}
-	a := &archive{boundary: b, offset: p.recs()[b].Offset, lines: p.recs()[b].Line - 1, copies: map[int]bool{}}
+	a := &archive{boundary: b, offset: p.recs()[b].Offset, lines: int(p.recs()[b].Line - 1), copies: map[int]bool{}}
 	last := map[string]int{}
 	for i := range p.recs() {
-		if metadataTypes[p.recs()[i].TypeName] {
-			last[p.recs()[i].TypeName] = i
+		if metadataTypes[p.recs()[i].TypeName()] {
+			last[p.recs()[i].TypeName()] = i
 		}
 	}
 	for _, i := range last {

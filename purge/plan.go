@@ -175,12 +175,12 @@ func (p *Plan) findLatest() string {
 	c := ix.ActiveChain()
 	for k := len(c.Recs) - 1; k >= 0; k-- {
 		if f := &ix.Recs[c.Recs[k]]; f.Type == transcript.TypeAssistant && !f.APIError {
-			return f.MsgID
+			return f.MsgID()
 		}
 	}
 	for i := len(ix.Recs) - 1; i >= 0; i-- {
 		if f := &ix.Recs[i]; f.Type == transcript.TypeAssistant && !f.Sidechain {
-			return f.MsgID
+			return f.MsgID()
 		}
 	}
 	return ""
@@ -211,10 +211,10 @@ func (p *Plan) findLatestRecs() map[int]bool {
 func (p *Plan) planThinking() {
 	for i := range p.recs() {
 		f := &p.recs()[i]
-		if f.Type != transcript.TypeAssistant || f.MsgID == p.latest && p.latest != "" || p.latestRecs[i] || p.drop[i] != keep {
+		if f.Type != transcript.TypeAssistant || f.MsgID() == p.latest && p.latest != "" || p.latestRecs[i] || p.drop[i] != keep {
 			continue
 		}
-		for b, bf := range f.Blocks {
+		for b, bf := range f.Blocks() {
 			if bf.Type == transcript.BlockThinking || bf.Type == transcript.BlockRedactedThinking {
 				p.removeBlock(i, b)
 				p.Stats.ThinkingRemoved++
@@ -291,7 +291,7 @@ func (p *Plan) setDrop(i int, why dropReason) {
 func (p *Plan) removeBlock(i, b int) {
 	rm := p.remove[i]
 	if rm == nil {
-		rm = make([]bool, len(p.recs()[i].Blocks))
+		rm = make([]bool, p.recs()[i].NumBlocks())
 		p.remove[i] = rm
 	}
 	rm[b] = true
@@ -319,7 +319,7 @@ func (p *Plan) effectiveParent(i int) string {
 		}
 		return *np
 	}
-	return p.recs()[i].Parent
+	return p.recs()[i].Parent()
 }
 
 // keptAncestor follows parents from uuid through dropped records to the

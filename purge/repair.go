@@ -39,7 +39,7 @@ func (p *Plan) planDangling() {
 			p.Stats.RootedDangling++
 			continue
 		}
-		u := p.recs()[target].UUID
+		u := p.recs()[target].UUID()
 		p.parent[i] = &u
 		p.Stats.RelinkedDangling++
 	}
@@ -65,7 +65,7 @@ func (p *Plan) planCycles() {
 			continue
 		}
 		if target := p.nearestEarlier(i); target >= 0 {
-			u := p.recs()[target].UUID
+			u := p.recs()[target].UUID()
 			p.parent[i] = &u
 		} else {
 			p.parent[i] = nil
@@ -78,16 +78,16 @@ func (p *Plan) planCycles() {
 // tool_use that record i's first tool_result answers, or -1.
 func (p *Plan) toolUseHolder(i int) int {
 	f := &p.recs()[i]
-	if f.Type != transcript.TypeUser || len(f.Blocks) == 0 || f.Blocks[0].Type != transcript.BlockToolResult {
+	if f.Type != transcript.TypeUser || f.NumBlocks() == 0 || f.Block(0).Type != transcript.BlockToolResult {
 		return -1
 	}
-	id := f.Blocks[0].ID
+	id := f.Block(0).ID
 	for j := i - 1; j >= 0; j-- {
 		g := &p.recs()[j]
 		if g.Type != transcript.TypeAssistant || p.drop[j] != keep || g.Sidechain != f.Sidechain {
 			continue
 		}
-		for _, b := range g.Blocks {
+		for _, b := range g.Blocks() {
 			if b.Type == transcript.BlockToolUse && b.ID == id {
 				if p.wouldCycle(i, j) {
 					return -1
@@ -125,10 +125,10 @@ func (p *Plan) nearestEarlier(i int) int {
 // whether i is among j's ancestors.
 func (p *Plan) wouldCycle(i, j int) bool {
 	ix := p.scan.ix
-	me := p.recs()[i].UUID
+	me := p.recs()[i].UUID()
 	cur := j
 	for steps := 0; steps <= len(p.recs()); steps++ {
-		if p.recs()[cur].UUID == me {
+		if p.recs()[cur].UUID() == me {
 			return true
 		}
 		par := p.effectiveParent(cur)
@@ -162,33 +162,38 @@ func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResu
 				synths = append(synths, nil)
 			}
 		}
-		f.Parent = p.effectiveParent(i)
+		f.SetParent(p.effectiveParent(i))
 		if rn := p.renames[i]; rn != nil {
-			bs := append([]transcript.BlockFacts(nil), f.Blocks...)
+			bs := f.Blocks()
 			for b, id := range rn {
 				bs[b].ID = id
 			}
-			f.Blocks = bs
+			f.SetBlocks(bs)
 		}
 		if rm := p.remove[i]; rm != nil {
 			var bs []transcript.BlockFacts
-			for b, bf := range f.Blocks {
+			for b, bf := range f.Blocks() {
 				if !rm[b] {
 					bs = append(bs, bf)
 				}
 			}
-			f.Blocks = bs
+			f.SetBlocks(bs)
 			f.ContentEmpty = len(bs) == 0
 		}
 		recs = append(recs, f)
 		orig = append(orig, i)
 		synths = append(synths, nil)
 		if s := p.synth[i]; s != nil {
-			sf := transcript.Facts{Line: f.Line, Type: transcript.TypeUser, TypeName: "user", Role: "user",
-				UUID: s.UUID, HasUUID: true, Parent: s.Parent, Sidechain: f.Sidechain}
+			sf := transcript.Facts{Line: f.Line, Type: transcript.TypeUser, HasUUID: true, Sidechain: f.Sidechain}
+			sf.SetTypeName("user")
+			sf.SetRole("user")
+			sf.SetUUID(s.UUID)
+			sf.SetParent(s.Parent)
+			var bs []transcript.BlockFacts
 			for _, id := range s.IDs {
-				sf.Blocks = append(sf.Blocks, transcript.BlockFacts{Type: transcript.BlockToolResult, ID: id, IsError: true})
+				bs = append(bs, transcript.BlockFacts{Type: transcript.BlockToolResult, ID: id, IsError: true})
 			}
+			sf.SetBlocks(bs)
 			recs = append(recs, sf)
 			orig = append(orig, -1)
 			synths = append(synths, s)
@@ -214,7 +219,7 @@ func (p *Plan) planToolPairs() {
 		byLine := map[int]int{} // line → original index
 		for _, i := range orig {
 			if i >= 0 {
-				byLine[p.recs()[i].Line] = i
+				byLine[int(p.recs()[i].Line)] = i
 			}
 		}
 		if p.renameDuplicates(vix, orig, msgs) {
@@ -245,7 +250,7 @@ func (p *Plan) planToolPairs() {
 			case "thinking-unsigned", "redacted-thinking-empty":
 				// The API rejects these whatever else happens: removing them
 				// is a repair, even under --keep-thinking or --repair-only.
-				for b, bf := range p.recs()[i].Blocks {
+				for b, bf := range p.recs()[i].Blocks() {
 					broken := bf.Type == transcript.BlockThinking && bf.NoSignature ||
 						bf.Type == transcript.BlockRedactedThinking && bf.Empty
 					if broken && !p.isRemoved(i, b) {
@@ -258,7 +263,7 @@ func (p *Plan) planToolPairs() {
 					p.setDrop(i, dropEmpty)
 				}
 			case "empty-text":
-				for b, bf := range p.recs()[i].Blocks {
+				for b, bf := range p.recs()[i].Blocks() {
 					if bf.Type == transcript.BlockText && bf.Empty && !p.isRemoved(i, b) {
 						p.removeBlock(i, b)
 						p.Stats.RemovedEmptyText++
@@ -306,16 +311,16 @@ func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Ch
 		answered := map[string]bool{}
 		if k+1 < len(msgs) {
 			for _, r := range msgs[k+1].Recs {
-				for _, b := range vix.Recs[r].Blocks {
+				for _, b := range vix.Recs[r].Blocks() {
 					if b.Type == transcript.BlockToolResult {
 						answered[b.ID] = true
 					}
 				}
 			}
 		}
-		s := &synthResult{After: last, Parent: p.recs()[last].UUID}
+		s := &synthResult{After: last, Parent: p.recs()[last].UUID()}
 		for _, r := range m.Recs {
-			for _, b := range vix.Recs[r].Blocks {
+			for _, b := range vix.Recs[r].Blocks() {
 				if b.Type == transcript.BlockToolUse && !answered[b.ID] {
 					s.IDs = append(s.IDs, b.ID)
 				}
@@ -360,7 +365,7 @@ func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transc
 		}
 		if k > 0 && msgs[k-1].Role == "assistant" {
 			for _, r := range msgs[k-1].Recs {
-				for _, b := range vix.Recs[r].Blocks {
+				for _, b := range vix.Recs[r].Blocks() {
 					if b.Type == transcript.BlockToolUse {
 						prev[b.ID] = true
 					}
@@ -370,7 +375,7 @@ func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transc
 		break
 	}
 	changed := false
-	for b, bf := range p.recs()[i].Blocks {
+	for b, bf := range p.recs()[i].Blocks() {
 		if bf.Type == transcript.BlockToolResult && !prev[bf.ID] && !p.isRemoved(i, b) {
 			p.removeBlock(i, b)
 			p.Stats.RemovedOrphanResult++
@@ -399,7 +404,7 @@ func (p *Plan) renameDuplicates(vix *transcript.Index, orig []int, msgs []transc
 			if ref.Block < 0 {
 				continue
 			}
-			b := vix.Recs[ref.Rec].Blocks[ref.Block]
+			b := vix.Recs[ref.Rec].Block(ref.Block)
 			if b.Type != transcript.BlockToolUse {
 				continue
 			}
@@ -411,14 +416,14 @@ func (p *Plan) renameDuplicates(vix *transcript.Index, orig []int, msgs []transc
 			if i < 0 {
 				continue
 			}
-			newID := b.ID + "_ccm" + newUUID("dup", p.recs()[i].UUID, b.ID)[:8]
+			newID := b.ID + "_ccm" + newUUID("dup", p.recs()[i].UUID(), b.ID)[:8]
 			p.rename(i, ref.Block, newID)
 			if k+1 < len(msgs) {
 				for _, r2 := range msgs[k+1].Blocks {
 					if r2.Block < 0 || orig[r2.Rec] < 0 {
 						continue
 					}
-					if rb := vix.Recs[r2.Rec].Blocks[r2.Block]; rb.Type == transcript.BlockToolResult && rb.ID == b.ID {
+					if rb := vix.Recs[r2.Rec].Block(r2.Block); rb.Type == transcript.BlockToolResult && rb.ID == b.ID {
 						p.rename(orig[r2.Rec], r2.Block, newID)
 						break
 					}

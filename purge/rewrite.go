@@ -153,7 +153,7 @@ func (w *rewriter) noteTools(body []byte, rec int) {
 	if w.p.recs()[rec].Type != transcript.TypeAssistant {
 		return
 	}
-	for _, b := range w.p.recs()[rec].Blocks {
+	for _, b := range w.p.recs()[rec].Blocks() {
 		if b.Type == transcript.BlockToolUse {
 			r := transcript.NewRecord(body)
 			r.Blocks(func(_ int, blk transcript.Block) bool {

@@ -33,7 +33,7 @@ func (p *Plan) boundWindow(turns int) int {
 			if f.Sidechain || lostResultRecord(f) {
 				continue
 			}
-			for _, b := range f.Blocks {
+			for _, b := range f.Blocks() {
 				if b.Type == transcript.BlockToolResult {
 					seen++
 				}
@@ -93,13 +93,13 @@ func (p *Plan) settleLarge() {
 // towards --recent-results: a purge adds them, and counting them would
 // move the window of the next purge and make it stub more.
 func lostResultRecord(f *transcript.Facts) bool {
-	if len(f.Blocks) == 0 {
+	if f.NumBlocks() == 0 {
 		return false
 	}
-	for _, b := range f.Blocks {
+	for _, b := range f.Blocks() {
 		if b.Type != transcript.BlockToolResult || !b.IsError {
 			return false
 		}
 	}
-	return f.TextBytes == int64(len(f.Blocks)*(lostResultLen-2))
+	return f.TextBytes == int64(f.NumBlocks()*(lostResultLen-2))
 }

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -31,7 +32,7 @@ const (
 type scanned struct {
 	line       Line // Raw is set once the batch is sealed
 	start, end int  // Raw's span in the batch buffer
-	facts      Facts
+	facts      lineFacts
 	sizes      Sizes
 	kind       Kind
 }
@@ -63,7 +64,7 @@ type builder struct {
 // Build reads a transcript and indexes it.
 func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 	b := &builder{
-		ix:    &Index{byUUID: make(map[string]int32), Terminated: true},
+		ix:    &Index{byUUID: make(map[string]int32), Terminated: true, tab: newStrtab()},
 		opt:   opt,
 		work:  make(chan *batch, 4),
 		order: make(chan *batch, 64),
@@ -213,22 +214,21 @@ func (b *builder) failed() bool {
 }
 
 // extractBatches is a worker: it extracts the facts of every line of the
-// batches it takes. Each worker interns strings in its own table.
+// batches it takes.
 func (b *builder) extractBatches() {
-	in := make(interner)
 	for bt := range b.work {
 		for i := range bt.lines {
 			s := &bt.lines[i]
 			s.kind = Invalid
 			body := s.line.Body()
 			if t := skipWS(body, 0); t < len(body) && body[t] == '{' {
-				s.facts = Facts{Line: s.line.Num, Offset: s.line.Offset, Size: len(s.line.Raw)}
+				s.facts = lineFacts{Line: s.line.Num, Offset: s.line.Offset, Size: len(s.line.Raw), Blocks: s.facts.Blocks[:0]}
 				var szp *Sizes
 				if b.opt.Sizes {
 					s.sizes = Sizes{ToolResults: s.sizes.ToolResults[:0]}
 					szp = &s.sizes
 				}
-				if extract(body, &s.facts, szp, in) {
+				if extract(body, &s.facts, szp) {
 					s.kind = Object
 				}
 			}
@@ -263,6 +263,12 @@ func (b *builder) assemble() {
 	}
 }
 
+// maxRecordBytes is the largest line (and line number) the index's 32-bit
+// fields hold: 2 GiB, forty times the longest line Claude Code writes.
+const maxRecordBytes = 1<<31 - 1
+
+var errTooLarge = errors.New("a record of 2 GiB or more is beyond what ccm indexes")
+
 // add puts one line into the index.
 func (b *builder) add(s *scanned) error {
 	ix := b.ix
@@ -278,7 +284,10 @@ func (b *builder) add(s *scanned) error {
 		}
 		return nil
 	}
-	ix.Recs = append(ix.Recs, s.facts)
+	if len(l.Raw) > maxRecordBytes || l.Num > maxRecordBytes {
+		return fmt.Errorf("line %d: %w", l.Num, errTooLarge)
+	}
+	ix.Recs = append(ix.Recs, ix.tab.keep(&s.facts, ix))
 	ix.addUUID(len(ix.Recs) - 1)
 	if b.opt.Visit != nil {
 		var szp *Sizes

@@ -71,7 +71,7 @@ func TestBuildVisitsInOrder(t *testing.T) {
 		var got []seen
 		visit := func(l Line, rec Record, f *Facts, sz *Sizes) error {
 			got = append(got, seen{l.Num, l.Offset, string(l.Raw), l.Kind, f != nil})
-			if f != nil && (f.Offset != l.Offset || f.Size != len(l.Raw) || rec.UUID() != f.UUID || sz == nil) {
+			if f != nil && (f.Offset != l.Offset || int(f.Size) != len(l.Raw) || rec.UUID() != f.UUID() || sz == nil) {
 				t.Errorf("line %d: facts %+v do not match the line", l.Num, *f)
 			}
 			return nil

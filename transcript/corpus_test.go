@@ -24,7 +24,7 @@ func indexCorpus(t *testing.T, rel string) *Index {
 func typeCounts(ix *Index) map[string]int {
 	m := map[string]int{}
 	for _, f := range ix.Recs {
-		m[f.TypeName]++
+		m[f.TypeName()]++
 	}
 	return m
 }
@@ -32,7 +32,7 @@ func typeCounts(ix *Index) map[string]int {
 func blockCounts(ix *Index) map[string]int {
 	m := map[string]int{}
 	for _, f := range ix.Recs {
-		for _, b := range f.Blocks {
+		for _, b := range f.Blocks() {
 			m[b.Type.String()]++
 		}
 	}
@@ -111,10 +111,10 @@ func TestCorpusCounts(t *testing.T) {
 			if tt.walk == 0 {
 				return
 			}
-			if got := ix.Recs[c.Start].Line; got != tt.startLine {
+			if got := int(ix.Recs[c.Start].Line); got != tt.startLine {
 				t.Errorf("walk starts at line %d, want %d", got, tt.startLine)
 			}
-			if got := ix.Recs[c.Recs[0]].Line; got != tt.endLine {
+			if got := int(ix.Recs[c.Recs[0]].Line); got != tt.endLine {
 				t.Errorf("walk ends at line %d, want %d", got, tt.endLine)
 			}
 			if (c.Boundary >= 0) != tt.boundary {
@@ -134,8 +134,8 @@ func TestCorpusParallelResultAttached(t *testing.T) {
 		t.Fatalf("attached %d records, want 1", len(c.Attached))
 	}
 	a := &ix.Recs[c.Attached[0]]
-	if a.Type != TypeUser || a.Blocks[0].Type != BlockToolResult {
-		t.Fatalf("attached record is %s, want a user tool_result", a.TypeName)
+	if a.Type != TypeUser || a.Block(0).Type != BlockToolResult {
+		t.Fatalf("attached record is %s, want a user tool_result", a.TypeName())
 	}
 	// Everything after the boundary is reached: 217 user/assistant records.
 	reached := 0

@@ -48,7 +48,7 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 	var buf []byte
 	read := func(i int) ([]byte, error) {
 		f := &ix.Recs[i]
-		if cap(buf) < f.Size {
+		if cap(buf) < int(f.Size) {
 			buf = make([]byte, f.Size)
 		}
 		b := buf[:f.Size]
@@ -63,7 +63,7 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 	for ; i < len(recs) && spent <= budget; i++ {
 		f := &ix.Recs[recs[i]]
 		spent += f.TextBytes
-		est.Images += f.Images
+		est.Images += int(f.Images)
 		if f.TextBytes == 0 {
 			continue
 		}
@@ -83,7 +83,7 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 	var restBytes int64
 	for _, r := range recs[i:] {
 		restBytes += ix.Recs[r].TextBytes
-		est.Images += ix.Recs[r].Images
+		est.Images += int(ix.Recs[r].Images)
 	}
 	type sample struct {
 		hits int   // sample points that fell on this record

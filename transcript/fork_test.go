@@ -68,7 +68,7 @@ func TestCorpusForkResumesWhole(t *testing.T) {
 	reached := map[int]bool{}
 	for i := range ix.Recs {
 		if c.Reached(i) {
-			reached[ix.Recs[i].Line] = true
+			reached[int(ix.Recs[i].Line)] = true
 		}
 	}
 	for _, line := range []int{56, 138, 142} {

@@ -34,6 +34,7 @@ type Index struct {
 	Terminated bool
 
 	byUUID map[string]int32
+	tab    *strtab // the strings and blocks of the records Build kept
 	// Dups are indexes of records whose uuid an earlier record already
 	// carries (saved_hook_context records, which reuse one uuid by design,
 	// are not counted).
@@ -108,7 +109,7 @@ func (ix *Index) checkTranscript() error {
 // anyTyped reports whether a record names its type.
 func anyTyped(recs []Facts) bool {
 	for i := range recs {
-		if recs[i].TypeName != "" {
+		if recs[i].typeName != 0 {
 			return true
 		}
 	}
@@ -138,16 +139,17 @@ func (ix *Index) addBad(l Line) {
 
 func (ix *Index) addUUID(i int) {
 	f := &ix.Recs[i]
-	if f.UUID == "" {
+	u := f.UUID()
+	if u == "" {
 		return
 	}
-	if _, dup := ix.byUUID[f.UUID]; dup {
-		if f.Subtype != "saved_hook_context" && f.TypeName != "saved_hook_context" {
+	if _, dup := ix.byUUID[u]; dup {
+		if f.Subtype() != "saved_hook_context" && f.TypeName() != "saved_hook_context" {
 			ix.Dups = append(ix.Dups, i)
 		}
 		return
 	}
-	ix.byUUID[f.UUID] = int32(i)
+	ix.byUUID[u] = int32(i)
 }
 
 // Lookup returns the index of the first record with this uuid.
@@ -159,7 +161,7 @@ func (ix *Index) Lookup(uuid string) (int, bool) {
 // ParentOf returns the index of a record's parent, or -1 when its
 // parentUuid is null, absent or names no record in the file.
 func (ix *Index) ParentOf(i int) int {
-	p := ix.Recs[i].Parent
+	p := ix.Recs[i].Parent()
 	if p == "" {
 		return -1
 	}
@@ -175,7 +177,7 @@ func (ix *Index) ParentOf(i int) int {
 func (ix *Index) Dangling() []int {
 	var out []int
 	for i := range ix.Recs {
-		p := ix.Recs[i].Parent
+		p := ix.Recs[i].Parent()
 		if p == "" {
 			continue
 		}
@@ -191,7 +193,7 @@ func (f *Facts) IsConversation() bool { return f.Type == TypeUser || f.Type == T
 
 // IsCompactBoundary reports a system compact_boundary record.
 func (f *Facts) IsCompactBoundary() bool {
-	return f.Type == TypeSystem && f.Subtype == "compact_boundary"
+	return f.Type == TypeSystem && f.Subtype() == "compact_boundary"
 }
 
 // NewIndex builds an index over records a caller prepared, such as the

@@ -39,7 +39,7 @@ func (ix *Index) Messages(c *Chain) []Message {
 			m.Blocks = append(m.Blocks, BlockRef{Rec: i, Block: -1})
 			continue
 		}
-		for b := range f.Blocks {
+		for b := range f.NumBlocks() {
 			m.Blocks = append(m.Blocks, BlockRef{Rec: i, Block: b})
 		}
 	}
@@ -105,7 +105,7 @@ func (p *attachedPlacer) note(k int, blocks []BlockRef, recs []int) {
 		}
 	}
 	for _, r := range recs {
-		id := p.ix.Recs[r].MsgID
+		id := p.ix.Recs[r].MsgID()
 		if _, ok := p.msgID[id]; !ok {
 			p.msgID[id] = k
 		}
@@ -123,14 +123,14 @@ func (p *attachedPlacer) place(rec int) {
 	ix := p.ix
 	f := &ix.Recs[rec]
 	if f.Type == TypeAssistant {
-		k, ok := p.msgID[f.MsgID]
+		k, ok := p.msgID[f.MsgID()]
 		if !ok {
 			return
 		}
 		m := &p.msgs[k]
 		m.Recs = append(m.Recs, rec)
 		start := len(m.Blocks)
-		for b := range f.Blocks {
+		for b := range f.NumBlocks() {
 			m.Blocks = append(m.Blocks, BlockRef{Rec: rec, Block: b})
 		}
 		p.note(k, m.Blocks[start:], nil)
@@ -138,10 +138,10 @@ func (p *attachedPlacer) place(rec int) {
 	}
 	id := ""
 	var results, rest []BlockRef
-	for b := range f.Blocks {
-		if f.Blocks[b].Type == BlockToolResult {
+	for b := range f.NumBlocks() {
+		if f.Block(b).Type == BlockToolResult {
 			if id == "" {
-				id = f.Blocks[b].ID
+				id = f.Block(b).ID
 			}
 			results = append(results, BlockRef{Rec: rec, Block: b})
 		} else {
@@ -181,7 +181,7 @@ func (ix *Index) block(r BlockRef) BlockFacts {
 	if r.Block < 0 {
 		return BlockFacts{Type: BlockText, Empty: f.ContentEmpty}
 	}
-	return f.Blocks[r.Block]
+	return f.Block(r.Block)
 }
 
 // Severity ranks a finding.
@@ -219,12 +219,12 @@ type Finding struct {
 func (ix *Index) CheckAPI(c *Chain, msgs []Message) []Finding {
 	var out []Finding
 	add := func(rec int, sev Severity, code, format string, args ...any) {
-		out = append(out, Finding{Line: ix.Recs[rec].Line, Severity: sev, Code: code, Text: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Line: int(ix.Recs[rec].Line), Severity: sev, Code: code, Text: fmt.Sprintf(format, args...)})
 	}
 	for _, i := range c.Recs {
 		f := &ix.Recs[i]
 		if f.IsConversation() && !f.Meta && !f.APIError && f.ContentEmpty {
-			add(i, Error, "empty-content", "%s message has empty content", f.TypeName)
+			add(i, Error, "empty-content", "%s message has empty content", f.TypeName())
 		}
 	}
 	seen := make(map[string]bool)

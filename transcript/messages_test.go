@@ -17,18 +17,18 @@ import (
 // as the reference the faster placement must agree with.
 func refPlaceAttached(ix *Index, msgs []Message, rec int) []Message {
 	if f := &ix.Recs[rec]; f.Type == TypeAssistant {
-		id := f.MsgID
+		id := f.MsgID()
 		for k := range msgs {
 			m := &msgs[k]
 			if m.Role != "assistant" {
 				continue
 			}
 			for _, r := range m.Recs {
-				if ix.Recs[r].MsgID != id {
+				if ix.Recs[r].MsgID() != id {
 					continue
 				}
 				m.Recs = append(m.Recs, rec)
-				for b := range ix.Recs[rec].Blocks {
+				for b := range ix.Recs[rec].NumBlocks() {
 					m.Blocks = append(m.Blocks, BlockRef{Rec: rec, Block: b})
 				}
 				return msgs
@@ -36,7 +36,7 @@ func refPlaceAttached(ix *Index, msgs []Message, rec int) []Message {
 		}
 		return msgs
 	}
-	blocks := ix.Recs[rec].Blocks
+	blocks := ix.Recs[rec].Blocks()
 	id := ""
 	var results, rest []BlockRef
 	for b := range blocks {

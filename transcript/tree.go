@@ -69,10 +69,10 @@ func (ix *Index) ActiveChain() *Chain {
 			c.Boundary = cur
 			break
 		}
-		if f.Parent == "" {
+		if f.Parent() == "" {
 			break
 		}
-		p, ok := ix.byUUID[f.Parent]
+		p, ok := ix.byUUID[f.Parent()]
 		if !ok {
 			c.BrokenAt = cur
 			break
@@ -98,7 +98,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 	uses := make(map[string]bool)
 	answered := make(map[string]bool)
 	for _, i := range append(c.Recs[:len(c.Recs):len(c.Recs)], c.Attached...) {
-		for _, b := range ix.Recs[i].Blocks {
+		for k := range ix.Recs[i].NumBlocks() {
+			b := ix.Recs[i].Block(k)
 			switch b.Type {
 			case BlockToolUse:
 				uses[b.ID] = true
@@ -112,7 +113,7 @@ func (ix *Index) attachParallelResults(c *Chain) {
 	}
 	for i := range ix.Recs {
 		f := &ix.Recs[i]
-		if c.On[i] || f.Type != TypeUser || f.Sidechain != c.Sidechain || len(f.Blocks) == 0 {
+		if c.On[i] || f.Type != TypeUser || f.Sidechain != c.Sidechain || f.NumBlocks() == 0 {
 			continue
 		}
 		p := ix.ParentOf(i)
@@ -125,7 +126,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 		// the tools ran, and the client sends both (the text after the
 		// results of that turn).
 		results, ok := 0, true
-		for _, b := range f.Blocks {
+		for k := range f.NumBlocks() {
+			b := f.Block(k)
 			if b.Type != BlockToolResult {
 				continue
 			}
@@ -138,7 +140,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 		if !ok || results == 0 {
 			continue
 		}
-		for _, b := range f.Blocks {
+		for k := range f.NumBlocks() {
+			b := f.Block(k)
 			if b.Type == BlockToolResult {
 				answered[b.ID] = true
 			}
@@ -158,8 +161,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 func (ix *Index) attachSplitSiblings(c *Chain) {
 	ids := make(map[string]bool)
 	for _, i := range c.Recs {
-		if f := &ix.Recs[i]; f.Type == TypeAssistant && f.MsgID != "" {
-			ids[f.MsgID] = true
+		if f := &ix.Recs[i]; f.Type == TypeAssistant && f.MsgID() != "" {
+			ids[f.MsgID()] = true
 		}
 	}
 	if len(ids) == 0 {
@@ -167,7 +170,7 @@ func (ix *Index) attachSplitSiblings(c *Chain) {
 	}
 	for i := range ix.Recs {
 		f := &ix.Recs[i]
-		if c.On[i] || f.Type != TypeAssistant || f.Sidechain != c.Sidechain || f.MsgID == "" || !ids[f.MsgID] {
+		if c.On[i] || f.Type != TypeAssistant || f.Sidechain != c.Sidechain || f.MsgID() == "" || !ids[f.MsgID()] {
 			continue
 		}
 		if p := ix.ParentOf(i); p < 0 || !c.On[p] {
@@ -194,7 +197,7 @@ func (ix *Index) TreeShape() Shape {
 		if !f.HasUUID {
 			continue
 		}
-		if f.Parent == "" {
+		if f.Parent() == "" {
 			s.Roots++
 			continue
 		}

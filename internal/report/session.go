@@ -97,8 +97,8 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 	visit := func(l transcript.Line, rec transcript.Record, fa *transcript.Facts, sz *transcript.Sizes) error {
 		if fa != nil && isRequestLine(fa, subagent) {
 			n := len(c.turns)
-			if n == 0 || fa.MsgID == "" || c.turns[n-1].msgID != fa.MsgID {
-				cum.mark(fa.MsgID)
+			if n == 0 || fa.MsgID() == "" || c.turns[n-1].msgID != fa.MsgID() {
+				cum.mark(fa.MsgID())
 			}
 		}
 		cum.take(fa)

@@ -107,11 +107,11 @@ func Contexts(recs []transcript.Facts, subagent bool) []int64 {
 		if !isRequestLine(f, subagent) {
 			continue
 		}
-		if len(out) == 0 || f.MsgID == "" || f.MsgID != last {
+		if len(out) == 0 || f.MsgID() == "" || f.MsgID() != last {
 			out = append(out, 0)
-			last = f.MsgID
+			last = f.MsgID()
 		}
-		out[len(out)-1] = f.Usage.Total()
+		out[len(out)-1] = f.Usage().Total()
 	}
 	return out
 }
