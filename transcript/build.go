@@ -58,6 +58,8 @@ type builder struct {
 	cond    *sync.Cond
 	pending int      // bytes read and not yet assembled
 	free    []*batch // batches to reuse
+	freeOwn []*batch // batches of one line over batchBytes to reuse
+	ownKept int      // the bytes of their buffers, at most maxPending
 	err     error    // the first Visitor error: stops the reading
 }
 
@@ -127,8 +129,10 @@ func (b *builder) read(r io.Reader) error {
 		} else if len(l.Raw) > batchBytes {
 			// A batch of its own, in a buffer of its size.
 			b.send(cur)
-			own := &batch{buf: append([]byte(nil), l.Raw...), lines: []scanned{{line: l, end: len(l.Raw)}},
-				bytes: len(l.Raw), done: make(chan struct{}), owned: true}
+			own := b.newOwnBatch(len(l.Raw))
+			own.buf = append(own.buf, l.Raw...)
+			own.lines = append(own.lines, scanned{line: l, end: len(l.Raw)})
+			own.bytes = len(l.Raw)
 			b.send(own)
 			cur = b.newBatch()
 		} else {
@@ -161,6 +165,30 @@ func (b *builder) newBatch() *batch {
 		return bt
 	}
 	return &batch{buf: make([]byte, 0, batchBytes), done: make(chan struct{}), owned: true}
+}
+
+// newOwnBatch returns an empty batch whose buffer holds n bytes: one
+// kept from an earlier line of that size class when there is one. Lines
+// between batchBytes and bigLine are common in long sessions (tool
+// outputs, file reads): a new buffer for each was a quarter of a 1 GB
+// file's bytes allocated again, and as many collections.
+func (b *builder) newOwnBatch(n int) *batch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, bt := range b.freeOwn {
+		if cap(bt.buf) >= n {
+			b.freeOwn = append(b.freeOwn[:k], b.freeOwn[k+1:]...)
+			b.ownKept -= cap(bt.buf)
+			bt.buf, bt.lines, bt.bytes, bt.owned = bt.buf[:0], bt.lines[:0], 0, true
+			bt.done = make(chan struct{})
+			return bt
+		}
+	}
+	size := batchBytes * 2
+	for size < n {
+		size *= 2
+	}
+	return &batch{buf: make([]byte, 0, size), done: make(chan struct{}), owned: true}
 }
 
 // send seals a batch and queues it, once the bytes read ahead allow.
@@ -200,8 +228,15 @@ func (b *builder) release(bt *batch) {
 	b.pending -= bt.bytes
 	bt.bytes = 0
 	// Kept for reuse: as many buffers as the bytes read ahead fill.
-	if bt.owned && cap(bt.buf) == batchBytes && len(b.free) < maxPending/batchBytes {
-		b.free = append(b.free, bt)
+	switch {
+	case !bt.owned:
+	case cap(bt.buf) == batchBytes:
+		if len(b.free) < maxPending/batchBytes {
+			b.free = append(b.free, bt)
+		}
+	case b.ownKept+cap(bt.buf) <= maxPending:
+		b.freeOwn = append(b.freeOwn, bt)
+		b.ownKept += cap(bt.buf)
 	}
 	b.cond.Broadcast()
 	b.mu.Unlock()
