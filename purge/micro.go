@@ -174,7 +174,7 @@ func (p *Plan) planMicro() {
 	// eligible: before the window, on the chain, kept, not the latest
 	// assistant message's.
 	eligible := func(rec int) bool {
-		return rec < p.windowStart && on[rec] && p.drop[rec] == keep && !p.latestRecs[rec] && !p.recs()[rec].CompactSummary
+		return rec < p.windowStart && on[rec] && p.drop[rec] == keep && !p.latestRecs[rec] && !p.rec(rec).CompactSummary
 	}
 	mark := func(set map[int]map[string]string, rec int, id, why string) bool {
 		if set[rec] == nil {

@@ -93,7 +93,7 @@ type Stats struct {
 
 // makePlan decides the purge of a scanned transcript.
 func makePlan(s *scan, opt Options, subagent bool) *Plan {
-	n := len(s.ix.Recs)
+	n := s.ix.Len()
 	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{},
 		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{},
 		microResults: map[int]map[string]string{}, microInputs: map[int]map[string]string{}, microHooks: map[int]string{}}
@@ -136,7 +136,8 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	return p
 }
 
-func (p *Plan) recs() []transcript.Facts { return p.scan.ix.Recs }
+// rec returns the facts of record i of the file.
+func (p *Plan) rec(i int) *transcript.Facts { return p.scan.ix.Rec(i) }
 
 // kept counts the records the plan keeps.
 func (p *Plan) kept() int {
@@ -153,10 +154,10 @@ func (p *Plan) kept() int {
 // from there on are the recent window. With fewer prompts, everything is.
 func (p *Plan) findWindow() int {
 	if p.opt.RecentTurns <= 0 {
-		return len(p.recs())
+		return p.scan.ix.Len()
 	}
 	seen := 0
-	for i := len(p.recs()) - 1; i >= 0; i-- {
+	for i := p.scan.ix.Len() - 1; i >= 0; i-- {
 		if p.scan.info[i].prompt {
 			seen++
 			if seen == p.opt.RecentTurns {
@@ -174,12 +175,12 @@ func (p *Plan) findLatest() string {
 	ix := p.scan.ix
 	c := ix.ActiveChain()
 	for k := len(c.Recs) - 1; k >= 0; k-- {
-		if f := &ix.Recs[c.Recs[k]]; f.Type == transcript.TypeAssistant && !f.APIError {
+		if f := ix.Rec(c.Recs[k]); f.Type == transcript.TypeAssistant && !f.APIError {
 			return f.MsgID()
 		}
 	}
-	for i := len(ix.Recs) - 1; i >= 0; i-- {
-		if f := &ix.Recs[i]; f.Type == transcript.TypeAssistant && !f.Sidechain {
+	for i := ix.Len() - 1; i >= 0; i-- {
+		if f := ix.Rec(i); f.Type == transcript.TypeAssistant && !f.Sidechain {
 			return f.MsgID()
 		}
 	}
@@ -209,8 +210,8 @@ func (p *Plan) findLatestRecs() map[int]bool {
 // assistant message except the latest; a record left without blocks is
 // dropped (its children are relinked to its parent).
 func (p *Plan) planThinking() {
-	for i := range p.recs() {
-		f := &p.recs()[i]
+	for i := range p.scan.ix.Len() {
+		f := p.rec(i)
 		if f.Type != transcript.TypeAssistant || f.MsgID() == p.latest && p.latest != "" || p.latestRecs[i] || p.drop[i] != keep {
 			continue
 		}
@@ -231,12 +232,12 @@ func (p *Plan) planThinking() {
 // still name them as parents of the records it appends next, and those
 // appends are copied verbatim.
 func (p *Plan) planProgress() {
-	end := len(p.recs())
+	end := p.scan.ix.Len()
 	if p.opt.Live {
 		end = p.lastPrompt()
 	}
 	for i := 0; i < end; i++ {
-		if p.recs()[i].Type == transcript.TypeProgress {
+		if p.rec(i).Type == transcript.TypeProgress {
 			p.setDrop(i, dropProgress)
 		}
 	}
@@ -291,7 +292,7 @@ func (p *Plan) setDrop(i int, why dropReason) {
 func (p *Plan) removeBlock(i, b int) {
 	rm := p.remove[i]
 	if rm == nil {
-		rm = make([]bool, p.recs()[i].NumBlocks())
+		rm = make([]bool, p.rec(i).NumBlocks())
 		p.remove[i] = rm
 	}
 	rm[b] = true
@@ -319,7 +320,7 @@ func (p *Plan) effectiveParent(i int) string {
 		}
 		return *np
 	}
-	return p.recs()[i].Parent()
+	return p.rec(i).Parent()
 }
 
 // keptAncestor follows parents from uuid through dropped records to the
@@ -327,7 +328,7 @@ func (p *Plan) effectiveParent(i int) string {
 // whether that uuid names a record in the file.
 func (p *Plan) keptAncestor(uuid string) (string, bool) {
 	ix := p.scan.ix
-	for steps := 0; uuid != "" && steps <= len(p.recs()); steps++ {
+	for steps := 0; uuid != "" && steps <= p.scan.ix.Len(); steps++ {
 		j, ok := ix.Lookup(uuid)
 		if !ok {
 			return uuid, false
@@ -344,7 +345,7 @@ func (p *Plan) keptAncestor(uuid string) (string, bool) {
 // nearest kept ancestor, so the resume walk stays whole.
 func (p *Plan) relinkChildren() {
 	ix := p.scan.ix
-	for i := range p.recs() {
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}

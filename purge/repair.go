@@ -15,7 +15,7 @@ import (
 func (p *Plan) planDangling() {
 	p.relinkChildren()
 	ix := p.scan.ix
-	for i := range p.recs() {
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}
@@ -39,7 +39,7 @@ func (p *Plan) planDangling() {
 			p.Stats.RootedDangling++
 			continue
 		}
-		u := p.recs()[target].UUID()
+		u := p.rec(target).UUID()
 		p.parent[i] = &u
 		p.Stats.RelinkedDangling++
 	}
@@ -52,7 +52,7 @@ func (p *Plan) planDangling() {
 // earlier record of its chain, or becomes a root when there is none.
 func (p *Plan) planCycles() {
 	ix := p.scan.ix
-	for i := range p.recs() {
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}
@@ -65,7 +65,7 @@ func (p *Plan) planCycles() {
 			continue
 		}
 		if target := p.nearestEarlier(i); target >= 0 {
-			u := p.recs()[target].UUID()
+			u := p.rec(target).UUID()
 			p.parent[i] = &u
 		} else {
 			p.parent[i] = nil
@@ -77,13 +77,13 @@ func (p *Plan) planCycles() {
 // toolUseHolder returns the kept earlier assistant record holding the
 // tool_use that record i's first tool_result answers, or -1.
 func (p *Plan) toolUseHolder(i int) int {
-	f := &p.recs()[i]
+	f := p.rec(i)
 	if f.Type != transcript.TypeUser || f.NumBlocks() == 0 || f.Block(0).Type != transcript.BlockToolResult {
 		return -1
 	}
 	id := f.Block(0).ID
 	for j := i - 1; j >= 0; j-- {
-		g := &p.recs()[j]
+		g := p.rec(j)
 		if g.Type != transcript.TypeAssistant || p.drop[j] != keep || g.Sidechain != f.Sidechain {
 			continue
 		}
@@ -103,9 +103,9 @@ func (p *Plan) toolUseHolder(i int) int {
 // system record on the same side (main chain or sidechain) that does not
 // close a cycle, or -1.
 func (p *Plan) nearestEarlier(i int) int {
-	f := &p.recs()[i]
+	f := p.rec(i)
 	for j := i - 1; j >= 0; j-- {
-		g := &p.recs()[j]
+		g := p.rec(j)
 		if p.drop[j] != keep || g.Sidechain != f.Sidechain || !g.HasUUID {
 			continue
 		}
@@ -125,10 +125,10 @@ func (p *Plan) nearestEarlier(i int) int {
 // whether i is among j's ancestors.
 func (p *Plan) wouldCycle(i, j int) bool {
 	ix := p.scan.ix
-	me := p.recs()[i].UUID()
+	me := p.rec(i).UUID()
 	cur := j
-	for steps := 0; steps <= len(p.recs()); steps++ {
-		if p.recs()[cur].UUID() == me {
+	for steps := 0; steps <= p.scan.ix.Len(); steps++ {
+		if p.rec(cur).UUID() == me {
 			return true
 		}
 		par := p.effectiveParent(cur)
@@ -150,11 +150,11 @@ func (p *Plan) wouldCycle(i, j int) bool {
 // for a synthesised one, whose synthResult is in synths at that position).
 func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResult) {
 	var recs []transcript.Facts
-	for i := range p.recs() {
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}
-		f := p.recs()[i] // a copy
+		f := *p.rec(i) // a copy
 		if p.inject != nil && p.inject.before == i {
 			for _, jf := range p.inject.facts(f.Sidechain) {
 				recs = append(recs, jf)
@@ -219,7 +219,7 @@ func (p *Plan) planToolPairs() {
 		byLine := map[int]int{} // line → original index
 		for _, i := range orig {
 			if i >= 0 {
-				byLine[int(p.recs()[i].Line)] = i
+				byLine[int(p.rec(i).Line)] = i
 			}
 		}
 		if p.renameDuplicates(vix, orig, msgs) {
@@ -250,7 +250,7 @@ func (p *Plan) planToolPairs() {
 			case "thinking-unsigned", "redacted-thinking-empty":
 				// The API rejects these whatever else happens: removing them
 				// is a repair, even under --keep-thinking or --repair-only.
-				for b, bf := range p.recs()[i].Blocks() {
+				for b, bf := range p.rec(i).Blocks() {
 					broken := bf.Type == transcript.BlockThinking && bf.NoSignature ||
 						bf.Type == transcript.BlockRedactedThinking && bf.Empty
 					if broken && !p.isRemoved(i, b) {
@@ -263,7 +263,7 @@ func (p *Plan) planToolPairs() {
 					p.setDrop(i, dropEmpty)
 				}
 			case "empty-text":
-				for b, bf := range p.recs()[i].Blocks() {
+				for b, bf := range p.rec(i).Blocks() {
 					if bf.Type == transcript.BlockText && bf.Empty && !p.isRemoved(i, b) {
 						p.removeBlock(i, b)
 						p.Stats.RemovedEmptyText++
@@ -290,12 +290,12 @@ func (p *Plan) isRemoved(i, b int) bool {
 // the assistant message holding record i, after that message's last record,
 // and relinks that record's child on the chain to it.
 func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Chain, msgs []transcript.Message, i int) bool {
-	line := p.recs()[i].Line
+	line := p.rec(i).Line
 	for k := range msgs {
 		m := &msgs[k]
 		holds := false
 		for _, r := range m.Recs {
-			if vix.Recs[r].Line == line {
+			if vix.Rec(r).Line == line {
 				holds = true
 				break
 			}
@@ -311,16 +311,16 @@ func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Ch
 		answered := map[string]bool{}
 		if k+1 < len(msgs) {
 			for _, r := range msgs[k+1].Recs {
-				for _, b := range vix.Recs[r].Blocks() {
+				for _, b := range vix.Rec(r).Blocks() {
 					if b.Type == transcript.BlockToolResult {
 						answered[b.ID] = true
 					}
 				}
 			}
 		}
-		s := &synthResult{After: last, Parent: p.recs()[last].UUID()}
+		s := &synthResult{After: last, Parent: p.rec(last).UUID()}
 		for _, r := range m.Recs {
-			for _, b := range vix.Recs[r].Blocks() {
+			for _, b := range vix.Rec(r).Blocks() {
 				if b.Type == transcript.BlockToolUse && !answered[b.ID] {
 					s.IDs = append(s.IDs, b.ID)
 				}
@@ -351,12 +351,12 @@ func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Ch
 // removeOrphanResults removes the tool_result blocks of record i that have
 // no tool_use in the previous message; a record left empty is dropped.
 func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transcript.Index, orig []int) bool {
-	line := p.recs()[i].Line
+	line := p.rec(i).Line
 	prev := map[string]bool{}
 	for k := range msgs {
 		found := false
 		for _, r := range msgs[k].Recs {
-			if vix.Recs[r].Line == line && orig[r] == i {
+			if vix.Rec(r).Line == line && orig[r] == i {
 				found = true
 			}
 		}
@@ -365,7 +365,7 @@ func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transc
 		}
 		if k > 0 && msgs[k-1].Role == "assistant" {
 			for _, r := range msgs[k-1].Recs {
-				for _, b := range vix.Recs[r].Blocks() {
+				for _, b := range vix.Rec(r).Blocks() {
 					if b.Type == transcript.BlockToolUse {
 						prev[b.ID] = true
 					}
@@ -375,7 +375,7 @@ func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transc
 		break
 	}
 	changed := false
-	for b, bf := range p.recs()[i].Blocks() {
+	for b, bf := range p.rec(i).Blocks() {
 		if bf.Type == transcript.BlockToolResult && !prev[bf.ID] && !p.isRemoved(i, b) {
 			p.removeBlock(i, b)
 			p.Stats.RemovedOrphanResult++
@@ -404,7 +404,7 @@ func (p *Plan) renameDuplicates(vix *transcript.Index, orig []int, msgs []transc
 			if ref.Block < 0 {
 				continue
 			}
-			b := vix.Recs[ref.Rec].Block(ref.Block)
+			b := vix.Rec(ref.Rec).Block(ref.Block)
 			if b.Type != transcript.BlockToolUse {
 				continue
 			}
@@ -416,14 +416,14 @@ func (p *Plan) renameDuplicates(vix *transcript.Index, orig []int, msgs []transc
 			if i < 0 {
 				continue
 			}
-			newID := b.ID + "_ccm" + newUUID("dup", p.recs()[i].UUID(), b.ID)[:8]
+			newID := b.ID + "_ccm" + newUUID("dup", p.rec(i).UUID(), b.ID)[:8]
 			p.rename(i, ref.Block, newID)
 			if k+1 < len(msgs) {
 				for _, r2 := range msgs[k+1].Blocks {
 					if r2.Block < 0 || orig[r2.Rec] < 0 {
 						continue
 					}
-					if rb := vix.Recs[r2.Rec].Block(r2.Block); rb.Type == transcript.BlockToolResult && rb.ID == b.ID {
+					if rb := vix.Rec(r2.Rec).Block(r2.Block); rb.Type == transcript.BlockToolResult && rb.ID == b.ID {
 						p.rename(orig[r2.Rec], r2.Block, newID)
 						break
 					}

@@ -46,7 +46,7 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 	// and this pass reads the same bytes: a line is a record exactly when
 	// it starts where the next record does, so it is not validated again.
 	rd.Classify = false
-	recs := w.p.recs()
+	ix := w.p.scan.ix
 	rec := -1
 	arch := w.p.archive
 	for {
@@ -57,7 +57,7 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if rec+1 < len(recs) && recs[rec+1].Offset == l.Offset {
+		if rec+1 < ix.Len() && ix.Rec(rec+1).Offset == l.Offset {
 			l.Kind = transcript.Object
 		} else {
 			l.Kind = transcript.Invalid
@@ -150,10 +150,10 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 // noteTools remembers the tool calls of an assistant line, so the stubs
 // of their results can name the tool and its file, command or pattern.
 func (w *rewriter) noteTools(body []byte, rec int) {
-	if w.p.recs()[rec].Type != transcript.TypeAssistant {
+	if w.p.rec(rec).Type != transcript.TypeAssistant {
 		return
 	}
-	for _, b := range w.p.recs()[rec].Blocks() {
+	for _, b := range w.p.rec(rec).Blocks() {
 		if b.Type == transcript.BlockToolUse {
 			r := transcript.NewRecord(body)
 			r.Blocks(func(_ int, blk transcript.Block) bool {
@@ -238,6 +238,6 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 // stubbing reports whether large content of this record moves to the store.
 func (w *rewriter) stubbing(rec int) bool {
 	o := w.p.opt
-	f := &w.p.recs()[rec]
+	f := w.p.rec(rec)
 	return !o.NoStore && !o.RepairOnly && rec < w.p.windowStart && w.p.scan.info[rec].large && !f.CompactSummary
 }

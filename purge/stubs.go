@@ -67,7 +67,7 @@ func (w *rewriter) planStubs(line []byte, rec int) error {
 	o := w.p.opt
 	thr := w.p.thresholdFor(rec)
 	s := bytesView(line)
-	f := &w.p.recs()[rec]
+	f := w.p.rec(rec)
 	level, reason := w.p.pinFor(rec)
 	var firstResult toolInfo
 	var firstFound bool

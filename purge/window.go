@@ -28,8 +28,8 @@ func (p *Plan) boundWindow(turns int) int {
 	start := turns
 	if n := p.opt.RecentResults; n > 0 {
 		seen := 0
-		for i := len(p.recs()) - 1; i >= start && seen < n; i-- {
-			f := &p.recs()[i]
+		for i := p.scan.ix.Len() - 1; i >= start && seen < n; i-- {
+			f := p.rec(i)
 			if f.Sidechain || lostResultRecord(f) {
 				continue
 			}

@@ -193,7 +193,7 @@ func (h *outputHeap) sorted() []LargeOutput {
 // that reports one.
 func (ix *Index) ChainUsage(c *Chain) (Usage, bool) {
 	for k := len(c.Recs) - 1; k >= 0; k-- {
-		f := &ix.Recs[c.Recs[k]]
+		f := ix.Rec(c.Recs[k])
 		if f.Type == TypeAssistant && f.HasUsage && !f.APIError {
 			return f.Usage(), true
 		}

@@ -322,14 +322,14 @@ func (b *builder) add(s *scanned) error {
 	if len(l.Raw) > maxRecordBytes || l.Num > maxRecordBytes {
 		return fmt.Errorf("line %d: %w", l.Num, errTooLarge)
 	}
-	ix.Recs = append(ix.Recs, ix.tab.keep(&s.facts, ix))
-	ix.addUUID(len(ix.Recs) - 1)
+	ix.push(ix.tab.keep(&s.facts, ix))
+	ix.addUUID(ix.Len() - 1)
 	if b.opt.Visit != nil {
 		var szp *Sizes
 		if b.opt.Sizes {
 			szp = &s.sizes
 		}
-		return b.opt.Visit(l, NewRecord(l.Body()), &ix.Recs[len(ix.Recs)-1], szp)
+		return b.opt.Visit(l, NewRecord(l.Body()), ix.Rec(ix.Len()-1), szp)
 	}
 	return nil
 }

@@ -274,7 +274,7 @@ func (t *strtab) keep(lf *lineFacts, ix *Index) Facts {
 	}
 	if lf.Parent != "" {
 		if j, ok := ix.byUUID[lf.Parent]; ok {
-			f.parent = ix.Recs[j].uuid // the bytes of the uuid it names
+			f.parent = ix.Rec(int(j)).uuid // the bytes of the uuid it names
 		} else {
 			f.parent = t.add(lf.Parent)
 		}

@@ -24,7 +24,11 @@ const maxBadLines = 1000
 // streaming pass; its size grows with the number of records, never with
 // the size of their content.
 type Index struct {
-	Recs  []Facts
+	// The records' facts, in chunks of recChunk: Rec(i), Len(). One
+	// growing slice would copy itself as it grows, holding the old and
+	// the new array at once, and keep up to a quarter of it unused.
+	recs  [][]Facts
+	nrecs int
 	Lines int   // all lines
 	Bytes int64 // all bytes
 	// Counts of non-record lines by kind, and the first maxBadLines of them.
@@ -79,7 +83,7 @@ func (e *reasonError) Unwrap() error { return e.err }
 // checkTranscript says whether what was indexed is a transcript at all:
 // some line must be a JSON object, and some object must name its type.
 func (ix *Index) checkTranscript() error {
-	if len(ix.Recs) == 0 && ix.Invalid+ix.Torn+ix.NULs > 0 {
+	if ix.Len() == 0 && ix.Invalid+ix.Torn+ix.NULs > 0 {
 		for _, b := range ix.Bad {
 			if b.Kind == Blank {
 				continue
@@ -97,7 +101,7 @@ func (ix *Index) checkTranscript() error {
 		}
 		return ErrNoObjects
 	}
-	if len(ix.Recs) > 0 && !anyTyped(ix.Recs) {
+	if ix.Len() > 0 && !ix.anyTyped() {
 		// JSON objects, but none is a record: every line Claude Code
 		// writes names its type. Purging or checking such a file (a log,
 		// a data set) would only report "nothing to do".
@@ -107,13 +111,44 @@ func (ix *Index) checkTranscript() error {
 }
 
 // anyTyped reports whether a record names its type.
-func anyTyped(recs []Facts) bool {
-	for i := range recs {
-		if recs[i].typeName != 0 {
+func (ix *Index) anyTyped() bool {
+	for i := range ix.Len() {
+		if ix.Rec(i).typeName != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// recChunk is the number of records of one chunk of Index.recs (384 KB).
+const recChunk = 4096
+
+// Len is the number of records.
+func (ix *Index) Len() int { return ix.nrecs }
+
+// Rec returns the facts of record i, in file order (0 ≤ i < Len()). The
+// pointer stays valid, and the facts in place, for the life of the index.
+func (ix *Index) Rec(i int) *Facts {
+	if uint(i) >= uint(ix.nrecs) {
+		panic("transcript: record index out of range")
+	}
+	return &ix.recs[i/recChunk][i%recChunk]
+}
+
+// push appends the facts of one more record.
+func (ix *Index) push(f Facts) {
+	if ix.nrecs%recChunk == 0 {
+		// The first chunk grows as a slice does, so that a small file
+		// (a hook reading a short session) does not pay for a whole one.
+		n := recChunk
+		if ix.nrecs == 0 {
+			n = 16
+		}
+		ix.recs = append(ix.recs, make([]Facts, 0, n))
+	}
+	c := &ix.recs[len(ix.recs)-1]
+	*c = append(*c, f)
+	ix.nrecs++
 }
 
 func (ix *Index) addBad(l Line) {
@@ -138,7 +173,7 @@ func (ix *Index) addBad(l Line) {
 }
 
 func (ix *Index) addUUID(i int) {
-	f := &ix.Recs[i]
+	f := ix.Rec(i)
 	u := f.UUID()
 	if u == "" {
 		return
@@ -161,7 +196,7 @@ func (ix *Index) Lookup(uuid string) (int, bool) {
 // ParentOf returns the index of a record's parent, or -1 when its
 // parentUuid is null, absent or names no record in the file.
 func (ix *Index) ParentOf(i int) int {
-	p := ix.Recs[i].Parent()
+	p := ix.Rec(i).Parent()
 	if p == "" {
 		return -1
 	}
@@ -176,8 +211,8 @@ func (ix *Index) ParentOf(i int) int {
 // in the file.
 func (ix *Index) Dangling() []int {
 	var out []int
-	for i := range ix.Recs {
-		p := ix.Recs[i].Parent()
+	for i := range ix.Len() {
+		p := ix.Rec(i).Parent()
 		if p == "" {
 			continue
 		}
@@ -200,8 +235,9 @@ func (f *Facts) IsCompactBoundary() bool {
 // structure a rewrite is about to produce, so that the same chain walk and
 // API rules can be run on it before a byte is written.
 func NewIndex(recs []Facts) *Index {
-	ix := &Index{Recs: recs, byUUID: make(map[string]int32, len(recs)), Terminated: true}
-	for i := range ix.Recs {
+	ix := &Index{byUUID: make(map[string]int32, len(recs)), Terminated: true}
+	for i := range recs {
+		ix.push(recs[i])
 		ix.addUUID(i)
 	}
 	return ix

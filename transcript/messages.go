@@ -22,7 +22,7 @@ type Message struct {
 func (ix *Index) Messages(c *Chain) []Message {
 	var msgs []Message
 	for _, i := range c.Recs {
-		f := &ix.Recs[i]
+		f := ix.Rec(i)
 		if !f.IsConversation() || f.Meta || f.APIError {
 			continue
 		}
@@ -105,7 +105,7 @@ func (p *attachedPlacer) note(k int, blocks []BlockRef, recs []int) {
 		}
 	}
 	for _, r := range recs {
-		id := p.ix.Recs[r].MsgID()
+		id := p.ix.Rec(r).MsgID()
 		if _, ok := p.msgID[id]; !ok {
 			p.msgID[id] = k
 		}
@@ -121,7 +121,7 @@ func (p *attachedPlacer) note(k int, blocks []BlockRef, recs []int) {
 // out.
 func (p *attachedPlacer) place(rec int) {
 	ix := p.ix
-	f := &ix.Recs[rec]
+	f := ix.Rec(rec)
 	if f.Type == TypeAssistant {
 		k, ok := p.msgID[f.MsgID()]
 		if !ok {
@@ -177,7 +177,7 @@ func (p *attachedPlacer) place(rec int) {
 // block returns the facts of a referenced block; string content reads as
 // one text block.
 func (ix *Index) block(r BlockRef) BlockFacts {
-	f := &ix.Recs[r.Rec]
+	f := ix.Rec(r.Rec)
 	if r.Block < 0 {
 		return BlockFacts{Type: BlockText, Empty: f.ContentEmpty}
 	}
@@ -219,10 +219,10 @@ type Finding struct {
 func (ix *Index) CheckAPI(c *Chain, msgs []Message) []Finding {
 	var out []Finding
 	add := func(rec int, sev Severity, code, format string, args ...any) {
-		out = append(out, Finding{Line: int(ix.Recs[rec].Line), Severity: sev, Code: code, Text: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Line: int(ix.Rec(rec).Line), Severity: sev, Code: code, Text: fmt.Sprintf(format, args...)})
 	}
 	for _, i := range c.Recs {
-		f := &ix.Recs[i]
+		f := ix.Rec(i)
 		if f.IsConversation() && !f.Meta && !f.APIError && f.ContentEmpty {
 			add(i, Error, "empty-content", "%s message has empty content", f.TypeName())
 		}

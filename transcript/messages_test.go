@@ -16,7 +16,7 @@ import (
 // maps: one walk over every message per attached record. It is kept here
 // as the reference the faster placement must agree with.
 func refPlaceAttached(ix *Index, msgs []Message, rec int) []Message {
-	if f := &ix.Recs[rec]; f.Type == TypeAssistant {
+	if f := ix.Rec(rec); f.Type == TypeAssistant {
 		id := f.MsgID()
 		for k := range msgs {
 			m := &msgs[k]
@@ -24,11 +24,11 @@ func refPlaceAttached(ix *Index, msgs []Message, rec int) []Message {
 				continue
 			}
 			for _, r := range m.Recs {
-				if ix.Recs[r].MsgID() != id {
+				if ix.Rec(r).MsgID() != id {
 					continue
 				}
 				m.Recs = append(m.Recs, rec)
-				for b := range ix.Recs[rec].NumBlocks() {
+				for b := range ix.Rec(rec).NumBlocks() {
 					m.Blocks = append(m.Blocks, BlockRef{Rec: rec, Block: b})
 				}
 				return msgs
@@ -36,7 +36,7 @@ func refPlaceAttached(ix *Index, msgs []Message, rec int) []Message {
 		}
 		return msgs
 	}
-	blocks := ix.Recs[rec].Blocks()
+	blocks := ix.Rec(rec).Blocks()
 	id := ""
 	var results, rest []BlockRef
 	for b := range blocks {

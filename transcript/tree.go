@@ -32,8 +32,8 @@ func (c *Chain) Reached(i int) bool { return i >= 0 && i < len(c.On) && c.On[i] 
 // lastConversation returns the last user or assistant record on the given
 // side (main chain or sidechain), or -1.
 func (ix *Index) lastConversation(sidechain bool) int {
-	for i := len(ix.Recs) - 1; i >= 0; i-- {
-		f := &ix.Recs[i]
+	for i := ix.Len() - 1; i >= 0; i-- {
+		f := ix.Rec(i)
 		if f.IsConversation() && f.Sidechain == sidechain {
 			return i
 		}
@@ -46,7 +46,7 @@ func (ix *Index) lastConversation(sidechain bool) int {
 // a subagent file), follows parentUuid, and stops at a root, at a
 // compact_boundary, at a parentUuid naming a missing record, or at a cycle.
 func (ix *Index) ActiveChain() *Chain {
-	c := &Chain{Start: -1, Boundary: -1, BrokenAt: -1, On: make([]bool, len(ix.Recs))}
+	c := &Chain{Start: -1, Boundary: -1, BrokenAt: -1, On: make([]bool, ix.Len())}
 	start := ix.lastConversation(false)
 	if start < 0 {
 		start = ix.lastConversation(true)
@@ -64,7 +64,7 @@ func (ix *Index) ActiveChain() *Chain {
 		}
 		c.On[cur] = true
 		rev = append(rev, cur)
-		f := &ix.Recs[cur]
+		f := ix.Rec(cur)
 		if f.IsCompactBoundary() {
 			c.Boundary = cur
 			break
@@ -98,8 +98,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 	uses := make(map[string]bool)
 	answered := make(map[string]bool)
 	for _, i := range append(c.Recs[:len(c.Recs):len(c.Recs)], c.Attached...) {
-		for k := range ix.Recs[i].NumBlocks() {
-			b := ix.Recs[i].Block(k)
+		for k := range ix.Rec(i).NumBlocks() {
+			b := ix.Rec(i).Block(k)
 			switch b.Type {
 			case BlockToolUse:
 				uses[b.ID] = true
@@ -111,8 +111,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 	if len(uses) == len(answered) {
 		return
 	}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if c.On[i] || f.Type != TypeUser || f.Sidechain != c.Sidechain || f.NumBlocks() == 0 {
 			continue
 		}
@@ -161,15 +161,15 @@ func (ix *Index) attachParallelResults(c *Chain) {
 func (ix *Index) attachSplitSiblings(c *Chain) {
 	ids := make(map[string]bool)
 	for _, i := range c.Recs {
-		if f := &ix.Recs[i]; f.Type == TypeAssistant && f.MsgID() != "" {
+		if f := ix.Rec(i); f.Type == TypeAssistant && f.MsgID() != "" {
 			ids[f.MsgID()] = true
 		}
 	}
 	if len(ids) == 0 {
 		return
 	}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if c.On[i] || f.Type != TypeAssistant || f.Sidechain != c.Sidechain || f.MsgID() == "" || !ids[f.MsgID()] {
 			continue
 		}
@@ -190,10 +190,10 @@ type Shape struct {
 
 // TreeShape counts roots, leaves and forks.
 func (ix *Index) TreeShape() Shape {
-	children := make([]int32, len(ix.Recs))
+	children := make([]int32, ix.Len())
 	var s Shape
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if !f.HasUUID {
 			continue
 		}
@@ -205,8 +205,8 @@ func (ix *Index) TreeShape() Shape {
 			children[p]++
 		}
 	}
-	for i := range ix.Recs {
-		if !ix.Recs[i].HasUUID {
+	for i := range ix.Len() {
+		if !ix.Rec(i).HasUUID {
 			continue
 		}
 		switch {
@@ -238,8 +238,8 @@ func (ix *Index) OffChainRecords(c *Chain) OffChain {
 	} else if c.BrokenAt >= 0 && len(c.Recs) > 0 {
 		cut = c.Recs[0]
 	}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if !f.IsConversation() || c.Reached(i) {
 			continue
 		}

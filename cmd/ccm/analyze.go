@@ -129,7 +129,7 @@ func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
 	if u, ok := ix.ChainUsage(c); ok {
 		a.LastUsage = &u
 	}
-	r := analyzeReport{Path: path, Analysis: a, Structure: ix.Structural(c, msgs), Contexts: report.Contexts(ix.Recs, transcript.IsSubagentPath(path))}
+	r := analyzeReport{Path: path, Analysis: a, Structure: ix.Structural(c, msgs), Contexts: report.Contexts(ix, transcript.IsSubagentPath(path))}
 	if r.Contexts == nil {
 		r.Contexts = []int64{}
 	}

@@ -99,11 +99,11 @@ func isRequestLine(f *transcript.Facts, subagent bool) bool {
 // message.id, however many lines) that records usage, the last line's
 // figure. subagent is true for a subagent's transcript, whose records are
 // all sidechain records. ccm report's collector counts the same requests.
-func Contexts(recs []transcript.Facts, subagent bool) []int64 {
+func Contexts(ix *transcript.Index, subagent bool) []int64 {
 	var out []int64
 	last := ""
-	for i := range recs {
-		f := &recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if !isRequestLine(f, subagent) {
 			continue
 		}
