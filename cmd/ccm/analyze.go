@@ -83,6 +83,8 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 		// Initialise the tokenizer on the other core while the file is read.
 		go tokens.Warm()
 		boundMemory(analyzeMemoryLimit)
+	} else {
+		boundMemory(readMemoryLimit)
 	}
 	var reports []analyzeReport
 	for _, in := range files {
