@@ -149,12 +149,16 @@ func (p *Plan) wouldCycle(i, j int) bool {
 // tool results. orig maps each of its records to the original index (-1
 // for a synthesised one, whose synthResult is in synths at that position).
 func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResult) {
-	var recs []transcript.Facts
+	// The copies' new parents and blocks go to an overlay, which goes
+	// away with the virtual index, not into the scan's index.
+	ov := p.scan.ix.Overlay()
+	recs := make([]transcript.Facts, 0, p.kept()+len(p.synth)+2)
 	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}
 		f := *p.rec(i) // a copy
+		ov.Adopt(&f)
 		if p.inject != nil && p.inject.before == i {
 			for _, jf := range p.inject.facts(f.Sidechain) {
 				recs = append(recs, jf)
@@ -185,6 +189,7 @@ func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResu
 		synths = append(synths, nil)
 		if s := p.synth[i]; s != nil {
 			sf := transcript.Facts{Line: f.Line, Type: transcript.TypeUser, HasUUID: true, Sidechain: f.Sidechain}
+			ov.Adopt(&sf)
 			sf.SetTypeName("user")
 			sf.SetRole("user")
 			sf.SetUUID(s.UUID)

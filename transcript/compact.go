@@ -16,6 +16,9 @@ package transcript
 type sref uint32
 
 // strtab holds the strings and content blocks of the records of one index.
+// A table derived from another (Overlay) reads the strings, blocks and
+// usage entries its base had when it was made through to the base, and
+// adds its own after them.
 type strtab struct {
 	strs   []string // by sref; each a view into a chunk of arena
 	arena  []byte   // the chunk being filled
@@ -24,6 +27,9 @@ type strtab struct {
 	names  map[string]sref // interned short values
 	lastID string          // the message id added last, to share it
 	lastRf sref
+
+	base                 *strtab
+	nstrs, nblks, nusage uint32 // the base's entries when derived
 }
 
 // arenaChunk is the size of the chunks strings are copied into; a string
@@ -55,7 +61,7 @@ func (t *strtab) add(s string) sref {
 		kept = bytesToString(t.arena[start:len(t.arena):len(t.arena)])
 	}
 	t.strs = append(t.strs, kept)
-	return sref(len(t.strs) - 1)
+	return sref(int(t.nstrs) + len(t.strs) - 1)
 }
 
 // name interns a short value that repeats from record to record.
@@ -66,9 +72,14 @@ func (t *strtab) name(s string) sref {
 	if r, ok := t.names[s]; ok {
 		return r
 	}
+	if t.base != nil {
+		if r, ok := t.base.names[s]; ok && uint32(r) < t.nstrs {
+			return r
+		}
+	}
 	r := t.add(s)
 	if len(t.names) < maxNames {
-		t.names[t.strs[r]] = r
+		t.names[t.str(r)] = r
 	}
 	return r
 }
@@ -78,7 +89,58 @@ func (t *strtab) str(r sref) string {
 	if t == nil {
 		return ""
 	}
-	return t.strs[r]
+	if uint32(r) < t.nstrs {
+		return t.base.str(r)
+	}
+	return t.strs[uint32(r)-t.nstrs]
+}
+
+// block returns block entry k of the table.
+func (t *strtab) block(k uint32) blockRec {
+	if k < t.nblks {
+		return t.base.block(k)
+	}
+	return t.blocks[k-t.nblks]
+}
+
+// usageAt returns usage entry k of the table.
+func (t *strtab) usageAt(k uint32) Usage {
+	if k < t.nusage {
+		return t.base.usageAt(k)
+	}
+	return t.usage[k-t.nusage]
+}
+
+// derive returns an empty table that reads t's present entries through.
+func (t *strtab) derive() *strtab {
+	return &strtab{strs: []string{}, names: make(map[string]sref), base: t,
+		nstrs: t.nstrs + uint32(len(t.strs)), nblks: t.nblks + uint32(len(t.blocks)),
+		nusage: t.nusage + uint32(len(t.usage))}
+}
+
+// Overlay holds what the Set methods add to facts copied from an index,
+// so that the index itself does not grow: a rewrite's plan builds the
+// structure it is about to write (NewIndex) several times over, each from
+// copies of the original facts with other parents and blocks.
+type Overlay struct{ t *strtab }
+
+// Overlay returns a new overlay on the index's table.
+func (ix *Index) Overlay() *Overlay {
+	if ix.tab == nil {
+		return &Overlay{newStrtab()}
+	}
+	return &Overlay{ix.tab.derive()}
+}
+
+// Adopt makes f's Set methods add to the overlay. f must be a copy of
+// facts from the overlay's index (or facts built by hand, which have no
+// table yet): what f holds stays readable.
+func (o *Overlay) Adopt(f *Facts) {
+	if f.tab == nil || f.tab == o.t.base {
+		f.tab = o.t
+		return
+	}
+	panic("transcript: Adopt of facts from another index")
 }
 
 // blockRec is the compact form of a BlockFacts.
@@ -165,7 +227,7 @@ func (f *Facts) Usage() Usage {
 	if f.usage == 0 {
 		return Usage{}
 	}
-	return f.tab.usage[f.usage-1]
+	return f.tab.usageAt(f.usage - 1)
 }
 
 // UUID is the record's uuid ("" when it has none).
@@ -198,7 +260,7 @@ func (f *Facts) Block(b int) BlockFacts {
 	if b < 0 || b >= int(f.nblk) {
 		panic("transcript: block index out of range")
 	}
-	return f.tab.blockFacts(f.tab.blocks[int(f.blk)+b])
+	return f.tab.blockFacts(f.tab.block(f.blk + uint32(b)))
 }
 
 // Blocks returns the facts of every content block, in a new slice.
@@ -208,7 +270,7 @@ func (f *Facts) Blocks() []BlockFacts {
 	}
 	out := make([]BlockFacts, f.nblk)
 	for b := range out {
-		out[b] = f.tab.blockFacts(f.tab.blocks[int(f.blk)+b])
+		out[b] = f.tab.blockFacts(f.tab.block(f.blk + uint32(b)))
 	}
 	return out
 }
@@ -253,7 +315,7 @@ func (f *Facts) SetRole(s string) { f.role = f.table().name(s) }
 // SetBlocks replaces the content blocks.
 func (f *Facts) SetBlocks(bs []BlockFacts) {
 	t := f.table()
-	f.blk, f.nblk = uint32(len(t.blocks)), uint32(len(bs))
+	f.blk, f.nblk = t.nblks+uint32(len(t.blocks)), uint32(len(bs))
 	for i := range bs {
 		t.blocks = append(t.blocks, t.blockRec(&bs[i]))
 	}
@@ -285,7 +347,7 @@ func (t *strtab) keep(lf *lineFacts, ix *Index) Facts {
 			f.msgID = t.lastRf // the next line of the same response
 		} else {
 			f.msgID = t.add(lf.MsgID)
-			t.lastID, t.lastRf = t.strs[f.msgID], f.msgID
+			t.lastID, t.lastRf = t.str(f.msgID), f.msgID
 		}
 	}
 	if lf.HasUsage {
