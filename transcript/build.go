@@ -66,7 +66,7 @@ type builder struct {
 // Build reads a transcript and indexes it.
 func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 	b := &builder{
-		ix:    &Index{byUUID: make(map[string]int32), Terminated: true, tab: newStrtab()},
+		ix:    &Index{Terminated: true, tab: newStrtab()},
 		opt:   opt,
 		work:  make(chan *batch, 4),
 		order: make(chan *batch, 64),

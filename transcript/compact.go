@@ -335,8 +335,8 @@ func (t *strtab) keep(lf *lineFacts, ix *Index) Facts {
 		f.uuid = t.add(lf.UUID)
 	}
 	if lf.Parent != "" {
-		if j, ok := ix.byUUID[lf.Parent]; ok {
-			f.parent = ix.Rec(int(j)).uuid // the bytes of the uuid it names
+		if j, ok := ix.Lookup(lf.Parent); ok {
+			f.parent = ix.Rec(j).uuid // the bytes of the uuid it names
 		} else {
 			f.parent = t.add(lf.Parent)
 		}

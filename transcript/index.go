@@ -37,8 +37,8 @@ type Index struct {
 	// Terminated is false when the file's last line has no newline.
 	Terminated bool
 
-	byUUID map[string]int32
-	tab    *strtab // the strings and blocks of the records Build kept
+	uuids uuidTable // the first record of each uuid
+	tab   *strtab   // the strings and blocks of the records Build kept
 	// Dups are indexes of records whose uuid an earlier record already
 	// carries (saved_hook_context records, which reuse one uuid by design,
 	// are not counted).
@@ -178,19 +178,24 @@ func (ix *Index) addUUID(i int) {
 	if u == "" {
 		return
 	}
-	if _, dup := ix.byUUID[u]; dup {
+	if _, dup := ix.Lookup(u); dup {
 		if f.Subtype() != "saved_hook_context" && f.TypeName() != "saved_hook_context" {
 			ix.Dups = append(ix.Dups, i)
 		}
 		return
 	}
-	ix.byUUID[u] = int32(i)
+	ix.uuids.insert(i, u, ix.uuidOf)
 }
+
+// uuidOf is record j's uuid, for the uuid table.
+func (ix *Index) uuidOf(j int) string { return ix.Rec(j).UUID() }
 
 // Lookup returns the index of the first record with this uuid.
 func (ix *Index) Lookup(uuid string) (int, bool) {
-	i, ok := ix.byUUID[uuid]
-	return int(i), ok
+	if uuid == "" {
+		return 0, false
+	}
+	return ix.uuids.find(uuid, ix.uuidOf)
 }
 
 // ParentOf returns the index of a record's parent, or -1 when its
@@ -200,11 +205,11 @@ func (ix *Index) ParentOf(i int) int {
 	if p == "" {
 		return -1
 	}
-	j, ok := ix.byUUID[p]
+	j, ok := ix.Lookup(p)
 	if !ok {
 		return -1
 	}
-	return int(j)
+	return j
 }
 
 // Dangling lists the records whose parentUuid names a record that is not
@@ -216,7 +221,7 @@ func (ix *Index) Dangling() []int {
 		if p == "" {
 			continue
 		}
-		if _, ok := ix.byUUID[p]; !ok {
+		if _, ok := ix.Lookup(p); !ok {
 			out = append(out, i)
 		}
 	}
@@ -235,7 +240,7 @@ func (f *Facts) IsCompactBoundary() bool {
 // structure a rewrite is about to produce, so that the same chain walk and
 // API rules can be run on it before a byte is written.
 func NewIndex(recs []Facts) *Index {
-	ix := &Index{byUUID: make(map[string]int32, len(recs)), Terminated: true}
+	ix := &Index{Terminated: true}
 	for i := range recs {
 		ix.push(recs[i])
 		ix.addUUID(i)

@@ -72,12 +72,12 @@ func (ix *Index) ActiveChain() *Chain {
 		if f.Parent() == "" {
 			break
 		}
-		p, ok := ix.byUUID[f.Parent()]
+		p, ok := ix.Lookup(f.Parent())
 		if !ok {
 			c.BrokenAt = cur
 			break
 		}
-		cur = int(p)
+		cur = p
 	}
 	c.Recs = make([]int, len(rev))
 	for i, r := range rev {
