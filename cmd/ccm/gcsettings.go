@@ -1,9 +1,6 @@
 package main
 
-import (
-	"os"
-	"runtime/debug"
-)
+import "os"
 
 // readMemoryLimit is the runtime's soft memory limit for the commands that
 // index a whole transcript without counting tokens (check, analyze
@@ -15,19 +12,27 @@ import (
 // RSS stays under 64 MB; on smaller files the heap never reaches it.
 const readMemoryLimit = 48 << 20
 
-// purgeGCPercent is the collector's pacing during a purge (GOGC): the
-// next collection when the heap has grown by half of what is live. A
-// fixed memory limit near the live heap made the collector run without
-// pause once a 1 GB transcript's index, the store's encoders and the
-// purge's own state filled it (700 collections, 18 % of the time, 2.1x
-// the time per MB of a 200 MB file); pacing by a share of the live heap
-// keeps the collector's work proportional to the file. purgeMemoryLimit
-// still caps the heap.
-const purgeGCPercent = 50
+// purgeMemoryLimitFor is the soft memory limit for purging transcripts of
+// up to largest bytes. A purge's live heap grows with the transcript (the
+// index, the scan's state, the store's keys): about 40 MiB plus 50 MiB a
+// GB. A fixed limit of 72 MiB sat below it on a 1 GB transcript, and the
+// collector ran back to back (705 collections, 2.1-2.5x the time per MB
+// of a 200 MB file). The limit is now 1.4x that estimate, and never under
+// purgeMemoryLimit, which small transcripts keep: 72 MiB up to about
+// 400 MB, 126 MiB at 1 GB.
+func purgeMemoryLimitFor(largest int64) int64 {
+	live := 40<<20 + largest*50/1024 // 50 MiB a GiB
+	return max(purgeMemoryLimit, live*14/10)
+}
 
-// paceGC sets the collector's pacing unless the user set $GOGC.
-func paceGC(percent int) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(percent)
+// largestFile is the size of the largest of files (0 when none can be
+// read; purge reports those itself).
+func largestFile(files []inputFile) int64 {
+	var n int64
+	for _, f := range files {
+		if fi, err := os.Stat(f.Path); err == nil && fi.Mode().IsRegular() {
+			n = max(n, fi.Size())
+		}
 	}
+	return n
 }
