@@ -13,15 +13,20 @@ import "os"
 const readMemoryLimit = 48 << 20
 
 // purgeMemoryLimitFor is the soft memory limit for purging transcripts of
-// up to largest bytes. A purge's live heap grows with the transcript (the
-// index, the scan's state, the store's keys): about 40 MiB plus 50 MiB a
-// GB. A fixed limit of 72 MiB sat below it on a 1 GB transcript, and the
-// collector ran back to back (705 collections, 2.1-2.5x the time per MB
-// of a 200 MB file). The limit is now 1.4x that estimate, and never under
-// purgeMemoryLimit, which small transcripts keep: 72 MiB up to about
-// 400 MB, 126 MiB at 1 GB.
-func purgeMemoryLimitFor(largest int64) int64 {
-	live := 40<<20 + largest*50/1024 // 50 MiB a GiB
+// up to largest bytes, into the store or not. A purge's live heap grows
+// with the transcript (the index, the scan's state, the store's keys):
+// measured with gctrace on the benchmark mix, about 40 MiB plus 50 MiB a
+// GB with the store (its encoders and keys), 30 MiB plus 25 MiB a GB
+// without. A fixed limit of 72 MiB sat below it on a 1 GB transcript, and
+// the collector ran back to back (705 collections, 2.1-2.5x the time per
+// MB of a 200 MB file). The limit is now 1.4x that estimate, and never
+// under purgeMemoryLimit, which small transcripts keep: 72 MiB up to about
+// 400 MB, 126 MiB at 1 GB (77 MiB without the store).
+func purgeMemoryLimitFor(largest int64, store bool) int64 {
+	live := 30<<20 + largest*25/1024 // 25 MiB a GiB
+	if store {
+		live = 40<<20 + largest*50/1024
+	}
 	return max(purgeMemoryLimit, live*14/10)
 }
 

@@ -311,7 +311,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	if batch {
 		return runPurgeBatch(ctx, o, files)
 	}
-	boundMemory(purgeMemoryLimitFor(largestFile(files)))
+	boundMemory(purgeMemoryLimitFor(largestFile(files), o.Purge.Store != nil))
 	var failed error
 	var reports []*purge.Report
 	for _, f := range files {
