@@ -4,7 +4,7 @@ import "fmt"
 
 // BlockRef names one content block of one record.
 type BlockRef struct {
-	Rec   int // index into Index.Recs
+	Rec   int // the record number (Index.Rec)
 	Block int // index into that record's Blocks; -1 for string content
 }
 

@@ -4,7 +4,7 @@ package transcript
 // the last main-chain record back along parentUuid, plus the parallel
 // tool results that hang off it and are attached by tool id.
 type Chain struct {
-	// Recs are the records of the walk, root first, as indexes into Index.Recs.
+	// Recs are the records of the walk, root first, as record numbers (Index.Rec).
 	Recs []int
 	// Start is the record the walk began from (-1 for a file with no
 	// user or assistant record).

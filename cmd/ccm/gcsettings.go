@@ -4,7 +4,7 @@ import "os"
 
 // readMemoryLimit is the runtime's soft memory limit for the commands that
 // index a whole transcript without counting tokens (check, analyze
-// --no-tokens). Their live heap is the index (about 256 bytes a record:
+// --no-tokens). Their live heap is the index (about 230 bytes a record:
 // 25 MB for the 103k records of a 1 GB transcript) plus the reader's
 // batches (a few MB, and the longest line): with the default pacing the
 // heap grew to twice that, 90 MB of RSS on 1 GB. At 48 MiB the collector
