@@ -5,10 +5,10 @@ import "os"
 // readMemoryLimit is the runtime's soft memory limit for the commands that
 // index a whole transcript without counting tokens (check, analyze
 // --no-tokens). Their live heap is the index (about 230 bytes a record:
-// 25 MB for the 103k records of a 1 GB transcript) plus the reader's
+// 22 MB for the 103k records of a 1 GB transcript) plus the reader's
 // batches (a few MB, and the longest line): with the default pacing the
 // heap grew to twice that, 90 MB of RSS on 1 GB. At 48 MiB the collector
-// runs a little more often on such a file (8 cycles more on 1 GB) and
+// runs a little more often on such a file (23 cycles instead of 9) and
 // RSS stays under 64 MB; on smaller files the heap never reaches it.
 const readMemoryLimit = 48 << 20
 
