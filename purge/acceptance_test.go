@@ -57,7 +57,7 @@ func TestAcceptance05_ToolUseIDs(t *testing.T) {
 	ix := index(t, jsonl(rec("type", "assistant", "uuid", "a", "message",
 		raw(`{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}},{"type":"tool_use","id":"t2","name":"Bash","input":{}}]}`))))
 	ids := map[string]bool{}
-	for _, b := range ix.Recs[0].Blocks {
+	for _, b := range ix.Rec(0).Blocks() {
 		if b.Type == transcript.BlockToolUse {
 			ids[b.ID] = true
 		}
@@ -71,7 +71,7 @@ func TestAcceptance06_ToolResultIDs(t *testing.T) {
 	ix := index(t, jsonl(rec("type", "user", "uuid", "u", "message",
 		raw(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a"},{"type":"tool_result","tool_use_id":"t2","content":"b"}]}`))))
 	ids := map[string]bool{}
-	for _, b := range ix.Recs[0].Blocks {
+	for _, b := range ix.Rec(0).Blocks() {
 		if b.Type == transcript.BlockToolResult {
 			ids[b.ID] = true
 		}
@@ -95,7 +95,8 @@ func analysisFixture() []byte {
 func TestAcceptance07_CountsRecordTypes(t *testing.T) {
 	ix := index(t, analysisFixture())
 	n := map[transcript.RecType]int{}
-	for _, f := range ix.Recs {
+	for ri := range ix.Len() {
+		f := ix.Rec(ri)
 		n[f.Type]++
 	}
 	if n[transcript.TypeSystem] != 1 || n[transcript.TypeUser] != 1 || n[transcript.TypeAssistant] != 1 {
@@ -120,8 +121,9 @@ func TestAcceptance08_DetectsBrokenParent(t *testing.T) {
 func TestAcceptance09_CountsThinking(t *testing.T) {
 	ix := index(t, analysisFixture())
 	n := 0
-	for _, f := range ix.Recs {
-		for _, b := range f.Blocks {
+	for ri := range ix.Len() {
+		f := ix.Rec(ri)
+		for _, b := range f.Blocks() {
 			if b.Type == transcript.BlockThinking {
 				n++
 			}

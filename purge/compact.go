@@ -27,7 +27,7 @@ type injection struct {
 func (p *Plan) planInjection() {
 	n := p.opt.KeepTurns
 	t := -1
-	for i := len(p.recs()) - 1; i >= 0 && n > 0; i-- {
+	for i := p.scan.ix.Len() - 1; i >= 0 && n > 0; i-- {
 		if p.scan.info[i].prompt && p.drop[i] == keep {
 			t = i
 			n--
@@ -37,23 +37,23 @@ func (p *Plan) planInjection() {
 		p.Stats.InjectSkipped = "fewer prompts than --keep-turns"
 		return
 	}
-	f := &p.recs()[t]
-	for i := t; i < len(p.recs()); i++ {
-		if p.recs()[i].IsCompactBoundary() {
+	f := p.rec(t)
+	for i := t; i < p.scan.ix.Len(); i++ {
+		if p.rec(i).IsCompactBoundary() {
 			p.Stats.InjectSkipped = "the kept turns already follow a compaction"
 			return
 		}
 	}
-	if j, ok := p.scan.ix.Lookup(f.Parent); ok && p.recs()[j].CompactSummary {
+	if j, ok := p.scan.ix.Lookup(f.Parent()); ok && p.rec(j).CompactSummary {
 		p.Stats.InjectSkipped = "already compacted here"
 		return
 	}
-	inj := &injection{before: t, logicalParent: f.Parent,
-		boundaryUUID: newUUID("ccm-compact-boundary", f.UUID),
-		summaryUUID:  newUUID("ccm-compact-summary", f.UUID)}
+	inj := &injection{before: t, logicalParent: f.Parent(),
+		boundaryUUID: newUUID("ccm-compact-boundary", f.UUID()),
+		summaryUUID:  newUUID("ccm-compact-summary", f.UUID())}
 	for i := t - 1; i >= 0; i-- {
-		if g := &p.recs()[i]; g.Type == transcript.TypeAssistant && g.HasUsage && !g.APIError {
-			inj.preTokens = g.Usage.Total()
+		if g := p.rec(i); g.Type == transcript.TypeAssistant && g.HasUsage && !g.APIError {
+			inj.preTokens = g.Usage().Total()
 			break
 		}
 	}
@@ -65,11 +65,17 @@ func (p *Plan) planInjection() {
 
 // injectedFacts are the facts of the pair, for the plan's structure check.
 func (inj *injection) facts(sidechain bool) []transcript.Facts {
-	return []transcript.Facts{
-		{Type: transcript.TypeSystem, TypeName: "system", Subtype: "compact_boundary", UUID: inj.boundaryUUID, HasUUID: true, LogicalParent: inj.logicalParent},
-		{Type: transcript.TypeUser, TypeName: "user", Role: "user", UUID: inj.summaryUUID, HasUUID: true, Parent: inj.boundaryUUID,
-			CompactSummary: true, ContentString: true},
-	}
+	boundary := transcript.Facts{Type: transcript.TypeSystem, HasUUID: true}
+	boundary.SetTypeName("system")
+	boundary.SetSubtype("compact_boundary")
+	boundary.SetUUID(inj.boundaryUUID)
+	boundary.SetLogicalParent(inj.logicalParent)
+	summary := transcript.Facts{Type: transcript.TypeUser, HasUUID: true, CompactSummary: true, ContentString: true}
+	summary.SetTypeName("user")
+	summary.SetRole("user")
+	summary.SetUUID(inj.summaryUUID)
+	summary.SetParent(inj.boundaryUUID)
+	return []transcript.Facts{boundary, summary}
 }
 
 // envelope copies the common envelope fields of a record, so records ccm
@@ -140,8 +146,8 @@ type archive struct {
 // region is not self-contained and stays).
 func (p *Plan) planArchive() {
 	b := -1
-	for i := len(p.recs()) - 1; i >= 0; i-- {
-		if f := &p.recs()[i]; f.IsCompactBoundary() && !f.Sidechain {
+	for i := p.scan.ix.Len() - 1; i >= 0; i-- {
+		if f := p.rec(i); f.IsCompactBoundary() && !f.Sidechain {
 			b = i
 			break
 		}
@@ -155,7 +161,7 @@ func (p *Plan) planArchive() {
 	// file on every purge.
 	archived := true
 	for i := 0; i < b && archived; i++ {
-		t := p.recs()[i].TypeName
+		t := p.rec(i).TypeName()
 		archived = t == stub.ArchiveType || metadataTypes[t]
 	}
 	if archived {
@@ -163,17 +169,17 @@ func (p *Plan) planArchive() {
 		return
 	}
 	ix := p.scan.ix
-	for i := b; i < len(p.recs()); i++ {
-		if j, ok := ix.Lookup(p.recs()[i].Parent); ok && j < b {
-			p.Stats.ArchiveSkipped = fmt.Sprintf("line %d after the boundary names a parent before it", p.recs()[i].Line)
+	for i := b; i < p.scan.ix.Len(); i++ {
+		if j, ok := ix.Lookup(p.rec(i).Parent()); ok && j < b {
+			p.Stats.ArchiveSkipped = fmt.Sprintf("line %d after the boundary names a parent before it", p.rec(i).Line)
 			return
 		}
 	}
-	a := &archive{boundary: b, offset: p.recs()[b].Offset, lines: p.recs()[b].Line - 1, copies: map[int]bool{}}
+	a := &archive{boundary: b, offset: p.rec(b).Offset, lines: int(p.rec(b).Line - 1), copies: map[int]bool{}}
 	last := map[string]int{}
-	for i := range p.recs() {
-		if metadataTypes[p.recs()[i].TypeName] {
-			last[p.recs()[i].TypeName] = i
+	for i := range p.scan.ix.Len() {
+		if metadataTypes[p.rec(i).TypeName()] {
+			last[p.rec(i).TypeName()] = i
 		}
 	}
 	for _, i := range last {

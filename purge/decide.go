@@ -119,10 +119,9 @@ type decideJob struct {
 // until n more bytes may be in flight.
 func (p *Plan) readForStubs(ctx context.Context, src io.ReaderAt, jobs chan<- decideJob, reserve func(n int64)) error {
 	tools := map[string]toolInfo{}
-	recs := p.recs()
 	var buf []byte
-	for rec := 0; rec < p.windowStart && rec < len(recs); rec++ {
-		f := &recs[rec]
+	for rec := 0; rec < p.windowStart && rec < p.scan.ix.Len(); rec++ {
+		f := p.rec(rec)
 		if p.drop[rec] != keep {
 			continue
 		}
@@ -163,7 +162,9 @@ func (p *Plan) readForStubs(ctx context.Context, src io.ReaderAt, jobs chan<- de
 func (p *Plan) answered(rec int, tools map[string]toolInfo) map[string]toolInfo {
 	out := map[string]toolInfo{}
 	rn := p.renames[rec]
-	for k, bf := range p.recs()[rec].Blocks {
+	f := p.rec(rec)
+	for k := 0; k < f.NumBlocks(); k++ {
+		bf := f.Block(k)
 		if bf.Type != transcript.BlockToolResult {
 			continue
 		}
@@ -196,8 +197,8 @@ func readBody(src io.ReaderAt, f *transcript.Facts, buf *[]byte) ([]byte, error)
 
 // hasToolUse reports whether a record holds a tool call.
 func hasToolUse(f *transcript.Facts) bool {
-	for _, b := range f.Blocks {
-		if b.Type == transcript.BlockToolUse {
+	for b := 0; b < f.NumBlocks(); b++ {
+		if f.Block(b).Type == transcript.BlockToolUse {
 			return true
 		}
 	}
@@ -221,7 +222,7 @@ var blockKeys = [4]string{"type", "tool_use_id", "content", "is_error"}
 // stubbing reports whether large content of this record moves to the store.
 func (p *Plan) stubbing(rec int) bool {
 	o := p.opt
-	f := &p.recs()[rec]
+	f := p.rec(rec)
 	return !o.NoStore && !o.RepairOnly && rec < p.windowStart && p.scan.info[rec].large && !f.CompactSummary
 }
 
@@ -240,7 +241,7 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 	o := p.opt
 	thr := p.thresholdFor(rec)
 	s := bytesView(line)
-	f := &p.recs()[rec]
+	f := p.rec(rec)
 	level, reason := p.pinFor(rec)
 	rm := p.remove[rec]
 	rn := p.renames[rec]

@@ -206,7 +206,7 @@ func chainPrompts(t testing.TB, data []byte) map[string]bool {
 	out := map[string]bool{}
 	for _, i := range c.Recs {
 		if isUserPrompt(lines[i]) {
-			out[ix.Recs[i].UUID] = true
+			out[ix.Rec(i).UUID()] = true
 		}
 	}
 	return out

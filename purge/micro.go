@@ -85,7 +85,7 @@ func (m *microScan) note(i int, rec transcript.Record, f *transcript.Facts, opt 
 		return
 	}
 	want := false
-	for _, b := range f.Blocks {
+	for _, b := range f.Blocks() {
 		switch {
 		case b.Type == transcript.BlockToolUse && microTool(b.Name):
 			want = true
@@ -174,7 +174,7 @@ func (p *Plan) planMicro() {
 	// eligible: before the window, on the chain, kept, not the latest
 	// assistant message's.
 	eligible := func(rec int) bool {
-		return rec < p.windowStart && on[rec] && p.drop[rec] == keep && !p.latestRecs[rec] && !p.recs()[rec].CompactSummary
+		return rec < p.windowStart && on[rec] && p.drop[rec] == keep && !p.latestRecs[rec] && !p.rec(rec).CompactSummary
 	}
 	mark := func(set map[int]map[string]string, rec int, id, why string) bool {
 		if set[rec] == nil {
@@ -288,7 +288,7 @@ func (m *microScan) noteHook(i int, rec transcript.Record, f *transcript.Facts) 
 		if len(v.Raw) < microMin || !strings.HasPrefix(v.Raw, reminderStart) {
 			return
 		}
-	case f.Type == transcript.TypeAttachment && f.Subtype == "hook_additional_context":
+	case f.Type == transcript.TypeAttachment && f.Subtype() == "hook_additional_context":
 		att := transcript.Lookup(bytesView(rec.Raw()), "attachment")
 		if !att.IsObject() {
 			return

@@ -100,7 +100,7 @@ type Stats struct {
 
 // makePlan decides the purge of a scanned transcript.
 func makePlan(s *scan, opt Options, subagent bool) *Plan {
-	n := len(s.ix.Recs)
+	n := s.ix.Len()
 	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{}, parentWhy: map[int]string{},
 		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{},
 		microResults: map[int]map[string]string{}, microInputs: map[int]map[string]string{}, microHooks: map[int]string{}}
@@ -143,7 +143,8 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	return p
 }
 
-func (p *Plan) recs() []transcript.Facts { return p.scan.ix.Recs }
+// rec returns the facts of record i of the file.
+func (p *Plan) rec(i int) *transcript.Facts { return p.scan.ix.Rec(i) }
 
 // kept counts the records the plan keeps.
 func (p *Plan) kept() int {
@@ -160,10 +161,10 @@ func (p *Plan) kept() int {
 // from there on are the recent window. With fewer prompts, everything is.
 func (p *Plan) findWindow() int {
 	if p.opt.RecentTurns <= 0 {
-		return len(p.recs())
+		return p.scan.ix.Len()
 	}
 	seen := 0
-	for i := len(p.recs()) - 1; i >= 0; i-- {
+	for i := p.scan.ix.Len() - 1; i >= 0; i-- {
 		if p.scan.info[i].prompt {
 			seen++
 			if seen == p.opt.RecentTurns {
@@ -181,13 +182,13 @@ func (p *Plan) findLatest() string {
 	ix := p.scan.ix
 	c := ix.ActiveChain()
 	for k := len(c.Recs) - 1; k >= 0; k-- {
-		if f := &ix.Recs[c.Recs[k]]; f.Type == transcript.TypeAssistant && !f.APIError {
-			return f.MsgID
+		if f := ix.Rec(c.Recs[k]); f.Type == transcript.TypeAssistant && !f.APIError {
+			return f.MsgID()
 		}
 	}
-	for i := len(ix.Recs) - 1; i >= 0; i-- {
-		if f := &ix.Recs[i]; f.Type == transcript.TypeAssistant && !f.Sidechain {
-			return f.MsgID
+	for i := ix.Len() - 1; i >= 0; i-- {
+		if f := ix.Rec(i); f.Type == transcript.TypeAssistant && !f.Sidechain {
+			return f.MsgID()
 		}
 	}
 	return ""
@@ -216,12 +217,12 @@ func (p *Plan) findLatestRecs() map[int]bool {
 // assistant message except the latest; a record left without blocks is
 // dropped (its children are relinked to its parent).
 func (p *Plan) planThinking() {
-	for i := range p.recs() {
-		f := &p.recs()[i]
-		if f.Type != transcript.TypeAssistant || f.MsgID == p.latest && p.latest != "" || p.latestRecs[i] || p.drop[i] != keep {
+	for i := range p.scan.ix.Len() {
+		f := p.rec(i)
+		if f.Type != transcript.TypeAssistant || f.MsgID() == p.latest && p.latest != "" || p.latestRecs[i] || p.drop[i] != keep {
 			continue
 		}
-		for b, bf := range f.Blocks {
+		for b, bf := range f.Blocks() {
 			if bf.Type == transcript.BlockThinking || bf.Type == transcript.BlockRedactedThinking {
 				p.removeBlock(i, b)
 				p.Stats.ThinkingRemoved++
@@ -238,12 +239,12 @@ func (p *Plan) planThinking() {
 // still name them as parents of the records it appends next, and those
 // appends are copied verbatim.
 func (p *Plan) planProgress() {
-	end := len(p.recs())
+	end := p.scan.ix.Len()
 	if p.opt.Live {
 		end = p.lastPrompt()
 	}
 	for i := 0; i < end; i++ {
-		if p.recs()[i].Type == transcript.TypeProgress {
+		if p.rec(i).Type == transcript.TypeProgress {
 			p.setDrop(i, dropProgress)
 		}
 	}
@@ -298,7 +299,7 @@ func (p *Plan) setDrop(i int, why dropReason) {
 func (p *Plan) removeBlock(i, b int) {
 	rm := p.remove[i]
 	if rm == nil {
-		rm = make([]bool, len(p.recs()[i].Blocks))
+		rm = make([]bool, p.rec(i).NumBlocks())
 		p.remove[i] = rm
 	}
 	rm[b] = true
@@ -326,7 +327,7 @@ func (p *Plan) effectiveParent(i int) string {
 		}
 		return *np
 	}
-	return p.recs()[i].Parent
+	return p.rec(i).Parent()
 }
 
 // setParent plans a record's new parentUuid (nil for null), with the
@@ -341,7 +342,7 @@ func (p *Plan) setParent(i int, uuid *string, why string) {
 // whether that uuid names a record in the file.
 func (p *Plan) keptAncestor(uuid string) (string, bool) {
 	ix := p.scan.ix
-	for steps := 0; uuid != "" && steps <= len(p.recs()); steps++ {
+	for steps := 0; uuid != "" && steps <= p.scan.ix.Len(); steps++ {
 		j, ok := ix.Lookup(uuid)
 		if !ok {
 			return uuid, false
@@ -358,7 +359,7 @@ func (p *Plan) keptAncestor(uuid string) (string, bool) {
 // nearest kept ancestor, so the resume walk stays whole.
 func (p *Plan) relinkChildren() {
 	ix := p.scan.ix
-	for i := range p.recs() {
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}

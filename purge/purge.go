@@ -134,7 +134,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(s.ix.Recs) == 0 {
+	if s.ix.Len() == 0 {
 		return nil, transcript.ErrNoObjects
 	}
 	if err := ctx.Err(); err != nil {
@@ -212,7 +212,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 	}
 	if inj := p.inject; inj != nil {
-		facts, err := gatherSummary(io.NewSectionReader(src, 0, p.recs()[inj.before].Offset))
+		facts, err := gatherSummary(io.NewSectionReader(src, 0, p.rec(inj.before).Offset))
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +286,7 @@ func (p *Plan) storeArchive(ctx context.Context, src *os.File, store *ccm.Store,
 	a := p.archive
 	region := io.NewSectionReader(src, 0, a.offset)
 	level := max(p.opt.PinDefault, ccm.PinSoft) // often the only copy of that history: pruned last
-	desc := fmt.Sprintf("%d lines before the compact boundary at line %d", a.lines, p.recs()[a.boundary].Line)
+	desc := fmt.Sprintf("%d lines before the compact boundary at line %d", a.lines, p.rec(a.boundary).Line)
 	var key ccm.Key
 	if store != nil {
 		k, _, err := store.PutReader(ctx, region, ccm.Source{Type: "archive", SessionPath: abs, Description: desc}, level, "archived by ccm purge --archive-compacted")
@@ -330,7 +330,7 @@ func (p *Plan) afterCounter(w *rewriter) *transcript.Counter {
 	}
 	var lineBytes int64
 	for i := range onChain {
-		lineBytes += int64(p.recs()[i].Size)
+		lineBytes += int64(p.rec(i).Size)
 	}
 	ctr := transcript.NewCounter(lineBytes, len(onChain))
 	w.onLine = func(line []byte, rec int) {

@@ -16,7 +16,7 @@ import (
 func (p *Plan) planDangling() {
 	p.relinkChildren()
 	ix := p.scan.ix
-	for i := range p.recs() {
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}
@@ -40,8 +40,8 @@ func (p *Plan) planDangling() {
 			p.Stats.RootedDangling++
 			continue
 		}
-		u := p.recs()[target].UUID
-		p.setParent(i, &u, fmt.Sprintf("its parent is not in the file: linked to line %d", p.recs()[target].Line))
+		u := p.rec(target).UUID()
+		p.setParent(i, &u, fmt.Sprintf("its parent is not in the file: linked to line %d", p.rec(target).Line))
 		p.Stats.RelinkedDangling++
 	}
 }
@@ -53,7 +53,7 @@ func (p *Plan) planDangling() {
 // earlier record of its chain, or becomes a root when there is none.
 func (p *Plan) planCycles() {
 	ix := p.scan.ix
-	for i := range p.recs() {
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}
@@ -66,8 +66,8 @@ func (p *Plan) planCycles() {
 			continue
 		}
 		if target := p.nearestEarlier(i); target >= 0 {
-			u := p.recs()[target].UUID
-			p.setParent(i, &u, fmt.Sprintf("its parent link closes a loop: linked to line %d", p.recs()[target].Line))
+			u := p.rec(target).UUID()
+			p.setParent(i, &u, fmt.Sprintf("its parent link closes a loop: linked to line %d", p.rec(target).Line))
 		} else {
 			p.setParent(i, nil, "its parent link closes a loop: made a root")
 		}
@@ -78,17 +78,17 @@ func (p *Plan) planCycles() {
 // toolUseHolder returns the kept earlier assistant record holding the
 // tool_use that record i's first tool_result answers, or -1.
 func (p *Plan) toolUseHolder(i int) int {
-	f := &p.recs()[i]
-	if f.Type != transcript.TypeUser || len(f.Blocks) == 0 || f.Blocks[0].Type != transcript.BlockToolResult {
+	f := p.rec(i)
+	if f.Type != transcript.TypeUser || f.NumBlocks() == 0 || f.Block(0).Type != transcript.BlockToolResult {
 		return -1
 	}
-	id := f.Blocks[0].ID
+	id := f.Block(0).ID
 	for j := i - 1; j >= 0; j-- {
-		g := &p.recs()[j]
+		g := p.rec(j)
 		if g.Type != transcript.TypeAssistant || p.drop[j] != keep || g.Sidechain != f.Sidechain {
 			continue
 		}
-		for _, b := range g.Blocks {
+		for _, b := range g.Blocks() {
 			if b.Type == transcript.BlockToolUse && b.ID == id {
 				if p.wouldCycle(i, j) {
 					return -1
@@ -104,9 +104,9 @@ func (p *Plan) toolUseHolder(i int) int {
 // system record on the same side (main chain or sidechain) that does not
 // close a cycle, or -1.
 func (p *Plan) nearestEarlier(i int) int {
-	f := &p.recs()[i]
+	f := p.rec(i)
 	for j := i - 1; j >= 0; j-- {
-		g := &p.recs()[j]
+		g := p.rec(j)
 		if p.drop[j] != keep || g.Sidechain != f.Sidechain || !g.HasUUID {
 			continue
 		}
@@ -126,10 +126,10 @@ func (p *Plan) nearestEarlier(i int) int {
 // whether i is among j's ancestors.
 func (p *Plan) wouldCycle(i, j int) bool {
 	ix := p.scan.ix
-	me := p.recs()[i].UUID
+	me := p.rec(i).UUID()
 	cur := j
-	for steps := 0; steps <= len(p.recs()); steps++ {
-		if p.recs()[cur].UUID == me {
+	for steps := 0; steps <= p.scan.ix.Len(); steps++ {
+		if p.rec(cur).UUID() == me {
 			return true
 		}
 		par := p.effectiveParent(cur)
@@ -150,12 +150,16 @@ func (p *Plan) wouldCycle(i, j int) bool {
 // tool results. orig maps each of its records to the original index (-1
 // for a synthesised one, whose synthResult is in synths at that position).
 func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResult) {
-	var recs []transcript.Facts
-	for i := range p.recs() {
+	// The copies' new parents and blocks go to an overlay, which goes
+	// away with the virtual index, not into the scan's index.
+	ov := p.scan.ix.Overlay()
+	recs := make([]transcript.Facts, 0, p.kept()+len(p.synth)+2)
+	for i := range p.scan.ix.Len() {
 		if p.drop[i] != keep {
 			continue
 		}
-		f := p.recs()[i] // a copy
+		f := *p.rec(i) // a copy
+		ov.Adopt(&f)
 		if p.inject != nil && p.inject.before == i {
 			for _, jf := range p.inject.facts(f.Sidechain) {
 				recs = append(recs, jf)
@@ -163,33 +167,39 @@ func (p *Plan) virtual() (vix *transcript.Index, orig []int, synths []*synthResu
 				synths = append(synths, nil)
 			}
 		}
-		f.Parent = p.effectiveParent(i)
+		f.SetParent(p.effectiveParent(i))
 		if rn := p.renames[i]; rn != nil {
-			bs := append([]transcript.BlockFacts(nil), f.Blocks...)
+			bs := f.Blocks()
 			for b, id := range rn {
 				bs[b].ID = id
 			}
-			f.Blocks = bs
+			f.SetBlocks(bs)
 		}
 		if rm := p.remove[i]; rm != nil {
 			var bs []transcript.BlockFacts
-			for b, bf := range f.Blocks {
+			for b, bf := range f.Blocks() {
 				if !rm[b] {
 					bs = append(bs, bf)
 				}
 			}
-			f.Blocks = bs
+			f.SetBlocks(bs)
 			f.ContentEmpty = len(bs) == 0
 		}
 		recs = append(recs, f)
 		orig = append(orig, i)
 		synths = append(synths, nil)
 		if s := p.synth[i]; s != nil {
-			sf := transcript.Facts{Line: f.Line, Type: transcript.TypeUser, TypeName: "user", Role: "user",
-				UUID: s.UUID, HasUUID: true, Parent: s.Parent, Sidechain: f.Sidechain}
+			sf := transcript.Facts{Line: f.Line, Type: transcript.TypeUser, HasUUID: true, Sidechain: f.Sidechain}
+			ov.Adopt(&sf)
+			sf.SetTypeName("user")
+			sf.SetRole("user")
+			sf.SetUUID(s.UUID)
+			sf.SetParent(s.Parent)
+			var bs []transcript.BlockFacts
 			for _, id := range s.IDs {
-				sf.Blocks = append(sf.Blocks, transcript.BlockFacts{Type: transcript.BlockToolResult, ID: id, IsError: true})
+				bs = append(bs, transcript.BlockFacts{Type: transcript.BlockToolResult, ID: id, IsError: true})
 			}
+			sf.SetBlocks(bs)
 			recs = append(recs, sf)
 			orig = append(orig, -1)
 			synths = append(synths, s)
@@ -215,7 +225,7 @@ func (p *Plan) planToolPairs() {
 		byLine := map[int]int{} // line → original index
 		for _, i := range orig {
 			if i >= 0 {
-				byLine[p.recs()[i].Line] = i
+				byLine[int(p.rec(i).Line)] = i
 			}
 		}
 		if p.renameDuplicates(vix, orig, msgs) {
@@ -246,7 +256,7 @@ func (p *Plan) planToolPairs() {
 			case "thinking-unsigned", "redacted-thinking-empty":
 				// The API rejects these whatever else happens: removing them
 				// is a repair, even under --keep-thinking or --repair-only.
-				for b, bf := range p.recs()[i].Blocks {
+				for b, bf := range p.rec(i).Blocks() {
 					broken := bf.Type == transcript.BlockThinking && bf.NoSignature ||
 						bf.Type == transcript.BlockRedactedThinking && bf.Empty
 					if broken && !p.isRemoved(i, b) {
@@ -259,7 +269,7 @@ func (p *Plan) planToolPairs() {
 					p.setDrop(i, dropEmpty)
 				}
 			case "empty-text":
-				for b, bf := range p.recs()[i].Blocks {
+				for b, bf := range p.rec(i).Blocks() {
 					if bf.Type == transcript.BlockText && bf.Empty && !p.isRemoved(i, b) {
 						p.removeBlock(i, b)
 						p.Stats.RemovedEmptyText++
@@ -286,12 +296,12 @@ func (p *Plan) isRemoved(i, b int) bool {
 // the assistant message holding record i, after that message's last record,
 // and relinks that record's child on the chain to it.
 func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Chain, msgs []transcript.Message, i int) bool {
-	line := p.recs()[i].Line
+	line := p.rec(i).Line
 	for k := range msgs {
 		m := &msgs[k]
 		holds := false
 		for _, r := range m.Recs {
-			if vix.Recs[r].Line == line {
+			if vix.Rec(r).Line == line {
 				holds = true
 				break
 			}
@@ -307,16 +317,16 @@ func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Ch
 		answered := map[string]bool{}
 		if k+1 < len(msgs) {
 			for _, r := range msgs[k+1].Recs {
-				for _, b := range vix.Recs[r].Blocks {
+				for _, b := range vix.Rec(r).Blocks() {
 					if b.Type == transcript.BlockToolResult {
 						answered[b.ID] = true
 					}
 				}
 			}
 		}
-		s := &synthResult{After: last, Parent: p.recs()[last].UUID}
+		s := &synthResult{After: last, Parent: p.rec(last).UUID()}
 		for _, r := range m.Recs {
-			for _, b := range vix.Recs[r].Blocks {
+			for _, b := range vix.Rec(r).Blocks() {
 				if b.Type == transcript.BlockToolUse && !answered[b.ID] {
 					s.IDs = append(s.IDs, b.ID)
 				}
@@ -347,12 +357,12 @@ func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Ch
 // removeOrphanResults removes the tool_result blocks of record i that have
 // no tool_use in the previous message; a record left empty is dropped.
 func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transcript.Index, orig []int) bool {
-	line := p.recs()[i].Line
+	line := p.rec(i).Line
 	prev := map[string]bool{}
 	for k := range msgs {
 		found := false
 		for _, r := range msgs[k].Recs {
-			if vix.Recs[r].Line == line && orig[r] == i {
+			if vix.Rec(r).Line == line && orig[r] == i {
 				found = true
 			}
 		}
@@ -361,7 +371,7 @@ func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transc
 		}
 		if k > 0 && msgs[k-1].Role == "assistant" {
 			for _, r := range msgs[k-1].Recs {
-				for _, b := range vix.Recs[r].Blocks {
+				for _, b := range vix.Rec(r).Blocks() {
 					if b.Type == transcript.BlockToolUse {
 						prev[b.ID] = true
 					}
@@ -371,7 +381,7 @@ func (p *Plan) removeOrphanResults(i int, msgs []transcript.Message, vix *transc
 		break
 	}
 	changed := false
-	for b, bf := range p.recs()[i].Blocks {
+	for b, bf := range p.rec(i).Blocks() {
 		if bf.Type == transcript.BlockToolResult && !prev[bf.ID] && !p.isRemoved(i, b) {
 			p.removeBlock(i, b)
 			p.Stats.RemovedOrphanResult++
@@ -400,7 +410,7 @@ func (p *Plan) renameDuplicates(vix *transcript.Index, orig []int, msgs []transc
 			if ref.Block < 0 {
 				continue
 			}
-			b := vix.Recs[ref.Rec].Blocks[ref.Block]
+			b := vix.Rec(ref.Rec).Block(ref.Block)
 			if b.Type != transcript.BlockToolUse {
 				continue
 			}
@@ -412,14 +422,14 @@ func (p *Plan) renameDuplicates(vix *transcript.Index, orig []int, msgs []transc
 			if i < 0 {
 				continue
 			}
-			newID := b.ID + "_ccm" + newUUID("dup", p.recs()[i].UUID, b.ID)[:8]
+			newID := b.ID + "_ccm" + newUUID("dup", p.rec(i).UUID(), b.ID)[:8]
 			p.rename(i, ref.Block, newID)
 			if k+1 < len(msgs) {
 				for _, r2 := range msgs[k+1].Blocks {
 					if r2.Block < 0 || orig[r2.Rec] < 0 {
 						continue
 					}
-					if rb := vix.Recs[r2.Rec].Blocks[r2.Block]; rb.Type == transcript.BlockToolResult && rb.ID == b.ID {
+					if rb := vix.Rec(r2.Rec).Block(r2.Block); rb.Type == transcript.BlockToolResult && rb.ID == b.ID {
 						p.rename(orig[r2.Rec], r2.Block, newID)
 						break
 					}

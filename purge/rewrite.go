@@ -44,7 +44,7 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 	// and this pass reads the same bytes: a line is a record exactly when
 	// it starts where the next record does, so it is not validated again.
 	rd.Classify = false
-	recs := w.p.recs()
+	ix := w.p.scan.ix
 	rec := -1
 	arch := w.p.archive
 	for {
@@ -55,7 +55,7 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if rec+1 < len(recs) && recs[rec+1].Offset == l.Offset {
+		if rec+1 < ix.Len() && ix.Rec(rec+1).Offset == l.Offset {
 			l.Kind = transcript.Object
 		} else {
 			l.Kind = transcript.Invalid

@@ -34,14 +34,14 @@ type scan struct {
 // api-request-shape / api-request-blob records on every turn
 // (realclient-findings §2), 150 to 350 KB per turn.
 func bookkeepingKind(f *transcript.Facts) string {
-	switch f.TypeName {
+	switch f.TypeName() {
 	case "api-request-shape", "api-request-blob":
-		return f.TypeName
+		return f.TypeName()
 	}
 	if f.Type == transcript.TypeAttachment {
-		switch f.Subtype {
+		switch f.Subtype() {
 		case "prompt_snapshot", "api-request-shape", "api-request-blob":
-			return "attachment/" + f.Subtype
+			return "attachment/" + f.Subtype()
 		}
 	}
 	return ""
@@ -96,10 +96,10 @@ func scanFile(r io.Reader, opt Options) (*scan, error) {
 // results only: no prompt, no directive, and no need to decode its
 // content (megabytes of tool output) to find that out.
 func onlyToolResults(f *transcript.Facts) bool {
-	if f.ContentString || len(f.Blocks) == 0 {
+	if f.ContentString || f.NumBlocks() == 0 {
 		return false
 	}
-	for _, b := range f.Blocks {
+	for _, b := range f.Blocks() {
 		if b.Type != transcript.BlockToolResult {
 			return false
 		}
@@ -141,7 +141,7 @@ func largeAt(rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes, o
 	if sz.ToolUseInput <= thr {
 		return false
 	}
-	for b, bf := range f.Blocks {
+	for b, bf := range f.Blocks() {
 		if bf.Type != transcript.BlockToolUse {
 			continue
 		}

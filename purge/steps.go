@@ -35,34 +35,34 @@ var dropWhy = [...]string{
 // ids, stubs with their keys, records added, the injected compaction and
 // the final newline.
 func (p *Plan) Steps() []Step {
-	recs := p.recs()
+	n := p.scan.ix.Len()
 	var out []Step
 	if a := p.archive; a != nil {
 		out = append(out, Step{Line: 1, Action: "archive", Where: fmt.Sprintf("lines 1-%d", a.lines),
-			Why: fmt.Sprintf("before the last compact boundary (line %d): stored as one blob, replaced by one archive record", recs[a.boundary].Line)})
+			Why: fmt.Sprintf("before the last compact boundary (line %d): stored as one blob, replaced by one archive record", p.rec(a.boundary).Line)})
 	}
-	for i := range recs {
-		f := &recs[i]
+	for i := 0; i < n; i++ {
+		f := p.rec(i)
 		if d := p.drop[i]; d != keep {
 			if d != dropArchived {
-				out = append(out, Step{Line: f.Line, Action: "drop", Why: dropWhy[d]})
+				out = append(out, Step{Line: int(f.Line), Action: "drop", Why: dropWhy[d]})
 			}
 			continue
 		}
 		if inj := p.inject; inj != nil && i == inj.before {
-			out = append(out, Step{Line: f.Line, Action: "insert", Why: "a compaction summary of everything before this record (--inject-compaction)"})
+			out = append(out, Step{Line: int(f.Line), Action: "insert", Why: "a compaction summary of everything before this record (--inject-compaction)"})
 		}
 		if why, ok := p.parentWhy[i]; ok {
 			to := "null"
 			if np := p.parent[i]; np != nil {
 				to = *np
 				if j, ok := p.scan.ix.Lookup(to); ok {
-					to += fmt.Sprintf(" (line %d)", recs[j].Line)
+					to += fmt.Sprintf(" (line %d)", p.rec(j).Line)
 				} else {
 					to += " (a record the purge adds)"
 				}
 			}
-			out = append(out, Step{Line: f.Line, Action: "relink", Where: "parentUuid -> " + to, Why: why})
+			out = append(out, Step{Line: int(f.Line), Action: "relink", Where: "parentUuid -> " + to, Why: why})
 		}
 		if rm := p.remove[i]; rm != nil {
 			out = append(out, p.removeSteps(i, rm)...)
@@ -74,33 +74,33 @@ func (p *Plan) Steps() []Step {
 			}
 			sort.Ints(blocks)
 			for _, b := range blocks {
-				out = append(out, Step{Line: f.Line, Action: "rename", Where: fmt.Sprintf("message.content[%d] id -> %s", b, rn[b]),
+				out = append(out, Step{Line: int(f.Line), Action: "rename", Where: fmt.Sprintf("message.content[%d] id -> %s", b, rn[b]),
 					Why: "an earlier tool call has the same id: the API rejects duplicates"})
 			}
 		}
 		if sr := p.stubs[i]; sr != nil {
 			for _, ps := range sr.stubs {
-				out = append(out, Step{Line: f.Line, Action: "stub", Where: ps.where, Why: ps.why, Key: ps.key.String(), Bytes: int64(ps.n)})
+				out = append(out, Step{Line: int(f.Line), Action: "stub", Where: ps.where, Why: ps.why, Key: ps.key.String(), Bytes: int64(ps.n)})
 			}
 		}
 		if s := p.synth[i]; s != nil {
-			out = append(out, Step{Line: f.Line, Action: "add", Where: "after this line: tool results for " + strings.Join(s.IDs, ", "),
+			out = append(out, Step{Line: int(f.Line), Action: "add", Where: "after this line: tool results for " + strings.Join(s.IDs, ", "),
 				Why: "these calls have no result: the API rejects a call without one"})
 		}
 	}
 	if p.terminate {
-		out = append(out, Step{Line: recs[len(recs)-1].Line, Action: "newline", Why: "the last record has no newline: the next line Claude Code appends would be glued to it"})
+		out = append(out, Step{Line: int(p.rec(n - 1).Line), Action: "newline", Why: "the last record has no newline: the next line Claude Code appends would be glued to it"})
 	}
 	return out
 }
 
 // removeSteps words the blocks removed from record i, one step per reason.
 func (p *Plan) removeSteps(i int, rm []bool) []Step {
-	f := &p.recs()[i]
+	f := p.rec(i)
 	byWhy := map[string][]int{}
 	var order []string
 	for b, gone := range rm {
-		if !gone || b >= len(f.Blocks) {
+		if !gone || b >= f.NumBlocks() {
 			continue
 		}
 		why := removeWhy(f, b)
@@ -116,14 +116,14 @@ func (p *Plan) removeSteps(i int, rm []bool) []Step {
 		for k, b := range bs {
 			idx[k] = fmt.Sprint(b)
 		}
-		out = append(out, Step{Line: f.Line, Action: "remove", Where: "message.content[" + strings.Join(idx, ",") + "]", Why: why})
+		out = append(out, Step{Line: int(f.Line), Action: "remove", Where: "message.content[" + strings.Join(idx, ",") + "]", Why: why})
 	}
 	return out
 }
 
 // removeWhy says why block b of a record is removed.
 func removeWhy(f *transcript.Facts, b int) string {
-	bf := f.Blocks[b]
+	bf := f.Block(b)
 	switch bf.Type {
 	case transcript.BlockThinking, transcript.BlockRedactedThinking:
 		if bf.Type == transcript.BlockThinking && bf.NoSignature || bf.Type == transcript.BlockRedactedThinking && bf.Empty {

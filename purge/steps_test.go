@@ -118,7 +118,7 @@ func TestThinkingLatestSplit(t *testing.T) {
 		lines := objectLines(in)
 		latest := ""
 		for k := len(c.Recs) - 1; k >= 0; k-- {
-			if f := ix.Recs[c.Recs[k]]; f.Type == transcript.TypeAssistant {
+			if f := *ix.Rec(c.Recs[k]); f.Type == transcript.TypeAssistant {
 				latest = gjson.GetBytes(lines[c.Recs[k]], "message.id").Str
 				break
 			}

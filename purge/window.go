@@ -28,12 +28,12 @@ func (p *Plan) boundWindow(turns int) int {
 	start := turns
 	if n := p.opt.RecentResults; n > 0 {
 		seen := 0
-		for i := len(p.recs()) - 1; i >= start && seen < n; i-- {
-			f := &p.recs()[i]
+		for i := p.scan.ix.Len() - 1; i >= start && seen < n; i-- {
+			f := p.rec(i)
 			if f.Sidechain || lostResultRecord(f) {
 				continue
 			}
-			for _, b := range f.Blocks {
+			for _, b := range f.Blocks() {
 				if b.Type == transcript.BlockToolResult {
 					seen++
 				}
@@ -93,13 +93,13 @@ func (p *Plan) settleLarge() {
 // towards --recent-results: a purge adds them, and counting them would
 // move the window of the next purge and make it stub more.
 func lostResultRecord(f *transcript.Facts) bool {
-	if len(f.Blocks) == 0 {
+	if f.NumBlocks() == 0 {
 		return false
 	}
-	for _, b := range f.Blocks {
+	for _, b := range f.Blocks() {
 		if b.Type != transcript.BlockToolResult || !b.IsError {
 			return false
 		}
 	}
-	return f.TextBytes == int64(len(f.Blocks)*(lostResultLen-2))
+	return f.TextBytes == int64(f.NumBlocks()*(lostResultLen-2))
 }

@@ -86,13 +86,13 @@ func Analyze(r io.Reader, opt AnalyzeOptions) (*Index, *Analysis, error) {
 			a.Categories.Rest += int64(len(l.Raw))
 			return
 		}
-		name := f.TypeName
+		name := f.TypeName()
 		if name == "" {
 			name = "(no type)"
 		}
-		a.Records[name] = addStat(a.Records[name], f.Size)
-		if f.Subtype != "" {
-			a.Subtypes[name+"/"+f.Subtype] = addStat(a.Subtypes[name+"/"+f.Subtype], f.Size)
+		a.Records[name] = addStat(a.Records[name], int(f.Size))
+		if f.Subtype() != "" {
+			a.Subtypes[name+"/"+f.Subtype()] = addStat(a.Subtypes[name+"/"+f.Subtype()], int(f.Size))
 		}
 		switch f.Type {
 		case TypeProgress:
@@ -103,11 +103,12 @@ func Analyze(r io.Reader, opt AnalyzeOptions) (*Index, *Analysis, error) {
 			return
 		}
 		if f.IsCompactBoundary() {
-			a.Boundaries = append(a.Boundaries, Boundary{Line: f.Line,
+			a.Boundaries = append(a.Boundaries, Boundary{Line: int(f.Line),
 				Trigger:   clone(rec.Get("compactMetadata.trigger").Str),
 				PreTokens: rec.Get("compactMetadata.preTokens").Int()})
 		}
-		for _, b := range f.Blocks {
+		for k := range f.NumBlocks() {
+			b := f.Block(k)
 			name := b.Type.String()
 			n := a.Blocks[name]
 			n.Count++
@@ -131,9 +132,9 @@ func Analyze(r io.Reader, opt AnalyzeOptions) (*Index, *Analysis, error) {
 		c.ToolUseResult += int64(sz.ToolUseResult)
 		c.ToolUseInput += int64(sz.ToolUseInput)
 		c.Image += int64(sz.Image)
-		c.Rest += int64(f.Size - sz.Thinking - sz.ToolResult - sz.ToolUseResult - sz.ToolUseInput - sz.Image)
+		c.Rest += int64(int(f.Size) - sz.Thinking - sz.ToolResult - sz.ToolUseResult - sz.ToolUseInput - sz.Image)
 		for _, o := range sz.ToolResults {
-			top.offer(LargeOutput{Line: f.Line, Tool: toolNames[o.ToolUseID], ToolUseID: o.ToolUseID, Bytes: o.Bytes, IsError: o.IsError}, opt.Top)
+			top.offer(LargeOutput{Line: int(f.Line), Tool: toolNames[o.ToolUseID], ToolUseID: o.ToolUseID, Bytes: o.Bytes, IsError: o.IsError}, opt.Top)
 		}
 		return
 	}
@@ -192,9 +193,9 @@ func (h *outputHeap) sorted() []LargeOutput {
 // that reports one.
 func (ix *Index) ChainUsage(c *Chain) (Usage, bool) {
 	for k := len(c.Recs) - 1; k >= 0; k-- {
-		f := &ix.Recs[c.Recs[k]]
+		f := ix.Rec(c.Recs[k])
 		if f.Type == TypeAssistant && f.HasUsage && !f.APIError {
-			return f.Usage, true
+			return f.Usage(), true
 		}
 	}
 	return Usage{}, false

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -31,7 +32,7 @@ const (
 type scanned struct {
 	line       Line // Raw is set once the batch is sealed
 	start, end int  // Raw's span in the batch buffer
-	facts      Facts
+	facts      lineFacts
 	sizes      Sizes
 	kind       Kind
 }
@@ -57,13 +58,15 @@ type builder struct {
 	cond    *sync.Cond
 	pending int      // bytes read and not yet assembled
 	free    []*batch // batches to reuse
+	freeOwn []*batch // batches of one line over batchBytes to reuse
+	ownKept int      // the bytes of their buffers, at most maxPending
 	err     error    // the first Visitor error: stops the reading
 }
 
 // Build reads a transcript and indexes it.
 func Build(r io.Reader, opt BuildOptions) (*Index, error) {
 	b := &builder{
-		ix:    &Index{byUUID: make(map[string]int32), Terminated: true},
+		ix:    &Index{Terminated: true, tab: newStrtab()},
 		opt:   opt,
 		work:  make(chan *batch, 4),
 		order: make(chan *batch, 64),
@@ -126,8 +129,10 @@ func (b *builder) read(r io.Reader) error {
 		} else if len(l.Raw) > batchBytes {
 			// A batch of its own, in a buffer of its size.
 			b.send(cur)
-			own := &batch{buf: append([]byte(nil), l.Raw...), lines: []scanned{{line: l, end: len(l.Raw)}},
-				bytes: len(l.Raw), done: make(chan struct{}), owned: true}
+			own := b.newOwnBatch(len(l.Raw))
+			own.buf = append(own.buf, l.Raw...)
+			own.lines = append(own.lines, scanned{line: l, end: len(l.Raw)})
+			own.bytes = len(l.Raw)
 			b.send(own)
 			cur = b.newBatch()
 		} else {
@@ -160,6 +165,30 @@ func (b *builder) newBatch() *batch {
 		return bt
 	}
 	return &batch{buf: make([]byte, 0, batchBytes), done: make(chan struct{}), owned: true}
+}
+
+// newOwnBatch returns an empty batch whose buffer holds n bytes: one
+// kept from an earlier line of that size class when there is one. Lines
+// between batchBytes and bigLine are common in long sessions (tool
+// outputs, file reads): a new buffer for each was a quarter of a 1 GB
+// file's bytes allocated again, and as many collections.
+func (b *builder) newOwnBatch(n int) *batch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, bt := range b.freeOwn {
+		if cap(bt.buf) >= n {
+			b.freeOwn = append(b.freeOwn[:k], b.freeOwn[k+1:]...)
+			b.ownKept -= cap(bt.buf)
+			bt.buf, bt.lines, bt.bytes, bt.owned = bt.buf[:0], bt.lines[:0], 0, true
+			bt.done = make(chan struct{})
+			return bt
+		}
+	}
+	size := batchBytes * 2
+	for size < n {
+		size *= 2
+	}
+	return &batch{buf: make([]byte, 0, size), done: make(chan struct{}), owned: true}
 }
 
 // send seals a batch and queues it, once the bytes read ahead allow.
@@ -199,8 +228,15 @@ func (b *builder) release(bt *batch) {
 	b.pending -= bt.bytes
 	bt.bytes = 0
 	// Kept for reuse: as many buffers as the bytes read ahead fill.
-	if bt.owned && cap(bt.buf) == batchBytes && len(b.free) < maxPending/batchBytes {
-		b.free = append(b.free, bt)
+	switch {
+	case !bt.owned:
+	case cap(bt.buf) == batchBytes:
+		if len(b.free) < maxPending/batchBytes {
+			b.free = append(b.free, bt)
+		}
+	case b.ownKept+cap(bt.buf) <= maxPending:
+		b.freeOwn = append(b.freeOwn, bt)
+		b.ownKept += cap(bt.buf)
 	}
 	b.cond.Broadcast()
 	b.mu.Unlock()
@@ -213,22 +249,21 @@ func (b *builder) failed() bool {
 }
 
 // extractBatches is a worker: it extracts the facts of every line of the
-// batches it takes. Each worker interns strings in its own table.
+// batches it takes.
 func (b *builder) extractBatches() {
-	in := make(interner)
 	for bt := range b.work {
 		for i := range bt.lines {
 			s := &bt.lines[i]
 			s.kind = Invalid
 			body := s.line.Body()
 			if t := skipWS(body, 0); t < len(body) && body[t] == '{' {
-				s.facts = Facts{Line: s.line.Num, Offset: s.line.Offset, Size: len(s.line.Raw)}
+				s.facts = lineFacts{Line: s.line.Num, Offset: s.line.Offset, Size: len(s.line.Raw), Blocks: s.facts.Blocks[:0]}
 				var szp *Sizes
 				if b.opt.Sizes {
 					s.sizes = Sizes{ToolResults: s.sizes.ToolResults[:0]}
 					szp = &s.sizes
 				}
-				if extract(body, &s.facts, szp, in) {
+				if extract(body, &s.facts, szp) {
 					s.kind = Object
 				}
 			}
@@ -263,6 +298,12 @@ func (b *builder) assemble() {
 	}
 }
 
+// maxRecordBytes is the largest line (and line number) the index's 32-bit
+// fields hold: 2 GiB, forty times the longest line Claude Code writes.
+const maxRecordBytes = 1<<31 - 1
+
+var errTooLarge = errors.New("a record of 2 GiB or more is beyond what ccm indexes")
+
 // add puts one line into the index.
 func (b *builder) add(s *scanned) error {
 	ix := b.ix
@@ -278,14 +319,17 @@ func (b *builder) add(s *scanned) error {
 		}
 		return nil
 	}
-	ix.Recs = append(ix.Recs, s.facts)
-	ix.addUUID(len(ix.Recs) - 1)
+	if len(l.Raw) > maxRecordBytes || l.Num > maxRecordBytes {
+		return fmt.Errorf("line %d: %w", l.Num, errTooLarge)
+	}
+	ix.push(ix.tab.keep(&s.facts, ix))
+	ix.addUUID(ix.Len() - 1)
 	if b.opt.Visit != nil {
 		var szp *Sizes
 		if b.opt.Sizes {
 			szp = &s.sizes
 		}
-		return b.opt.Visit(l, NewRecord(l.Body()), &ix.Recs[len(ix.Recs)-1], szp)
+		return b.opt.Visit(l, NewRecord(l.Body()), ix.Rec(ix.Len()-1), szp)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func TestBuildVisitsInOrder(t *testing.T) {
 		var got []seen
 		visit := func(l Line, rec Record, f *Facts, sz *Sizes) error {
 			got = append(got, seen{l.Num, l.Offset, string(l.Raw), l.Kind, f != nil})
-			if f != nil && (f.Offset != l.Offset || f.Size != len(l.Raw) || rec.UUID() != f.UUID || sz == nil) {
+			if f != nil && (f.Offset != l.Offset || int(f.Size) != len(l.Raw) || rec.UUID() != f.UUID() || sz == nil) {
 				t.Errorf("line %d: facts %+v do not match the line", l.Num, *f)
 			}
 			return nil
@@ -91,14 +91,14 @@ func TestBuildVisitsInOrder(t *testing.T) {
 					got[i].num, got[i].offset, len(got[i].raw), got[i].kind, want[i].num, want[i].offset, len(want[i].raw), want[i].kind)
 			}
 			if want[i].rec {
-				if ix.Recs[recs].Offset != want[i].offset {
-					t.Fatalf("seed %d: record %d at offset %d, want %d", seed, recs, ix.Recs[recs].Offset, want[i].offset)
+				if ix.Rec(recs).Offset != want[i].offset {
+					t.Fatalf("seed %d: record %d at offset %d, want %d", seed, recs, ix.Rec(recs).Offset, want[i].offset)
 				}
 				recs++
 			}
 		}
-		if recs != len(ix.Recs) || ix.Lines != len(want) || ix.Bytes != int64(len(data)) || ix.Terminated {
-			t.Errorf("seed %d: index has %d records, %d lines, %d bytes, terminated %v", seed, len(ix.Recs), ix.Lines, ix.Bytes, ix.Terminated)
+		if recs != ix.Len() || ix.Lines != len(want) || ix.Bytes != int64(len(data)) || ix.Terminated {
+			t.Errorf("seed %d: index has %d records, %d lines, %d bytes, terminated %v", seed, ix.Len(), ix.Lines, ix.Bytes, ix.Terminated)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func base() *tx {
 func TestCheckCleanWithParallelResult(t *testing.T) {
 	ix := base().index(t)
 	c := ix.ActiveChain()
-	if len(c.Attached) != 1 || ix.Recs[c.Attached[0]].Line != 7 {
+	if len(c.Attached) != 1 || ix.Rec(c.Attached[0]).Line != 7 {
 		t.Fatalf("attached %v, want line 7", c.Attached)
 	}
 	msgs := ix.Messages(c)
@@ -174,7 +174,7 @@ func TestCheckDanglingParent(t *testing.T) {
 	tr.lines[5] = strings.Replace(tr.lines[5], `"parentUuid":"p1"`, `"parentUuid":"gone"`, 1)
 	ix := tr.index(t)
 	c := ix.ActiveChain()
-	if c.BrokenAt < 0 || ix.Recs[c.BrokenAt].Line != 6 {
+	if c.BrokenAt < 0 || ix.Rec(c.BrokenAt).Line != 6 {
 		t.Fatalf("walk should break at line 6, broke at %d", c.BrokenAt)
 	}
 	fs := Check(ix, CheckOptions{})
@@ -227,7 +227,7 @@ func TestDuplicateUUIDs(t *testing.T) {
 	tr.add(`{"type":"saved_hook_context","uuid":"s1","content":"y"}`) // by design
 	tr.add(`{"parentUuid":"a4","type":"system","subtype":"turn_duration","uuid":"a4"}`)
 	ix := tr.index(t)
-	if len(ix.Dups) != 1 || ix.Recs[ix.Dups[0]].Line != 11 {
+	if len(ix.Dups) != 1 || ix.Rec(ix.Dups[0]).Line != 11 {
 		t.Fatalf("duplicates at %v, want only line 11", ix.Dups)
 	}
 }

@@ -23,28 +23,28 @@ func Check(ix *Index, opt CheckOptions) []Finding {
 	if !opt.Subagent {
 		first := ix.firstLinkable()
 		for _, i := range ix.Dangling() {
-			f := &ix.Recs[i]
+			f := ix.Rec(i)
 			if i <= first[f.Sidechain] {
 				// Nothing comes before it: the session starts mid-way
 				// (a copy of a later part), and the walk loses nothing.
-				out = append(out, Finding{Line: f.Line, Severity: Warning, Code: "starts-midway",
-					Text: fmt.Sprintf("parentUuid %s names no record in the file, and no record comes before this one: the session starts mid-way; nothing is lost (ccm purge makes it a root)", f.Parent)})
+				out = append(out, Finding{Line: int(f.Line), Severity: Warning, Code: "starts-midway",
+					Text: fmt.Sprintf("parentUuid %s names no record in the file, and no record comes before this one: the session starts mid-way; nothing is lost (ccm purge makes it a root)", f.Parent())})
 				continue
 			}
 			what := "resume loses every earlier record of this branch"
 			if i == c.BrokenAt {
 				what = "resume stops here and drops all history before this line"
 			}
-			out = append(out, Finding{Line: f.Line, Severity: Error, Code: "dangling-parent",
-				Text: fmt.Sprintf("parentUuid %s names no record in the file: %s", f.Parent, what)})
+			out = append(out, Finding{Line: int(f.Line), Severity: Error, Code: "dangling-parent",
+				Text: fmt.Sprintf("parentUuid %s names no record in the file: %s", f.Parent(), what)})
 		}
 	}
-	if c.Start < 0 && len(ix.Recs) > 0 {
-		out = append(out, Finding{Line: ix.Recs[0].Line, Severity: Warning, Code: "no-conversation",
+	if c.Start < 0 && ix.Len() > 0 {
+		out = append(out, Finding{Line: int(ix.Rec(0).Line), Severity: Warning, Code: "no-conversation",
 			Text: "no user or assistant record: there is no conversation to resume (Claude Code says \"No conversation found\")"})
 	}
 	if c.Cycle {
-		out = append(out, Finding{Line: ix.Recs[c.Recs[0]].Line, Severity: Error, Code: "parent-cycle",
+		out = append(out, Finding{Line: int(ix.Rec(c.Recs[0]).Line), Severity: Error, Code: "parent-cycle",
 			Text: "the parentUuid chain loops back on itself"})
 	}
 	for _, b := range ix.Bad {
@@ -65,15 +65,15 @@ func Check(ix *Index, opt CheckOptions) []Finding {
 		out = append(out, Finding{Line: ix.Lines, Severity: Warning, Code: "bad-lines", Text: fmt.Sprintf("%d more bad lines not listed", skipped)})
 	}
 	for _, i := range ix.Dups {
-		f := &ix.Recs[i]
-		first, _ := ix.Lookup(f.UUID)
-		out = append(out, Finding{Line: f.Line, Severity: Warning, Code: "duplicate-uuid",
-			Text: fmt.Sprintf("uuid %s already used at line %d", f.UUID, ix.Recs[first].Line)})
+		f := ix.Rec(i)
+		first, _ := ix.Lookup(f.UUID())
+		out = append(out, Finding{Line: int(f.Line), Severity: Warning, Code: "duplicate-uuid",
+			Text: fmt.Sprintf("uuid %s already used at line %d", f.UUID(), ix.Rec(first).Line)})
 	}
 	off := ix.OffChainRecords(c)
 	offWarn := func(recs []int, what string) {
 		if len(recs) > 0 {
-			out = append(out, Finding{Line: ix.Recs[recs[0]].Line, Severity: Warning, Code: "off-chain",
+			out = append(out, Finding{Line: int(ix.Rec(recs[0]).Line), Severity: Warning, Code: "off-chain",
 				Text: fmt.Sprintf("%d user/assistant records %s are not sent on resume (first here)", len(recs), what)})
 		}
 	}
@@ -93,9 +93,9 @@ func Check(ix *Index, opt CheckOptions) []Finding {
 // uuid: the first record a dangling parent could be relinked to, as
 // ccm purge relinks (len(Recs) when there is none).
 func (ix *Index) firstLinkable() map[bool]int {
-	first := map[bool]int{false: len(ix.Recs), true: len(ix.Recs)}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	first := map[bool]int{false: ix.Len(), true: ix.Len()}
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if !f.HasUUID || first[f.Sidechain] < i {
 			continue
 		}

@@ -23,16 +23,18 @@ func indexCorpus(t *testing.T, rel string) *Index {
 
 func typeCounts(ix *Index) map[string]int {
 	m := map[string]int{}
-	for _, f := range ix.Recs {
-		m[f.TypeName]++
+	for ri := range ix.Len() {
+		f := ix.Rec(ri)
+		m[f.TypeName()]++
 	}
 	return m
 }
 
 func blockCounts(ix *Index) map[string]int {
 	m := map[string]int{}
-	for _, f := range ix.Recs {
-		for _, b := range f.Blocks {
+	for ri := range ix.Len() {
+		f := ix.Rec(ri)
+		for _, b := range f.Blocks() {
 			m[b.Type.String()]++
 		}
 	}
@@ -96,8 +98,8 @@ func TestCorpusCounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.rel, func(t *testing.T) {
 			ix := indexCorpus(t, tt.rel)
-			if ix.Lines != tt.lines || len(ix.Recs) != tt.lines {
-				t.Errorf("lines %d, records %d, want %d of each", ix.Lines, len(ix.Recs), tt.lines)
+			if ix.Lines != tt.lines || ix.Len() != tt.lines {
+				t.Errorf("lines %d, records %d, want %d of each", ix.Lines, ix.Len(), tt.lines)
 			}
 			sameCounts(t, "types", typeCounts(ix), tt.types)
 			sameCounts(t, "blocks", blockCounts(ix), tt.blocks)
@@ -111,10 +113,10 @@ func TestCorpusCounts(t *testing.T) {
 			if tt.walk == 0 {
 				return
 			}
-			if got := ix.Recs[c.Start].Line; got != tt.startLine {
+			if got := int(ix.Rec(c.Start).Line); got != tt.startLine {
 				t.Errorf("walk starts at line %d, want %d", got, tt.startLine)
 			}
-			if got := ix.Recs[c.Recs[0]].Line; got != tt.endLine {
+			if got := int(ix.Rec(c.Recs[0]).Line); got != tt.endLine {
 				t.Errorf("walk ends at line %d, want %d", got, tt.endLine)
 			}
 			if (c.Boundary >= 0) != tt.boundary {
@@ -133,14 +135,14 @@ func TestCorpusParallelResultAttached(t *testing.T) {
 	if len(c.Attached) != 1 {
 		t.Fatalf("attached %d records, want 1", len(c.Attached))
 	}
-	a := &ix.Recs[c.Attached[0]]
-	if a.Type != TypeUser || a.Blocks[0].Type != BlockToolResult {
-		t.Fatalf("attached record is %s, want a user tool_result", a.TypeName)
+	a := ix.Rec(c.Attached[0])
+	if a.Type != TypeUser || a.Block(0).Type != BlockToolResult {
+		t.Fatalf("attached record is %s, want a user tool_result", a.TypeName())
 	}
 	// Everything after the boundary is reached: 217 user/assistant records.
 	reached := 0
-	for i := range ix.Recs {
-		if ix.Recs[i].IsConversation() && c.Reached(i) {
+	for i := range ix.Len() {
+		if ix.Rec(i).IsConversation() && c.Reached(i) {
 			reached++
 		}
 	}

@@ -47,8 +47,8 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 	var pieces []textPiece
 	var buf []byte
 	read := func(i int) ([]byte, error) {
-		f := &ix.Recs[i]
-		if cap(buf) < f.Size {
+		f := ix.Rec(i)
+		if cap(buf) < int(f.Size) {
 			buf = make([]byte, f.Size)
 		}
 		b := buf[:f.Size]
@@ -61,9 +61,9 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 	var spent int64
 	i := 0
 	for ; i < len(recs) && spent <= budget; i++ {
-		f := &ix.Recs[recs[i]]
+		f := ix.Rec(recs[i])
 		spent += f.TextBytes
-		est.Images += f.Images
+		est.Images += int(f.Images)
 		if f.TextBytes == 0 {
 			continue
 		}
@@ -82,8 +82,8 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 	// The rest: its size from the index, its tokens per byte from a sample.
 	var restBytes int64
 	for _, r := range recs[i:] {
-		restBytes += ix.Recs[r].TextBytes
-		est.Images += ix.Recs[r].Images
+		restBytes += ix.Rec(r).TextBytes
+		est.Images += int(ix.Rec(r).Images)
 	}
 	type sample struct {
 		hits int   // sample points that fell on this record
@@ -95,7 +95,7 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 		var cum int64
 		k := 0
 		for _, r := range recs[i:] {
-			tb := ix.Recs[r].TextBytes
+			tb := ix.Rec(r).TextBytes
 			hits := 0
 			for k < sampleRecords && (float64(k)+0.5)*step < float64(cum+tb) {
 				hits++

@@ -51,9 +51,9 @@ func TestExtractMatchesGJSON(t *testing.T) {
 			if !ValidJSON(line) || !gjson.ParseBytes(line).IsObject() {
 				continue
 			}
-			var f Facts
+			var f lineFacts
 			var sz Sizes
-			if !extract(line, &f, &sz, make(interner)) {
+			if !extract(line, &f, &sz) {
 				t.Fatalf("extract rejected a valid line: %.200s", line)
 			}
 			g := gjson.ParseBytes(line)

@@ -113,9 +113,11 @@ type Usage struct {
 // Total is the context size the usage stands for.
 func (u Usage) Total() int64 { return u.Input + u.CacheRead + u.CacheCreation + u.Output }
 
-// Facts is the small set of per-record facts the index keeps. Strings are
-// copies (never views into a line buffer).
-type Facts struct {
+// lineFacts is what the walk over one line finds, before the index keeps
+// it compactly (Facts). Its strings are views into the line, copied only
+// where the line escapes them: they are valid until the line's buffer is
+// reused, and the assembler copies what it keeps (see strtab.keep).
+type lineFacts struct {
 	Line     int
 	Offset   int64
 	Size     int // bytes including the line terminator
@@ -133,20 +135,12 @@ type Facts struct {
 	// ContentString is true when message.content is a string.
 	ContentString bool
 	// ContentEmpty is true for content "", [] or missing.
-	ContentEmpty bool
-	Blocks       []BlockFacts
-	Usage        Usage
-	HasUsage     bool
-	// TextBytes is the size, escaped as in the line, of the text this
-	// record sends to the model (text, thinking, tool_use names and
-	// inputs, tool_result text), and Images counts its image blocks, top
-	// level and inside tool results: a context estimate scales a sample by
-	// them without reading the line again.
-	TextBytes int64
-	Images    int
-	// ThinkingBytes is the part of TextBytes in thinking blocks: the API
-	// drops earlier turns' thinking from the context, so a report of what
-	// a purge saves in context leaves it out.
+	ContentEmpty  bool
+	Blocks        []BlockFacts // reused from line to line
+	Usage         Usage
+	HasUsage      bool
+	TextBytes     int64
+	Images        int
 	ThinkingBytes int64
 }
 
@@ -184,21 +178,6 @@ type ToolOutput struct {
 	IsError   bool
 }
 
-// interner keeps one copy of the short strings that repeat on every line.
-type interner map[string]string
-
-func (in interner) get(s string) string {
-	if v, ok := in[s]; ok {
-		return v
-	}
-	if len(in) > 4096 { // unbounded variety: stop interning
-		return clone(s)
-	}
-	v := clone(s)
-	in[v] = v
-	return v
-}
-
 // extract fills f (and sz, when not nil) from one object line in a single
 // walk: values are skipped, or walked into where the index needs their
 // insides (message, its content blocks), never both (see walk.go for why
@@ -206,27 +185,27 @@ func (in interner) get(s string) string {
 //
 // It reports whether the line is valid JSON: the walk validates as it goes
 // (it replaces a separate validation pass); on false, f is incomplete.
-func extract(body []byte, f *Facts, sz *Sizes, in interner) bool {
+func extract(body []byte, f *lineFacts, sz *Sizes) bool {
 	w := &walker{b: body}
 	b := body
 	end := w.object(skipWS(b, 0), func(k []byte, vs int) int {
 		if string(k) == "message" && vs < len(b) && b[vs] == '{' {
-			return extractMessage(w, vs, f, sz, in)
+			return extractMessage(w, vs, f, sz)
 		}
 		ve := w.value(vs)
 		v := b[vs:ve]
 		switch string(k) {
 		case "type":
-			t := str(v)
-			f.TypeName = in.get(t)
+			t := strView(v)
+			f.TypeName = t
 			f.Type = recTypeOf(t)
 		case "uuid":
 			f.HasUUID = true
-			f.UUID = str(v)
+			f.UUID = strView(v)
 		case "parentUuid":
-			f.Parent = str(v)
+			f.Parent = strView(v)
 		case "logicalParentUuid":
-			f.LogicalParent = str(v)
+			f.LogicalParent = strView(v)
 		case "isSidechain":
 			f.Sidechain = isTrue(v)
 		case "isMeta":
@@ -236,12 +215,12 @@ func extract(body []byte, f *Facts, sz *Sizes, in interner) bool {
 		case "isApiErrorMessage":
 			f.APIError = isTrue(v)
 		case "subtype":
-			f.Subtype = in.get(str(v))
+			f.Subtype = strView(v)
 		case "attachment", "data":
 			if f.Subtype == "" {
 				eachMember(v, func(k2, v2 []byte) bool {
 					if string(k2) == "type" {
-						f.Subtype = in.get(str(v2))
+						f.Subtype = strView(v2)
 						return false
 					}
 					return true
@@ -258,13 +237,13 @@ func extract(body []byte, f *Facts, sz *Sizes, in interner) bool {
 }
 
 // extractMessage walks message (starting at b[i]) and returns its end.
-func extractMessage(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
+func extractMessage(w *walker, i int, f *lineFacts, sz *Sizes) int {
 	b := w.b
 	hasContent := false
 	end := w.object(i, func(k []byte, vs int) int {
 		if string(k) == "content" && vs < len(b) && b[vs] == '[' {
 			hasContent = true
-			ve := w.array(vs, func(es int) int { return extractBlock(w, es, f, sz, in) })
+			ve := w.array(vs, func(es int) int { return extractBlock(w, es, f, sz) })
 			f.ContentEmpty = len(f.Blocks) == 0
 			return ve
 		}
@@ -272,9 +251,9 @@ func extractMessage(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 		v := b[vs:ve]
 		switch string(k) {
 		case "role":
-			f.Role = in.get(str(v))
+			f.Role = strView(v)
 		case "id":
-			f.MsgID = str(v)
+			f.MsgID = strView(v)
 		case "usage":
 			f.HasUsage = true
 			eachMember(v, func(k2, v2 []byte) bool {
@@ -309,7 +288,7 @@ func extractMessage(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 }
 
 // extractBlock reads one content block starting at b[i] and returns its end.
-func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
+func extractBlock(w *walker, i int, f *lineFacts, sz *Sizes) int {
 	b := w.b
 	var bf BlockFacts
 	var sig, text, thinking, name, data, input []byte
@@ -356,14 +335,14 @@ func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 		v := b[vs:ve]
 		switch string(k) {
 		case "type":
-			t := str(v)
-			bf.TypeName = in.get(t)
+			t := strView(v)
+			bf.TypeName = t
 			bf.Type = blockTypeOf(t)
 		case "id", "tool_use_id":
-			bf.ID = str(v)
+			bf.ID = strView(v)
 		case "name":
 			name = v
-			bf.Name = in.get(str(v))
+			bf.Name = strView(v)
 		case "is_error":
 			bf.IsError = isTrue(v)
 		case "text":
@@ -423,7 +402,7 @@ func extractBlock(w *walker, i int, f *Facts, sz *Sizes, in interner) int {
 		case BlockToolResult:
 			sz.Image += imgs
 			sz.ToolResult += innerLen - imgs
-			sz.ToolResults = append(sz.ToolResults, ToolOutput{ToolUseID: bf.ID, Bytes: innerLen, IsError: bf.IsError})
+			sz.ToolResults = append(sz.ToolResults, ToolOutput{ToolUseID: clone(bf.ID), Bytes: innerLen, IsError: bf.IsError})
 		}
 	}
 	return end

@@ -66,9 +66,9 @@ func TestCorpusForkResumesWhole(t *testing.T) {
 		t.Errorf("check: %d errors", n)
 	}
 	reached := map[int]bool{}
-	for i := range ix.Recs {
+	for i := range ix.Len() {
 		if c.Reached(i) {
-			reached[ix.Recs[i].Line] = true
+			reached[int(ix.Rec(i).Line)] = true
 		}
 	}
 	for _, line := range []int{56, 138, 142} {
@@ -77,8 +77,8 @@ func TestCorpusForkResumesWhole(t *testing.T) {
 		}
 	}
 	conv, on := 0, 0
-	for i := range ix.Recs {
-		if ix.Recs[i].IsConversation() {
+	for i := range ix.Len() {
+		if ix.Rec(i).IsConversation() {
 			conv++
 			if c.Reached(i) {
 				on++

@@ -24,7 +24,11 @@ const maxBadLines = 1000
 // streaming pass; its size grows with the number of records, never with
 // the size of their content.
 type Index struct {
-	Recs  []Facts
+	// The records' facts, in chunks of recChunk: Rec(i), Len(). One
+	// growing slice would copy itself as it grows, holding the old and
+	// the new array at once, and keep up to a quarter of it unused.
+	recs  [][]Facts
+	nrecs int
 	Lines int   // all lines
 	Bytes int64 // all bytes
 	// Counts of non-record lines by kind, and the first maxBadLines of them.
@@ -33,7 +37,8 @@ type Index struct {
 	// Terminated is false when the file's last line has no newline.
 	Terminated bool
 
-	byUUID map[string]int32
+	uuids uuidTable // the first record of each uuid
+	tab   *strtab   // the strings and blocks of the records Build kept
 	// Dups are indexes of records whose uuid an earlier record already
 	// carries (saved_hook_context records, which reuse one uuid by design,
 	// are not counted).
@@ -78,7 +83,7 @@ func (e *reasonError) Unwrap() error { return e.err }
 // checkTranscript says whether what was indexed is a transcript at all:
 // some line must be a JSON object, and some object must name its type.
 func (ix *Index) checkTranscript() error {
-	if len(ix.Recs) == 0 && ix.Invalid+ix.Torn+ix.NULs > 0 {
+	if ix.Len() == 0 && ix.Invalid+ix.Torn+ix.NULs > 0 {
 		for _, b := range ix.Bad {
 			if b.Kind == Blank {
 				continue
@@ -96,7 +101,7 @@ func (ix *Index) checkTranscript() error {
 		}
 		return ErrNoObjects
 	}
-	if len(ix.Recs) > 0 && !anyTyped(ix.Recs) {
+	if ix.Len() > 0 && !ix.anyTyped() {
 		// JSON objects, but none is a record: every line Claude Code
 		// writes names its type. Purging or checking such a file (a log,
 		// a data set) would only report "nothing to do".
@@ -106,13 +111,44 @@ func (ix *Index) checkTranscript() error {
 }
 
 // anyTyped reports whether a record names its type.
-func anyTyped(recs []Facts) bool {
-	for i := range recs {
-		if recs[i].TypeName != "" {
+func (ix *Index) anyTyped() bool {
+	for i := range ix.Len() {
+		if ix.Rec(i).typeName != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// recChunk is the number of records of one chunk of Index.recs (384 KB).
+const recChunk = 4096
+
+// Len is the number of records.
+func (ix *Index) Len() int { return ix.nrecs }
+
+// Rec returns the facts of record i, in file order (0 ≤ i < Len()). The
+// pointer stays valid, and the facts in place, for the life of the index.
+func (ix *Index) Rec(i int) *Facts {
+	if uint(i) >= uint(ix.nrecs) {
+		panic("transcript: record index out of range")
+	}
+	return &ix.recs[i/recChunk][i%recChunk]
+}
+
+// push appends the facts of one more record.
+func (ix *Index) push(f Facts) {
+	if ix.nrecs%recChunk == 0 {
+		// The first chunk grows as a slice does, so that a small file
+		// (a hook reading a short session) does not pay for a whole one.
+		n := recChunk
+		if ix.nrecs == 0 {
+			n = 16
+		}
+		ix.recs = append(ix.recs, make([]Facts, 0, n))
+	}
+	c := &ix.recs[len(ix.recs)-1]
+	*c = append(*c, f)
+	ix.nrecs++
 }
 
 func (ix *Index) addBad(l Line) {
@@ -137,49 +173,55 @@ func (ix *Index) addBad(l Line) {
 }
 
 func (ix *Index) addUUID(i int) {
-	f := &ix.Recs[i]
-	if f.UUID == "" {
+	f := ix.Rec(i)
+	u := f.UUID()
+	if u == "" {
 		return
 	}
-	if _, dup := ix.byUUID[f.UUID]; dup {
-		if f.Subtype != "saved_hook_context" && f.TypeName != "saved_hook_context" {
+	if _, dup := ix.Lookup(u); dup {
+		if f.Subtype() != "saved_hook_context" && f.TypeName() != "saved_hook_context" {
 			ix.Dups = append(ix.Dups, i)
 		}
 		return
 	}
-	ix.byUUID[f.UUID] = int32(i)
+	ix.uuids.insert(i, u, ix.uuidOf)
 }
+
+// uuidOf is record j's uuid, for the uuid table.
+func (ix *Index) uuidOf(j int) string { return ix.Rec(j).UUID() }
 
 // Lookup returns the index of the first record with this uuid.
 func (ix *Index) Lookup(uuid string) (int, bool) {
-	i, ok := ix.byUUID[uuid]
-	return int(i), ok
+	if uuid == "" {
+		return 0, false
+	}
+	return ix.uuids.find(uuid, ix.uuidOf)
 }
 
 // ParentOf returns the index of a record's parent, or -1 when its
 // parentUuid is null, absent or names no record in the file.
 func (ix *Index) ParentOf(i int) int {
-	p := ix.Recs[i].Parent
+	p := ix.Rec(i).Parent()
 	if p == "" {
 		return -1
 	}
-	j, ok := ix.byUUID[p]
+	j, ok := ix.Lookup(p)
 	if !ok {
 		return -1
 	}
-	return int(j)
+	return j
 }
 
 // Dangling lists the records whose parentUuid names a record that is not
 // in the file.
 func (ix *Index) Dangling() []int {
 	var out []int
-	for i := range ix.Recs {
-		p := ix.Recs[i].Parent
+	for i := range ix.Len() {
+		p := ix.Rec(i).Parent()
 		if p == "" {
 			continue
 		}
-		if _, ok := ix.byUUID[p]; !ok {
+		if _, ok := ix.Lookup(p); !ok {
 			out = append(out, i)
 		}
 	}
@@ -191,15 +233,16 @@ func (f *Facts) IsConversation() bool { return f.Type == TypeUser || f.Type == T
 
 // IsCompactBoundary reports a system compact_boundary record.
 func (f *Facts) IsCompactBoundary() bool {
-	return f.Type == TypeSystem && f.Subtype == "compact_boundary"
+	return f.Type == TypeSystem && f.Subtype() == "compact_boundary"
 }
 
 // NewIndex builds an index over records a caller prepared, such as the
 // structure a rewrite is about to produce, so that the same chain walk and
 // API rules can be run on it before a byte is written.
 func NewIndex(recs []Facts) *Index {
-	ix := &Index{Recs: recs, byUUID: make(map[string]int32, len(recs)), Terminated: true}
-	for i := range ix.Recs {
+	ix := &Index{Terminated: true}
+	for i := range recs {
+		ix.push(recs[i])
 		ix.addUUID(i)
 	}
 	return ix

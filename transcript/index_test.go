@@ -17,8 +17,8 @@ func TestBuildRefusesUntypedObjects(t *testing.T) {
 	}
 	typed := untyped + `{"type":"user","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"hi"}}` + "\n"
 	ix, err := Build(strings.NewReader(typed), BuildOptions{})
-	if err != nil || len(ix.Recs) != 3 {
-		t.Fatalf("with one record: %v, %d records", err, len(ix.Recs))
+	if err != nil || ix.Len() != 3 {
+		t.Fatalf("with one record: %v, %d records", err, ix.Len())
 	}
 	_, err = Build(strings.NewReader("not json\n"), BuildOptions{})
 	if !errors.Is(err, ErrNoObjects) {

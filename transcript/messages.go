@@ -4,7 +4,7 @@ import "fmt"
 
 // BlockRef names one content block of one record.
 type BlockRef struct {
-	Rec   int // index into Index.Recs
+	Rec   int // the record number (Index.Rec)
 	Block int // index into that record's Blocks; -1 for string content
 }
 
@@ -22,7 +22,7 @@ type Message struct {
 func (ix *Index) Messages(c *Chain) []Message {
 	var msgs []Message
 	for _, i := range c.Recs {
-		f := &ix.Recs[i]
+		f := ix.Rec(i)
 		if !f.IsConversation() || f.Meta || f.APIError {
 			continue
 		}
@@ -39,101 +39,149 @@ func (ix *Index) Messages(c *Chain) []Message {
 			m.Blocks = append(m.Blocks, BlockRef{Rec: i, Block: -1})
 			continue
 		}
-		for b := range f.Blocks {
+		for b := range f.NumBlocks() {
 			m.Blocks = append(m.Blocks, BlockRef{Rec: i, Block: b})
 		}
 	}
-	for _, a := range c.Attached {
-		msgs = ix.placeAttached(msgs, a)
+	if len(c.Attached) > 0 {
+		msgs = ix.placeAllAttached(msgs, c.Attached)
 	}
 	return msgs
 }
 
-// placeAttached puts an attached tool-result record into the user message
-// after the assistant message holding its tool_use (its results after the
-// tool results already there, its other blocks at the end), or into a new
-// user message when none follows.
-func (ix *Index) placeAttached(msgs []Message, rec int) []Message {
-	if f := &ix.Recs[rec]; f.Type == TypeAssistant {
-		return ix.placeSibling(msgs, rec)
+// attachedPlacer finds the message an attached record belongs to through
+// maps, not a walk over every message per record: a long session has
+// thousands of attached records (parallel tool results, the later lines
+// of a response), and walking all messages for each made building the
+// messages of a 1 GB transcript quadratic.
+type attachedPlacer struct {
+	ix   *Index
+	msgs []Message
+	// toolUse is the first assistant message holding a tool_use id,
+	// msgID the first holding a line of a message.id.
+	toolUse, msgID map[string]int
+	// after[k] is a user message that goes right after msgs[k], which
+	// is not followed by one; spliced in once every record is placed.
+	after map[int]*Message
+	order []int // the keys of after, in the order they were made
+}
+
+// placeAllAttached places every attached record (see place), one after
+// the other.
+func (ix *Index) placeAllAttached(msgs []Message, attached []int) []Message {
+	p := &attachedPlacer{ix: ix, msgs: msgs, toolUse: make(map[string]int), msgID: make(map[string]int),
+		after: make(map[int]*Message)}
+	for k := range msgs {
+		if msgs[k].Role == "assistant" {
+			p.note(k, msgs[k].Blocks, msgs[k].Recs)
+		}
 	}
-	blocks := ix.Recs[rec].Blocks
+	for _, rec := range attached {
+		p.place(rec)
+	}
+	if len(p.order) == 0 {
+		return p.msgs
+	}
+	// Splice in the new user messages, each after its assistant message.
+	out := make([]Message, 0, len(p.msgs)+len(p.order))
+	for k := range p.msgs {
+		out = append(out, p.msgs[k])
+		if m := p.after[k]; m != nil {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+// note records the tool_use ids and message ids of blocks and records
+// that assistant message k now holds, unless an earlier message holds
+// them too.
+func (p *attachedPlacer) note(k int, blocks []BlockRef, recs []int) {
+	for _, r := range blocks {
+		if b := p.ix.block(r); b.Type == BlockToolUse {
+			if k0, ok := p.toolUse[b.ID]; !ok || k < k0 {
+				p.toolUse[b.ID] = k
+			}
+		}
+	}
+	for _, r := range recs {
+		id := p.ix.Rec(r).MsgID()
+		if _, ok := p.msgID[id]; !ok {
+			p.msgID[id] = k
+		}
+	}
+}
+
+// place puts one attached record where it belongs: an
+// assistant line into the assistant message holding the other lines of
+// its message.id; a tool-result record into the user message after the
+// assistant message holding its tool_use (its results after the tool
+// results already there, its other blocks at the end), or into a new
+// user message when none follows. A record with no such message is left
+// out.
+func (p *attachedPlacer) place(rec int) {
+	ix := p.ix
+	f := ix.Rec(rec)
+	if f.Type == TypeAssistant {
+		k, ok := p.msgID[f.MsgID()]
+		if !ok {
+			return
+		}
+		m := &p.msgs[k]
+		m.Recs = append(m.Recs, rec)
+		start := len(m.Blocks)
+		for b := range f.NumBlocks() {
+			m.Blocks = append(m.Blocks, BlockRef{Rec: rec, Block: b})
+		}
+		p.note(k, m.Blocks[start:], nil)
+		return
+	}
 	id := ""
 	var results, rest []BlockRef
-	for b := range blocks {
-		if blocks[b].Type == BlockToolResult {
+	for b := range f.NumBlocks() {
+		if f.Block(b).Type == BlockToolResult {
 			if id == "" {
-				id = blocks[b].ID
+				id = f.Block(b).ID
 			}
 			results = append(results, BlockRef{Rec: rec, Block: b})
 		} else {
 			rest = append(rest, BlockRef{Rec: rec, Block: b})
 		}
 	}
-	for k := range msgs {
-		if msgs[k].Role != "assistant" || !ix.messageHasToolUse(&msgs[k], id) {
-			continue
-		}
-		if k+1 < len(msgs) && msgs[k+1].Role == "user" {
-			// The results go after the results already there, anything
-			// else the record holds at the end of the turn.
-			m := &msgs[k+1]
-			at := 0
-			for at < len(m.Blocks) && ix.block(m.Blocks[at]).Type == BlockToolResult {
-				at++
-			}
-			m.Blocks = append(m.Blocks[:at], append(results, m.Blocks[at:]...)...)
-			m.Blocks = append(m.Blocks, rest...)
-			m.Recs = append(m.Recs, rec)
-			return msgs
-		}
-		nm := Message{Role: "user", Recs: []int{rec}, Blocks: append(results, rest...)}
-		msgs = append(msgs[:k+1], append([]Message{nm}, msgs[k+1:]...)...)
-		return msgs
+	k, ok := p.toolUse[id]
+	if !ok {
+		return
 	}
-	return msgs
-}
-
-// placeSibling adds an attached assistant line to the assistant message
-// holding the other lines of its message.id.
-func (ix *Index) placeSibling(msgs []Message, rec int) []Message {
-	id := ix.Recs[rec].MsgID
-	for k := range msgs {
-		m := &msgs[k]
-		if m.Role != "assistant" {
-			continue
-		}
-		for _, r := range m.Recs {
-			if ix.Recs[r].MsgID != id {
-				continue
-			}
-			m.Recs = append(m.Recs, rec)
-			for b := range ix.Recs[rec].Blocks {
-				m.Blocks = append(m.Blocks, BlockRef{Rec: rec, Block: b})
-			}
-			return msgs
-		}
+	var m *Message
+	switch {
+	case k+1 < len(p.msgs) && p.msgs[k+1].Role == "user":
+		m = &p.msgs[k+1]
+	case p.after[k] != nil:
+		m = p.after[k]
+	default:
+		p.after[k] = &Message{Role: "user", Recs: []int{rec}, Blocks: append(results, rest...)}
+		p.order = append(p.order, k)
+		return
 	}
-	return msgs
-}
-
-func (ix *Index) messageHasToolUse(m *Message, id string) bool {
-	for _, r := range m.Blocks {
-		if b := ix.block(r); b.Type == BlockToolUse && b.ID == id {
-			return true
-		}
+	// The results go after the results already there, anything else the
+	// record holds at the end of the turn.
+	at := 0
+	for at < len(m.Blocks) && ix.block(m.Blocks[at]).Type == BlockToolResult {
+		at++
 	}
-	return false
+	m.Blocks = append(m.Blocks[:at], append(results, m.Blocks[at:]...)...)
+	m.Blocks = append(m.Blocks, rest...)
+	m.Recs = append(m.Recs, rec)
 }
 
 // block returns the facts of a referenced block; string content reads as
 // one text block.
 func (ix *Index) block(r BlockRef) BlockFacts {
-	f := &ix.Recs[r.Rec]
+	f := ix.Rec(r.Rec)
 	if r.Block < 0 {
 		return BlockFacts{Type: BlockText, Empty: f.ContentEmpty}
 	}
-	return f.Blocks[r.Block]
+	return f.Block(r.Block)
 }
 
 // Severity ranks a finding.
@@ -171,12 +219,12 @@ type Finding struct {
 func (ix *Index) CheckAPI(c *Chain, msgs []Message) []Finding {
 	var out []Finding
 	add := func(rec int, sev Severity, code, format string, args ...any) {
-		out = append(out, Finding{Line: ix.Recs[rec].Line, Severity: sev, Code: code, Text: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Line: int(ix.Rec(rec).Line), Severity: sev, Code: code, Text: fmt.Sprintf(format, args...)})
 	}
 	for _, i := range c.Recs {
-		f := &ix.Recs[i]
+		f := ix.Rec(i)
 		if f.IsConversation() && !f.Meta && !f.APIError && f.ContentEmpty {
-			add(i, Error, "empty-content", "%s message has empty content", f.TypeName)
+			add(i, Error, "empty-content", "%s message has empty content", f.TypeName())
 		}
 	}
 	seen := make(map[string]bool)

@@ -191,9 +191,9 @@ func FuzzExtractValid(f *testing.F) {
 		if len(b) == 0 || b[0] != '{' {
 			return
 		}
-		var fa Facts
+		var fa lineFacts
 		var sz Sizes
-		got := extract(b, &fa, &sz, make(interner))
+		got := extract(b, &fa, &sz)
 		if want := ValidJSON(b); got != want {
 			t.Fatalf("extract says valid=%v, ValidJSON says %v for %q", got, want, b)
 		}

@@ -62,23 +62,23 @@ func (ix *Index) Structural(c *Chain, msgs []Message) Structure {
 	var s Structure
 	s.Chain = ChainInfo{Records: len(c.Recs), Messages: len(msgs), Attached: len(c.Attached), Sidechain: c.Sidechain}
 	if c.Start >= 0 {
-		s.Chain.StartLine = ix.Recs[c.Start].Line
+		s.Chain.StartLine = int(ix.Rec(c.Start).Line)
 	}
 	if c.Boundary >= 0 {
-		s.Chain.Boundary = ix.Recs[c.Boundary].Line
+		s.Chain.Boundary = int(ix.Rec(c.Boundary).Line)
 	}
 	if c.BrokenAt >= 0 {
-		s.Chain.BrokenAt = ix.Recs[c.BrokenAt].Line
+		s.Chain.BrokenAt = int(ix.Rec(c.BrokenAt).Line)
 	}
 	for _, i := range ix.Dangling() {
-		f := &ix.Recs[i]
-		s.DanglingParents.add(f.Line)
+		f := ix.Rec(i)
+		s.DanglingParents.add(int(f.Line))
 		if len(s.Dangling) < maxListed {
-			s.Dangling = append(s.Dangling, DanglingParent{Line: f.Line, UUID: f.UUID, Missing: f.Parent})
+			s.Dangling = append(s.Dangling, DanglingParent{Line: int(f.Line), UUID: f.UUID(), Missing: f.Parent()})
 		}
 	}
 	for _, i := range ix.Dups {
-		s.DuplicateUUIDs.add(ix.Recs[i].Line)
+		s.DuplicateUUIDs.add(int(ix.Rec(i).Line))
 	}
 	for _, f := range ix.CheckAPI(c, msgs) {
 		switch f.Code {
@@ -90,17 +90,18 @@ func (ix *Index) Structural(c *Chain, msgs []Message) Structure {
 			s.OrphanToolResult.add(f.Line)
 		}
 	}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if f.IsConversation() && f.ContentEmpty {
-			s.EmptyContent.add(f.Line)
+			s.EmptyContent.add(int(f.Line))
 		}
-		for _, b := range f.Blocks {
+		for k := range f.NumBlocks() {
+			b := f.Block(k)
 			if b.Type == BlockText && b.Empty {
-				s.EmptyText.add(f.Line)
+				s.EmptyText.add(int(f.Line))
 			}
 			if b.Blank {
-				s.BlankText.add(f.Line)
+				s.BlankText.add(int(f.Line))
 			}
 		}
 	}
@@ -116,13 +117,13 @@ func (ix *Index) Structural(c *Chain, msgs []Message) Structure {
 	}
 	off := ix.OffChainRecords(c)
 	for _, i := range off.BeforeBoundary {
-		s.OffChainBefore.add(ix.Recs[i].Line)
+		s.OffChainBefore.add(int(ix.Rec(i).Line))
 	}
 	for _, i := range off.OtherBranch {
-		s.OffChainBranches.add(ix.Recs[i].Line)
+		s.OffChainBranches.add(int(ix.Rec(i).Line))
 	}
 	for _, i := range off.Sidechain {
-		s.OffChainSide.add(ix.Recs[i].Line)
+		s.OffChainSide.add(int(ix.Rec(i).Line))
 	}
 	return s
 }

@@ -4,7 +4,7 @@ package transcript
 // the last main-chain record back along parentUuid, plus the parallel
 // tool results that hang off it and are attached by tool id.
 type Chain struct {
-	// Recs are the records of the walk, root first, as indexes into Index.Recs.
+	// Recs are the records of the walk, root first, as record numbers (Index.Rec).
 	Recs []int
 	// Start is the record the walk began from (-1 for a file with no
 	// user or assistant record).
@@ -32,8 +32,8 @@ func (c *Chain) Reached(i int) bool { return i >= 0 && i < len(c.On) && c.On[i] 
 // lastConversation returns the last user or assistant record on the given
 // side (main chain or sidechain), or -1.
 func (ix *Index) lastConversation(sidechain bool) int {
-	for i := len(ix.Recs) - 1; i >= 0; i-- {
-		f := &ix.Recs[i]
+	for i := ix.Len() - 1; i >= 0; i-- {
+		f := ix.Rec(i)
 		if f.IsConversation() && f.Sidechain == sidechain {
 			return i
 		}
@@ -46,7 +46,7 @@ func (ix *Index) lastConversation(sidechain bool) int {
 // a subagent file), follows parentUuid, and stops at a root, at a
 // compact_boundary, at a parentUuid naming a missing record, or at a cycle.
 func (ix *Index) ActiveChain() *Chain {
-	c := &Chain{Start: -1, Boundary: -1, BrokenAt: -1, On: make([]bool, len(ix.Recs))}
+	c := &Chain{Start: -1, Boundary: -1, BrokenAt: -1, On: make([]bool, ix.Len())}
 	start := ix.lastConversation(false)
 	if start < 0 {
 		start = ix.lastConversation(true)
@@ -64,20 +64,20 @@ func (ix *Index) ActiveChain() *Chain {
 		}
 		c.On[cur] = true
 		rev = append(rev, cur)
-		f := &ix.Recs[cur]
+		f := ix.Rec(cur)
 		if f.IsCompactBoundary() {
 			c.Boundary = cur
 			break
 		}
-		if f.Parent == "" {
+		if f.Parent() == "" {
 			break
 		}
-		p, ok := ix.byUUID[f.Parent]
+		p, ok := ix.Lookup(f.Parent())
 		if !ok {
 			c.BrokenAt = cur
 			break
 		}
-		cur = int(p)
+		cur = p
 	}
 	c.Recs = make([]int, len(rev))
 	for i, r := range rev {
@@ -98,7 +98,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 	uses := make(map[string]bool)
 	answered := make(map[string]bool)
 	for _, i := range append(c.Recs[:len(c.Recs):len(c.Recs)], c.Attached...) {
-		for _, b := range ix.Recs[i].Blocks {
+		for k := range ix.Rec(i).NumBlocks() {
+			b := ix.Rec(i).Block(k)
 			switch b.Type {
 			case BlockToolUse:
 				uses[b.ID] = true
@@ -110,9 +111,9 @@ func (ix *Index) attachParallelResults(c *Chain) {
 	if len(uses) == len(answered) {
 		return
 	}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
-		if c.On[i] || f.Type != TypeUser || f.Sidechain != c.Sidechain || len(f.Blocks) == 0 {
+	for i := range ix.Len() {
+		f := ix.Rec(i)
+		if c.On[i] || f.Type != TypeUser || f.Sidechain != c.Sidechain || f.NumBlocks() == 0 {
 			continue
 		}
 		p := ix.ParentOf(i)
@@ -125,7 +126,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 		// the tools ran, and the client sends both (the text after the
 		// results of that turn).
 		results, ok := 0, true
-		for _, b := range f.Blocks {
+		for k := range f.NumBlocks() {
+			b := f.Block(k)
 			if b.Type != BlockToolResult {
 				continue
 			}
@@ -138,7 +140,8 @@ func (ix *Index) attachParallelResults(c *Chain) {
 		if !ok || results == 0 {
 			continue
 		}
-		for _, b := range f.Blocks {
+		for k := range f.NumBlocks() {
+			b := f.Block(k)
 			if b.Type == BlockToolResult {
 				answered[b.ID] = true
 			}
@@ -158,16 +161,16 @@ func (ix *Index) attachParallelResults(c *Chain) {
 func (ix *Index) attachSplitSiblings(c *Chain) {
 	ids := make(map[string]bool)
 	for _, i := range c.Recs {
-		if f := &ix.Recs[i]; f.Type == TypeAssistant && f.MsgID != "" {
-			ids[f.MsgID] = true
+		if f := ix.Rec(i); f.Type == TypeAssistant && f.MsgID() != "" {
+			ids[f.MsgID()] = true
 		}
 	}
 	if len(ids) == 0 {
 		return
 	}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
-		if c.On[i] || f.Type != TypeAssistant || f.Sidechain != c.Sidechain || f.MsgID == "" || !ids[f.MsgID] {
+	for i := range ix.Len() {
+		f := ix.Rec(i)
+		if c.On[i] || f.Type != TypeAssistant || f.Sidechain != c.Sidechain || f.MsgID() == "" || !ids[f.MsgID()] {
 			continue
 		}
 		if p := ix.ParentOf(i); p < 0 || !c.On[p] {
@@ -187,14 +190,14 @@ type Shape struct {
 
 // TreeShape counts roots, leaves and forks.
 func (ix *Index) TreeShape() Shape {
-	children := make([]int32, len(ix.Recs))
+	children := make([]int32, ix.Len())
 	var s Shape
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if !f.HasUUID {
 			continue
 		}
-		if f.Parent == "" {
+		if f.Parent() == "" {
 			s.Roots++
 			continue
 		}
@@ -202,8 +205,8 @@ func (ix *Index) TreeShape() Shape {
 			children[p]++
 		}
 	}
-	for i := range ix.Recs {
-		if !ix.Recs[i].HasUUID {
+	for i := range ix.Len() {
+		if !ix.Rec(i).HasUUID {
 			continue
 		}
 		switch {
@@ -235,8 +238,8 @@ func (ix *Index) OffChainRecords(c *Chain) OffChain {
 	} else if c.BrokenAt >= 0 && len(c.Recs) > 0 {
 		cut = c.Recs[0]
 	}
-	for i := range ix.Recs {
-		f := &ix.Recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if !f.IsConversation() || c.Reached(i) {
 			continue
 		}

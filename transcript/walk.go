@@ -134,6 +134,19 @@ func str(raw []byte) string {
 	return clone(gjson.ParseBytes(raw).Str)
 }
 
+// strView is str without the copy: a view into raw when the string has no
+// escape, valid only as long as raw's buffer is.
+func strView(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return bytesToString(inner)
+	}
+	return clone(gjson.ParseBytes(raw).Str)
+}
+
 // isTrue reports a raw true.
 func isTrue(raw []byte) bool { return string(raw) == "true" }
 

@@ -83,6 +83,8 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 		// Initialise the tokenizer on the other core while the file is read.
 		go tokens.Warm()
 		boundMemory(analyzeMemoryLimit)
+	} else {
+		boundMemory(readMemoryLimit)
 	}
 	var reports []analyzeReport
 	for _, in := range files {
@@ -129,7 +131,7 @@ func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
 	if u, ok := ix.ChainUsage(c); ok {
 		a.LastUsage = &u
 	}
-	r := analyzeReport{Path: path, Analysis: a, Structure: ix.Structural(c, msgs), Contexts: report.Contexts(ix.Recs, transcript.IsSubagentPath(path))}
+	r := analyzeReport{Path: path, Analysis: a, Structure: ix.Structural(c, msgs), Contexts: report.Contexts(ix, transcript.IsSubagentPath(path))}
 	if r.Contexts == nil {
 		r.Contexts = []int64{}
 	}

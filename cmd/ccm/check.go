@@ -77,6 +77,7 @@ func runCheck(ctx context.Context, o checkOptions) error {
 	if err != nil {
 		return err
 	}
+	boundMemory(readMemoryLimit)
 	var results []checkResult
 	var ioErr error
 	failed := false

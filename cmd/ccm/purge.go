@@ -302,7 +302,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	if batch {
 		return runPurgeBatch(ctx, o, files)
 	}
-	boundMemory(purgeMemoryLimit)
+	boundMemory(purgeMemoryLimitFor(largestFile(files), o.Purge.Store != nil))
 	var failed error
 	var reports []*purge.Report
 	for _, f := range files {
@@ -345,8 +345,9 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 // heap of 25 MB for the tokenizer's tables (and, in a purge, content on its
 // way into the store): with the default GC pacing a purge of the 200 MB
 // benchmark grew to 125 MB of RSS and an analyze to 70 MB. A limit makes
-// the collector run before that, for a few percent of CPU. $GOMEMLIMIT,
-// when set, wins.
+// the collector run before that, for a few percent of CPU. A purge's
+// limit grows with the transcript (purgeMemoryLimitFor). $GOMEMLIMIT, when
+// set, wins.
 const (
 	purgeMemoryLimit   = 72 << 20
 	analyzeMemoryLimit = 40 << 20

@@ -93,7 +93,7 @@ func (c *collector) visit(l transcript.Line, rec transcript.Record, f *transcrip
 		c.readStubs(l.Raw)
 	}
 	if f.IsCompactBoundary() && inConversation(f, c.subagent) {
-		c.boundaries = append(c.boundaries, Marker{Turn: len(c.turns), Line: f.Line, Label: "compact boundary"})
+		c.boundaries = append(c.boundaries, Marker{Turn: len(c.turns), Line: int(f.Line), Label: "compact boundary"})
 	}
 	if !inConversation(f, c.subagent) {
 		if f.Type == transcript.TypeAssistant && f.HasUsage {
@@ -113,8 +113,8 @@ func (c *collector) visit(l transcript.Line, rec transcript.Record, f *transcrip
 func (c *collector) assistant(rec transcript.Record, f *transcript.Facts, sz *transcript.Sizes) {
 	if f.HasUsage && !f.APIError {
 		n := len(c.turns)
-		if n == 0 || f.MsgID == "" || c.turns[n-1].msgID != f.MsgID {
-			t := Turn{Line: f.Line, msgID: f.MsgID, Added: c.pendingSum}
+		if n == 0 || f.MsgID() == "" || c.turns[n-1].msgID != f.MsgID() {
+			t := Turn{Line: int(f.Line), msgID: f.MsgID(), Added: c.pendingSum}
 			if len(c.pending) > 0 {
 				t.Why = c.pending[0]
 			}
@@ -127,11 +127,11 @@ func (c *collector) assistant(rec transcript.Record, f *transcript.Facts, sz *tr
 			c.turns = append(c.turns, t)
 			c.pending, c.pendingSum = c.pending[:0], 0
 		}
-		c.turns[len(c.turns)-1].Usage = f.Usage // a later line of the message carries the final output count
+		c.turns[len(c.turns)-1].Usage = f.Usage() // a later line of the message carries the final output count
 	}
 	var inputs, names int64
 	hasBash := false
-	for _, b := range f.Blocks {
+	for _, b := range f.Blocks() {
 		if b.Type != transcript.BlockToolUse {
 			continue
 		}
@@ -163,15 +163,15 @@ func (c *collector) assistant(rec transcript.Record, f *transcript.Facts, sz *tr
 			}
 			c.calls[strings.Clone(id)] = ci
 			c.consumer(c.tools, ci.tool).Input += int64(len(in.Raw))
-			c.add(Contribution{Kind: "tool input", Detail: detail(ci), Line: f.Line, Bytes: int64(len(in.Raw))})
+			c.add(Contribution{Kind: "tool input", Detail: detail(ci), Line: int(f.Line), Bytes: int64(len(in.Raw))})
 			return true
 		})
 	}
 	if f.ThinkingBytes > 0 {
-		c.add(Contribution{Kind: "thinking", Line: f.Line, Bytes: f.ThinkingBytes})
+		c.add(Contribution{Kind: "thinking", Line: int(f.Line), Bytes: f.ThinkingBytes})
 	}
 	if text := f.TextBytes - f.ThinkingBytes - inputs - names; text > 0 {
-		c.add(Contribution{Kind: "reply", Line: f.Line, Bytes: text})
+		c.add(Contribution{Kind: "reply", Line: int(f.Line), Bytes: text})
 	}
 }
 
@@ -189,10 +189,10 @@ func (c *collector) user(f *transcript.Facts, sz *transcript.Sizes) {
 				c.consumer(c.commands, ci.command).Output += int64(o.Bytes)
 			}
 			results += int64(o.Bytes)
-			c.add(Contribution{Kind: "tool output", Detail: detail(ci), Line: f.Line, Bytes: int64(o.Bytes)})
+			c.add(Contribution{Kind: "tool output", Detail: detail(ci), Line: int(f.Line), Bytes: int64(o.Bytes)})
 		}
 		if sz.Image > 0 {
-			c.add(Contribution{Kind: "image", Line: f.Line, Bytes: int64(sz.Image)})
+			c.add(Contribution{Kind: "image", Line: int(f.Line), Bytes: int64(sz.Image)})
 		}
 	}
 	if results > 0 {
@@ -211,7 +211,7 @@ func (c *collector) user(f *transcript.Facts, sz *transcript.Sizes) {
 	case text > 4000:
 		kind = "pasted text"
 	}
-	c.add(Contribution{Kind: kind, Line: f.Line, Bytes: text})
+	c.add(Contribution{Kind: kind, Line: int(f.Line), Bytes: text})
 }
 
 // readStubs notes the key and size of every stub in a raw line. Inside a

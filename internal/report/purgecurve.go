@@ -40,7 +40,7 @@ func (c *cumulator) take(f *transcript.Facts) {
 		return
 	}
 	c.text += f.TextBytes - f.ThinkingBytes
-	c.images += f.Images
+	c.images += int(f.Images)
 }
 
 // startPurgeCurve starts ccm purge's dry run and measures the file it would
@@ -75,9 +75,9 @@ func startPurgeCurve(ctx context.Context, path string, opt purge.Options) func(s
 		last := ""
 		_, err := transcript.Build(pr, transcript.BuildOptions{Visit: func(_ transcript.Line, _ transcript.Record, f *transcript.Facts, _ *transcript.Sizes) error {
 			if f != nil && isRequestLine(f, cum.subagent) {
-				if f.MsgID == "" || f.MsgID != last {
-					cum.mark(f.MsgID)
-					last = f.MsgID
+				if f.MsgID() == "" || f.MsgID() != last {
+					cum.mark(f.MsgID())
+					last = f.MsgID()
 				}
 			}
 			cum.take(f)

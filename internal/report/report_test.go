@@ -134,7 +134,7 @@ func TestCollectHandFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Contexts(ix.Recs, false)
+	got := Contexts(ix, false)
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("Contexts = %v, want %v", got, want)
 	}

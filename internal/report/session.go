@@ -97,8 +97,8 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 	visit := func(l transcript.Line, rec transcript.Record, fa *transcript.Facts, sz *transcript.Sizes) error {
 		if fa != nil && isRequestLine(fa, subagent) {
 			n := len(c.turns)
-			if n == 0 || fa.MsgID == "" || c.turns[n-1].msgID != fa.MsgID {
-				cum.mark(fa.MsgID)
+			if n == 0 || fa.MsgID() == "" || c.turns[n-1].msgID != fa.MsgID() {
+				cum.mark(fa.MsgID())
 			}
 		}
 		cum.take(fa)
@@ -109,7 +109,7 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s := &Session{Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Bytes: a.Bytes, Lines: a.Lines,
-		Records: len(ix.Recs), Modified: fi.ModTime(), Analysis: a, Turns: c.turns, SideTurns: c.sideTurns,
+		Records: ix.Len(), Modified: fi.ModTime(), Analysis: a, Turns: c.turns, SideTurns: c.sideTurns,
 		Boundaries: c.boundaries, Stubs: c.stubs, Tools: topConsumers(c.tools, 12), Commands: topConsumers(c.commands, 12),
 		origCum: cum.points}
 	if pk, err := sessions.PeekFile(path, fi.Size()); err == nil {

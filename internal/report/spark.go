@@ -99,19 +99,19 @@ func isRequestLine(f *transcript.Facts, subagent bool) bool {
 // message.id, however many lines) that records usage, the last line's
 // figure. subagent is true for a subagent's transcript, whose records are
 // all sidechain records. ccm report's collector counts the same requests.
-func Contexts(recs []transcript.Facts, subagent bool) []int64 {
+func Contexts(ix *transcript.Index, subagent bool) []int64 {
 	var out []int64
 	last := ""
-	for i := range recs {
-		f := &recs[i]
+	for i := range ix.Len() {
+		f := ix.Rec(i)
 		if !isRequestLine(f, subagent) {
 			continue
 		}
-		if len(out) == 0 || f.MsgID == "" || f.MsgID != last {
+		if len(out) == 0 || f.MsgID() == "" || f.MsgID() != last {
 			out = append(out, 0)
-			last = f.MsgID
+			last = f.MsgID()
 		}
-		out[len(out)-1] = f.Usage.Total()
+		out[len(out)-1] = f.Usage().Total()
 	}
 	return out
 }

@@ -1,0 +1,43 @@
+package main
+
+import "os"
+
+// readMemoryLimit is the runtime's soft memory limit for the commands that
+// index a whole transcript without counting tokens (check, analyze
+// --no-tokens). Their live heap is the index (about 230 bytes a record:
+// 22 MB for the 103k records of a 1 GB transcript) plus the reader's
+// batches (a few MB, and the longest line): with the default pacing the
+// heap grew to twice that, 90 MB of RSS on 1 GB. At 48 MiB the collector
+// runs a little more often on such a file (23 cycles instead of 9) and
+// RSS stays under 64 MB; on smaller files the heap never reaches it.
+const readMemoryLimit = 48 << 20
+
+// purgeMemoryLimitFor is the soft memory limit for purging transcripts of
+// up to largest bytes, into the store or not. A purge's live heap grows
+// with the transcript (the index, the scan's state, the store's keys):
+// measured with gctrace on the benchmark mix, about 40 MiB plus 50 MiB a
+// GB with the store (its encoders and keys), 30 MiB plus 25 MiB a GB
+// without. A fixed limit of 72 MiB sat below it on a 1 GB transcript, and
+// the collector ran back to back (705 collections, 2.1-2.5x the time per
+// MB of a 200 MB file). The limit is now 1.4x that estimate, and never
+// under purgeMemoryLimit, which small transcripts keep: 72 MiB up to about
+// 400 MB, 126 MiB at 1 GB (77 MiB without the store).
+func purgeMemoryLimitFor(largest int64, store bool) int64 {
+	live := 30<<20 + largest*25/1024 // 25 MiB a GiB
+	if store {
+		live = 40<<20 + largest*50/1024
+	}
+	return max(purgeMemoryLimit, live*14/10)
+}
+
+// largestFile is the size of the largest of files (0 when none can be
+// read; purge reports those itself).
+func largestFile(files []inputFile) int64 {
+	var n int64
+	for _, f := range files {
+		if fi, err := os.Stat(f.Path); err == nil && fi.Mode().IsRegular() {
+			n = max(n, fi.Size())
+		}
+	}
+	return n
+}
