@@ -39,7 +39,7 @@ type Batch struct {
 	s    *Store
 	mu   sync.Mutex
 	pw   *packWriter // the batch's pack, created by the first new blob
-	ops  []batchOp   // index lines to append at Commit
+	ops  opList      // index lines to append at Commit
 	keys map[Key]int // key → its op
 	// synced are the keys of new frames an earlier Sync made durable.
 	synced map[Key]struct{}
@@ -158,7 +158,7 @@ func (b *Batch) raise(key Key, pin PinLevel, reason string) bool {
 	if !ok {
 		return false
 	}
-	op := &b.ops[i]
+	op := b.ops.at(i)
 	if op.put && pin > op.meta.Pinned.Level {
 		op.meta.Pinned = PinInfo{Level: pin, Reason: reason, PinnedAt: b.s.now()}
 	} else if !op.put && pin > op.pin {
@@ -203,8 +203,7 @@ func (b *Batch) addFrame(key Key, content []byte, src Source, pin PinLevel, reas
 		return err
 	}
 	m.BytesCompressed, m.Compression = loc.clen, string(codec)
-	b.keys[key] = len(b.ops)
-	b.ops = append(b.ops, batchOp{put: true, meta: m, loc: loc})
+	b.keys[key] = b.ops.add(batchOp{put: true, meta: m, loc: loc})
 	b.last = key
 	return nil
 }
@@ -216,8 +215,7 @@ func (b *Batch) addSeen(key Key, pin PinLevel, reason string) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.keys[key] = len(b.ops)
-	b.ops = append(b.ops, batchOp{key: key, pin: pin, reason: reason})
+	b.keys[key] = b.ops.add(batchOp{key: key, pin: pin, reason: reason})
 	b.last = key
 }
 
@@ -256,7 +254,7 @@ func (b *Batch) sync(closing bool) error {
 			b.synced[k] = struct{}{}
 		}
 	}
-	b.files, b.last, b.ops, b.keys = make(map[string]struct{}), "", nil, make(map[Key]int)
+	b.files, b.last, b.ops, b.keys = make(map[string]struct{}), "", opList{}, make(map[Key]int)
 	b.mu.Unlock()
 	if pw != nil {
 		err := pw.f.Sync()
@@ -285,7 +283,7 @@ func (b *Batch) sync(closing bool) error {
 	}
 	// From here on the pack stays: index lines may name it even if their
 	// append fails half-way. An unreferenced pack is removed by a repack.
-	if len(ops) > 0 {
+	if ops.n > 0 {
 		unlock, err := b.lockMeta(context.Background())
 		if err != nil {
 			return err
@@ -329,7 +327,7 @@ func (b *Batch) sync(closing bool) error {
 // appendOps writes the batch's index lines; the caller holds meta.lock. A
 // key another process put into a pack since this batch looked becomes a
 // "seen" line: its frame in this batch's pack stays dead until a repack.
-func (b *Batch) appendOps(ops []batchOp) error {
+func (b *Batch) appendOps(ops opList) error {
 	s := b.s
 	s.refreshIndex()
 	since, err := b.keysSince()
@@ -338,8 +336,8 @@ func (b *Batch) appendOps(ops []batchOp) error {
 	}
 	now := s.now()
 	var data []byte
-	for i := range ops {
-		op := &ops[i]
+	for i := 0; i < ops.n; i++ {
+		op := ops.at(i)
 		if !op.put {
 			data = append(data, seenLine(op.key, now, op.pin, op.reason)...)
 			continue
@@ -406,7 +404,7 @@ func (b *Batch) Close() {
 		b.pw.f.Close()
 		os.Remove(b.pw.path)
 		b.pw = nil
-		b.ops, b.keys = nil, make(map[Key]int)
+		b.ops, b.keys = opList{}, make(map[Key]int)
 	}
 	b.held.Unlock()
 	for _, f := range []*os.File{b.metaF, b.index} {
@@ -496,3 +494,27 @@ func (b *Batch) write(path string, fn func(w io.Writer) error) error {
 	b.mu.Unlock()
 	return nil
 }
+
+// opList holds a batch's pending index lines in chunks: a purge of a 1 GB
+// transcript stores 20,000 blobs, and one growing slice of them kept up to
+// twice their size alive at each doubling.
+type opList struct {
+	chunks [][]batchOp
+	n      int
+}
+
+const opChunk = 1024
+
+// add appends op and returns its number.
+func (l *opList) add(op batchOp) int {
+	if l.n%opChunk == 0 {
+		l.chunks = append(l.chunks, make([]batchOp, 0, opChunk))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, op)
+	l.n++
+	return l.n - 1
+}
+
+// at returns op number i.
+func (l *opList) at(i int) *batchOp { return &l.chunks[i/opChunk][i%opChunk] }

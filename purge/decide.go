@@ -19,18 +19,55 @@ import (
 )
 
 // plannedStub is one value the plan moves to the store: its span in its
-// record's line, the key of its bytes, and the stub written in its place.
-// The write pass only splices the stub in and hands the bytes of the span
-// to the store under that key.
+// record's line, the key of its bytes, and what its stub says. The write
+// pass only splices the stub in and hands the bytes of the span to the
+// store under that key. It holds what the stub and the stored value's
+// metadata are made of, not the stub's text: a 1 GB transcript plans
+// 20,000 stubs, and the plan must stay small.
 type plannedStub struct {
 	off, n    int     // the raw value's span in the line's body
 	key       ccm.Key // of the raw value, as it is in the line (JSON-encoded)
-	text      []byte  // what replaces it: a JSON string, or a text block for an image
-	src       ccm.Source
+	info      toolInfo
+	desc      string // the stub's desc line
+	media     string // an image's media type; "" for text
+	lines     int    // escaped newlines in the value
+	exit      int    // the exit code a Bash output states (0 when none)
 	pin       ccm.PinLevel
 	pinReason string
+	asBlock   bool   // an image: the stub goes in a text block in its place
 	where     string // the value's path in the record, for the printed plan
 	why       string // the rule that moves it
+}
+
+// stub is the stub that replaces the value.
+func (ps *plannedStub) stub() stub.Stub {
+	st := stub.Stub{Key: ps.key, Source: ps.info.source(), Desc: ps.desc, Bytes: int64(ps.n), Lines: ps.lines, Exit: ps.exit, Pinned: ps.pin}
+	if ps.media != "" {
+		st.Source = "Image (" + mediaName(ps.media) + ")"
+	}
+	return st
+}
+
+// text is the stub as written in the value's place: a JSON string, or a
+// text block holding it for an image.
+func (ps *plannedStub) text() []byte {
+	st := ps.stub()
+	if !ps.asBlock {
+		return jsonstr.Append(nil, st.String())
+	}
+	b := append([]byte(nil), `{"type":"text","text":`...)
+	return append(jsonstr.Append(b, st.String()), '}')
+}
+
+// source is what the store records of where the value came from. Type
+// "json" marks a raw JSON value cut out by purge: ccm restore splices
+// only such blobs back (a hook's stub holds plain text).
+func (ps *plannedStub) source(session string) ccm.Source {
+	if ps.media != "" {
+		return ccm.Source{Type: stub.RawValueType, MediaType: ps.media, SessionPath: session}
+	}
+	i := ps.info
+	return ccm.Source{Type: stub.RawValueType, ToolName: i.Name, SessionPath: session, FilePath: i.FilePath, Command: i.Command, Description: i.Desc, ExitCode: ps.exit}
 }
 
 // stubbedRecord is a record with planned stubs.
@@ -55,7 +92,7 @@ func lineSum(body []byte) uint32 { return crc32.Checksum(body, castagnoli) }
 // read, each at its offset: one goroutine reads them in file order and
 // notes the tool calls; workers on every core walk and hash the large
 // ones. The lines in flight are bounded like the store's (maxInFlight).
-func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt, session string) error {
+func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt) error {
 	p.stubs = map[int]*stubbedRecord{}
 	if p.opt.NoStore || p.opt.RepairOnly {
 		return nil
@@ -71,7 +108,7 @@ func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt, session string)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d := &decider{p: p, session: session}
+			d := &decider{p: p}
 			for j := range jobs {
 				d.tools = j.tools
 				sr := d.record(j.body, j.rec)
@@ -228,9 +265,9 @@ func (p *Plan) stubbing(rec int) bool {
 
 // decider decides the stubs of one purge.
 type decider struct {
-	p       *Plan
-	session string // absolute transcript path, recorded with stored content
-	tools   map[string]toolInfo
+	p     *Plan
+	tools map[string]toolInfo
+	strs  map[string]string // intern's strings
 }
 
 // record finds the large values of one line and plans a stub for each,
@@ -256,31 +293,20 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 			return
 		}
 		raw := line[v.Index : v.Index+len(v.Raw)]
-		// Type "json" marks a raw JSON value cut out by purge: ccm restore
-		// splices only such blobs back (a hook's stub holds plain text).
-		src := ccm.Source{Type: stub.RawValueType, ToolName: info.Name, SessionPath: d.session, FilePath: info.FilePath, Command: info.Command, Description: info.Desc}
 		if desc == "" {
 			// The Bash description (or Task's) is the stub's desc line, as
 			// in the Python tool's v2 stubs.
 			desc = info.Desc
 		}
-		st := stub.Stub{Source: info.source(), Desc: desc, Bytes: int64(len(raw)), Lines: transcript.CountEscapedNewlines(raw), Pinned: level}
+		ps := plannedStub{off: v.Index, n: len(v.Raw), key: ccm.KeyOf(raw), info: info, desc: desc,
+			pin: level, pinReason: reason, asBlock: asBlock, where: d.intern(where), why: d.intern(why)}
 		if media != "" {
-			media = strings.Clone(media) // it points into the line buffer
-			src = ccm.Source{Type: stub.RawValueType, MediaType: media, SessionPath: d.session}
-			st.Source = "Image (" + mediaName(media) + ")"
-			st.Lines = 0
+			ps.media = d.intern(media) // media points into the line buffer: intern copies it
 		} else {
-			st.Exit = exitCode(raw)
-			src.ExitCode = st.Exit
+			ps.lines = transcript.CountEscapedNewlines(raw)
+			ps.exit = exitCode(raw)
 		}
-		st.Key = ccm.KeyOf(raw)
-		text := jsonstr.Append(nil, st.String())
-		if asBlock {
-			text = append(append([]byte(`{"type":"text","text":`), text...), '}')
-		}
-		sr.stubs = append(sr.stubs, plannedStub{off: v.Index, n: len(v.Raw), key: st.Key, text: text,
-			src: src, pin: level, pinReason: reason, where: where, why: why})
+		sr.stubs = append(sr.stubs, ps)
 	}
 	overThreshold := func(what string) string {
 		if rec < p.windowStart && o.OldThreshold > 0 && thr < o.Threshold {
@@ -388,6 +414,20 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 		}
 	}
 	return sr.done(line)
+}
+
+// intern returns one copy of each path and reason the decider writes:
+// the same few hundred strings recur in thousands of stubs.
+func (d *decider) intern(s string) string {
+	if v, ok := d.strs[s]; ok {
+		return v
+	}
+	if d.strs == nil {
+		d.strs = map[string]string{}
+	}
+	s = strings.Clone(s)
+	d.strs[s] = s
+	return s
 }
 
 // done returns the record's plan, or nil when it has no stub.

@@ -264,14 +264,14 @@ func (p *Plan) lastPrompt() int {
 // bookkeeping kind. System-rendered attachments (environment, date, …)
 // are never of such a kind, so the one the client needs stays.
 func (p *Plan) planBookkeeping() {
-	latest := map[string]int{}
+	var latest [attachedRequestBlob + 1]int
 	for i, ri := range p.scan.info {
-		if ri.kind != "" {
+		if ri.kind != notBookkeeping {
 			latest[ri.kind] = i
 		}
 	}
 	for i, ri := range p.scan.info {
-		if ri.kind != "" && latest[ri.kind] != i {
+		if ri.kind != notBookkeeping && latest[ri.kind] != i {
 			p.setDrop(i, dropBookkeeping)
 		}
 	}

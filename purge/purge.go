@@ -147,7 +147,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	}
 	rep := &Report{Path: name, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
 	p.terminate = unterminated
-	if err := p.decideStubs(ctx, src, abs); err != nil {
+	if err := p.decideStubs(ctx, src); err != nil {
 		return nil, err
 	}
 	if afterPlan != nil {
@@ -218,7 +218,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		}
 		inj.text = summaryText(facts, opt.KeepTurns)
 	}
-	stub := newStubber(ctx, store, opt.Batch)
+	stub := newStubber(ctx, store, opt.Batch, abs)
 	w.stub = stub
 	if opt.Tokens {
 		after = p.afterCounter(w)

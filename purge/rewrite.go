@@ -161,7 +161,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 			if err := w.stub.put(ps, line[ps.off:ps.off+ps.n]); err != nil {
 				return nil, err
 			}
-			w.edits = append(w.edits, splice.Edit{Off: ps.off, N: ps.n, Repl: ps.text})
+			w.edits = append(w.edits, splice.Edit{Off: ps.off, N: ps.n, Repl: ps.text()})
 		}
 	}
 	if np, ok := w.p.parent[rec]; ok {

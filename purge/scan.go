@@ -18,7 +18,7 @@ type recInfo struct {
 	// largeOld: the same under --old-threshold, which applies before the
 	// --recent-turns window (known only once the scan is done).
 	largeOld bool
-	kind     string // per-turn bookkeeping kind ("" when it is none)
+	kind     bookkeeping // per-turn bookkeeping kind (0 when it is none)
 }
 
 // scan is the result of the first pass.
@@ -29,22 +29,41 @@ type scan struct {
 	micro  *microScan   // what the microcompaction rules need; nil when they are off
 }
 
-// bookkeepingKind names the per-turn records of which only the latest is
+// bookkeeping is a kind of per-turn record of which only the latest is
 // kept: Claude Code 2.1.3xx appends a prompt_snapshot attachment and the
 // api-request-shape / api-request-blob records on every turn
-// (realclient-findings §2), 150 to 350 KB per turn.
-func bookkeepingKind(f *transcript.Facts) string {
+// (realclient-findings §2), 150 to 350 KB per turn. A byte, not a name:
+// the scan keeps one per record.
+type bookkeeping uint8
+
+const (
+	notBookkeeping bookkeeping = iota
+	requestShape
+	requestBlob
+	attachedSnapshot
+	attachedRequestShape
+	attachedRequestBlob
+)
+
+// bookkeepingKind says which per-turn kind a record is, if any.
+func bookkeepingKind(f *transcript.Facts) bookkeeping {
 	switch f.TypeName() {
-	case "api-request-shape", "api-request-blob":
-		return f.TypeName()
+	case "api-request-shape":
+		return requestShape
+	case "api-request-blob":
+		return requestBlob
 	}
 	if f.Type == transcript.TypeAttachment {
 		switch f.Subtype() {
-		case "prompt_snapshot", "api-request-shape", "api-request-blob":
-			return "attachment/" + f.Subtype()
+		case "prompt_snapshot":
+			return attachedSnapshot
+		case "api-request-shape":
+			return attachedRequestShape
+		case "api-request-blob":
+			return attachedRequestBlob
 		}
 	}
-	return ""
+	return notBookkeeping
 }
 
 var pinMarker = []byte("ccm:pin")

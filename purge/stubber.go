@@ -16,6 +16,9 @@ import (
 type stubber struct {
 	ctx   context.Context
 	store *ccm.Store // nil in a dry run: keys only, nothing stored
+	// session is the transcript's absolute path, recorded with what is
+	// stored.
+	session string
 	// batch defers the fsyncs of every blob to one barrier in finish,
 	// which runs before the transcript naming them is replaced.
 	batch *ccm.Batch
@@ -47,10 +50,10 @@ type putJob struct {
 }
 
 // maxInFlight bounds the bytes copied for storing that are not stored yet.
-const maxInFlight = 16 << 20
+const maxInFlight = 8 << 20
 
-func newStubber(ctx context.Context, store *ccm.Store, shared *ccm.Batch) *stubber {
-	s := &stubber{ctx: ctx, store: store, queued: make(map[ccm.Key]ccm.PinLevel)}
+func newStubber(ctx context.Context, store *ccm.Store, shared *ccm.Batch, session string) *stubber {
+	s := &stubber{ctx: ctx, store: store, session: session, queued: make(map[ccm.Key]ccm.PinLevel)}
 	s.cond = sync.NewCond(&s.mu)
 	if store == nil {
 		return s
@@ -107,7 +110,7 @@ func (s *stubber) put(ps *plannedStub, content []byte) error {
 	if err != nil {
 		return err
 	}
-	s.jobs <- putJob{key: ps.key, content: append(getContent(len(content)), content...), src: ps.src, pin: ps.pin, reason: ps.pinReason}
+	s.jobs <- putJob{key: ps.key, content: append(getContent(len(content)), content...), src: ps.source(s.session), pin: ps.pin, reason: ps.pinReason}
 	return nil
 }
 
