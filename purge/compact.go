@@ -58,7 +58,7 @@ func (p *Plan) planInjection() {
 		}
 	}
 	s := inj.summaryUUID
-	p.setParent(t, &s, "continues from the injected compaction summary")
+	p.setParent(t, s, "continues from the injected compaction summary")
 	p.inject = inj
 	p.Stats.Injected = true
 }

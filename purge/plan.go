@@ -36,12 +36,10 @@ type Plan struct {
 	opt  Options
 
 	drop   []dropReason
-	parent map[int]*string // new parentUuid of a record; nil value means null
-	// parentWhy is the reason for each entry of parent.
-	parentWhy map[int]string
-	remove    map[int][]bool // blocks to remove from a record
-	synth     map[int]*synthResult
-	pins      map[int]pins.Pin
+	parent map[int]relink // new parentUuid of a record, with the reason
+	remove map[int][]bool // blocks to remove from a record
+	synth  map[int]*synthResult
+	pins   map[int]pins.Pin
 
 	windowStart int // records at or after this index are in the recent window
 	turnsStart  int // the --recent-turns window's start, where --old-threshold ends
@@ -101,7 +99,7 @@ type Stats struct {
 // makePlan decides the purge of a scanned transcript.
 func makePlan(s *scan, opt Options, subagent bool) *Plan {
 	n := s.ix.Len()
-	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]*string{}, parentWhy: map[int]string{},
+	p := &Plan{scan: s, opt: opt, drop: make([]dropReason, n), parent: map[int]relink{},
 		remove: map[int][]bool{}, synth: map[int]*synthResult{}, renames: map[int]map[int]string{},
 		microResults: map[int]map[string]string{}, microInputs: map[int]map[string]string{}, microHooks: map[int]string{}}
 	p.latest = p.findLatest()
@@ -321,21 +319,20 @@ func (p *Plan) allRemoved(i int) bool {
 
 // effectiveParent is a record's parentUuid after planned relinks ("" for null).
 func (p *Plan) effectiveParent(i int) string {
-	if np, ok := p.parent[i]; ok {
-		if np == nil {
-			return ""
-		}
-		return *np
+	if r, ok := p.parent[i]; ok {
+		return r.to
 	}
 	return p.rec(i).Parent()
 }
 
-// setParent plans a record's new parentUuid (nil for null), with the
+// setParent plans a record's new parentUuid (to, "" for null), with the
 // reason the printed plan gives.
-func (p *Plan) setParent(i int, uuid *string, why string) {
-	p.parent[i] = uuid
-	p.parentWhy[i] = why
+func (p *Plan) setParent(i int, to, why string) {
+	p.parent[i] = relink{to: to, why: why}
 }
+
+// relink is a planned parentUuid: to ("" for null), and why.
+type relink struct{ to, why string }
 
 // keptAncestor follows parents from uuid through dropped records to the
 // nearest kept one. It returns the uuid to link to ("" for null) and
@@ -376,10 +373,10 @@ func (p *Plan) relinkChildren() {
 			p.Stats.Reparented++
 		}
 		if anc == "" {
-			p.setParent(i, nil, "every ancestor is dropped: made a root")
+			p.setParent(i, "", "every ancestor is dropped: made a root")
 		} else {
 			a := anc
-			p.setParent(i, &a, "its parent is dropped: linked to the nearest kept ancestor")
+			p.setParent(i, a, "its parent is dropped: linked to the nearest kept ancestor")
 		}
 	}
 }

@@ -2,7 +2,6 @@ package purge
 
 import (
 	"ccm/transcript"
-	"fmt"
 )
 
 // planDangling relinks every record whose parentUuid names no record in
@@ -36,12 +35,12 @@ func (p *Plan) planDangling() {
 			// (or every candidate would close a loop). The record
 			// becomes a root, which is what the walk already makes of
 			// it, and the file no longer names a record it lacks.
-			p.setParent(i, nil, "its parent is not in the file and nothing earlier can take its place: made a root (the session starts mid-way)")
+			p.setParent(i, "", "its parent is not in the file and nothing earlier can take its place: made a root (the session starts mid-way)")
 			p.Stats.RootedDangling++
 			continue
 		}
 		u := p.rec(target).UUID()
-		p.setParent(i, &u, fmt.Sprintf("its parent is not in the file: linked to line %d", p.rec(target).Line))
+		p.setParent(i, u, "its parent is not in the file: linked to the record it answers, or the nearest earlier one")
 		p.Stats.RelinkedDangling++
 	}
 }
@@ -67,9 +66,9 @@ func (p *Plan) planCycles() {
 		}
 		if target := p.nearestEarlier(i); target >= 0 {
 			u := p.rec(target).UUID()
-			p.setParent(i, &u, fmt.Sprintf("its parent link closes a loop: linked to line %d", p.rec(target).Line))
+			p.setParent(i, u, "its parent link closes a loop: linked to the nearest earlier record of its chain")
 		} else {
-			p.setParent(i, nil, "its parent link closes a loop: made a root")
+			p.setParent(i, "", "its parent link closes a loop: made a root")
 		}
 		p.Stats.BrokenCycles++
 	}
@@ -344,7 +343,7 @@ func (p *Plan) synthesizeFor(vix *transcript.Index, orig []int, c *transcript.Ch
 				next := orig[c.Recs[pos+1]]
 				if next >= 0 && p.effectiveParent(next) == s.Parent {
 					u := s.UUID
-					p.setParent(next, &u, "continues from the tool results added for the unanswered calls before it")
+					p.setParent(next, u, "continues from the tool results added for the unanswered calls before it")
 				}
 				break
 			}

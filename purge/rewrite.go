@@ -164,12 +164,12 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 			w.edits = append(w.edits, splice.Edit{Off: ps.off, N: ps.n, Repl: ps.text()})
 		}
 	}
-	if np, ok := w.p.parent[rec]; ok {
+	if r, ok := w.p.parent[rec]; ok {
 		res := gjson.Get(s, "parentUuid")
 		if res.Exists() {
 			repl := []byte("null")
-			if np != nil {
-				repl = jsonstr.Append(nil, *np)
+			if r.to != "" {
+				repl = jsonstr.Append(nil, r.to)
 			}
 			w.edits = append(w.edits, splice.Value(res, repl))
 		}

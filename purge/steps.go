@@ -52,10 +52,10 @@ func (p *Plan) Steps() []Step {
 		if inj := p.inject; inj != nil && i == inj.before {
 			out = append(out, Step{Line: int(f.Line), Action: "insert", Why: "a compaction summary of everything before this record (--inject-compaction)"})
 		}
-		if why, ok := p.parentWhy[i]; ok {
-			to := "null"
-			if np := p.parent[i]; np != nil {
-				to = *np
+		if r, ok := p.parent[i]; ok {
+			to, why := "null", r.why
+			if r.to != "" {
+				to = r.to
 				if j, ok := p.scan.ix.Lookup(to); ok {
 					to += fmt.Sprintf(" (line %d)", p.rec(j).Line)
 				} else {
