@@ -160,13 +160,18 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	// a few hundred KB each. They run once the new file is written,
 	// beside the store's final sync, the file's fsync and rename and the
 	// wait for late appends: loading the tokenizer any earlier would make
-	// every garbage collection of the rewrite mark its tables. They only
-	// read src (pread), the finished index and the texts the
-	// after-counter kept.
+	// every garbage collection of the rewrite mark its tables. The
+	// estimate before reads src (pread) and the finished index, and
+	// beforeRead closes once it is done, which the rename waits for: the
+	// transcript is never read after its rename (an inotify watcher sees
+	// a read of the old file under the new file's name). The estimate
+	// after reads only the texts the after-counter kept.
 	estimate := func() error { return nil }
+	beforeRead := make(chan struct{})
 	var after *transcript.Counter
 	startEstimates := func() {
 		if !opt.Tokens {
+			close(beforeRead)
 			return
 		}
 		c := s.ix.ActiveChain()
@@ -177,6 +182,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		go func() {
 			defer close(done)
 			before, errBefore = s.ix.EstimateContext(src, c, msgs)
+			close(beforeRead)
 			aft, errAfter = after.Estimate()
 		}()
 		estimate = sync.OnceValue(func() error {
@@ -233,6 +239,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		if err := stub.finish(); err != nil {
 			return false, fmt.Errorf("store removed content: %w", err)
 		}
+		<-beforeRead
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
