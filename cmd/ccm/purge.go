@@ -87,7 +87,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "current", Aliases: []string{"c"}, Usage: "purge the newest session of the working directory (a live session: its last turn is left alone)"},
 			&cli.StringFlag{Name: "session", Usage: "purge the session with this id"},
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print what would change; write nothing at all"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (every change, with its line and reason) and what it would save; write nothing at all"},
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store (else $CCM_STUB_THRESHOLD_BYTES, see ccm config)"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
 			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
