@@ -158,6 +158,11 @@ func (p *Plan) readForStubs(ctx context.Context, src io.ReaderAt, jobs chan<- de
 	tools := map[string]toolInfo{}
 	var buf []byte
 	for rec := 0; rec < p.windowStart && rec < p.scan.ix.Len(); rec++ {
+		if rec%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		f := p.rec(rec)
 		if p.drop[rec] != keep {
 			continue
@@ -166,11 +171,6 @@ func (p *Plan) readForStubs(ctx context.Context, src io.ReaderAt, jobs chan<- de
 		stubbing := p.stubbing(rec)
 		if !calls && !stubbing {
 			continue
-		}
-		if rec%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
 		}
 		if !stubbing {
 			body, err := readBody(src, f, &buf)
