@@ -138,6 +138,10 @@ func makePlan(s *scan, opt Options, subagent bool) *Plan {
 		p.settleLarge()
 		p.pins = pins.Resolve(s.events)
 	}
+	// What only the plan needed of the scan goes now, before the stub
+	// decisions and the write pass: on a 1 GB transcript the
+	// microcompaction's tool calls and the pin events are about 7 MB.
+	s.micro, s.events = nil, nil
 	return p
 }
 
