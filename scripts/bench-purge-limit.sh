@@ -6,11 +6,11 @@
 # copy is in both figures.
 #
 #   scripts/bench-purge-limit.sh [SIZE] [LIMIT_A_MIB] [LIMIT_B_MIB] [RUNS]
-#   (default: 1GB 89 100 5; 89 MiB is the limit ccm sets itself at 1 GB)
+#   (default: 1GB 84 110 5; 84 MiB is the limit ccm sets itself at 1 GB)
 set -euo pipefail
 size=${1:-1GB}
-a=${2:-89}
-b=${3:-100}
+a=${2:-84}
+b=${3:-110}
 runs=${4:-5}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-limit.XXXXXX")
