@@ -3,6 +3,8 @@ package transcript
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"ccm/internal/jsonscan"
 )
 
 // ValidJSON reports whether b is exactly one valid JSON value (RFC 8259),
@@ -10,9 +12,14 @@ import (
 // (the fuzz test holds it to that) but skips the inside of strings eight
 // bytes at a time, because transcript lines are mostly long strings:
 // tool outputs and file contents.
-func ValidJSON(b []byte) bool {
+func ValidJSON(b []byte) bool { return validWhole(b, true) }
+
+// validWhole reports whether b is one JSON value with optional whitespace
+// around it; strict also checks the inside of every string (ValidJSON),
+// else only that it is closed (ValidStructure).
+func validWhole(b []byte, strict bool) bool {
 	i := skipWS(b, 0)
-	i, ok := validValue(b, i, 0)
+	i, ok := validValue(b, i, 0, strict)
 	if !ok {
 		return false
 	}
@@ -34,23 +41,26 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-func validValue(b []byte, i, depth int) (int, bool) {
+// validValue checks the value at b[i] and returns the index after it.
+// strict checks the inside of its strings; otherwise a string is crossed
+// quote to quote (jsonscan.StringEnd) and only its end is required.
+func validValue(b []byte, i, depth int, strict bool) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return validString(b, i+1)
+		return checkString(b, i+1, strict)
 	case c == '{':
 		if depth >= maxDepth {
 			return i, false
 		}
-		return validObject(b, i+1, depth+1)
+		return validObject(b, i+1, depth+1, strict)
 	case c == '[':
 		if depth >= maxDepth {
 			return i, false
 		}
-		return validArray(b, i+1, depth+1)
+		return validArray(b, i+1, depth+1, strict)
 	case c == 't':
 		return validLiteral(b, i, "true")
 	case c == 'f':
@@ -70,7 +80,16 @@ func validLiteral(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-func validObject(b []byte, i, depth int) (int, bool) {
+// checkString is validString when strict, else only the string's end.
+func checkString(b []byte, i int, strict bool) (int, bool) {
+	if strict {
+		return validString(b, i)
+	}
+	e := jsonscan.StringEnd(b, i)
+	return e, e >= 0
+}
+
+func validObject(b []byte, i, depth int, strict bool) (int, bool) {
 	i = skipWS(b, i)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
@@ -80,7 +99,7 @@ func validObject(b []byte, i, depth int) (int, bool) {
 			return i, false
 		}
 		var ok bool
-		if i, ok = validString(b, i+1); !ok {
+		if i, ok = checkString(b, i+1, strict); !ok {
 			return i, false
 		}
 		i = skipWS(b, i)
@@ -88,7 +107,7 @@ func validObject(b []byte, i, depth int) (int, bool) {
 			return i, false
 		}
 		i = skipWS(b, i+1)
-		if i, ok = validValue(b, i, depth); !ok {
+		if i, ok = validValue(b, i, depth, strict); !ok {
 			return i, false
 		}
 		i = skipWS(b, i)
@@ -106,14 +125,14 @@ func validObject(b []byte, i, depth int) (int, bool) {
 	}
 }
 
-func validArray(b []byte, i, depth int) (int, bool) {
+func validArray(b []byte, i, depth int, strict bool) (int, bool) {
 	i = skipWS(b, i)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
 	for {
 		var ok bool
-		if i, ok = validValue(b, i, depth); !ok {
+		if i, ok = validValue(b, i, depth, strict); !ok {
 			return i, false
 		}
 		i = skipWS(b, i)

@@ -26,7 +26,7 @@ type walker struct {
 
 // value validates and skips the value at i, returning its end.
 func (w *walker) value(i int) int {
-	end, ok := validValue(w.b, i, 0)
+	end, ok := validValue(w.b, i, 0, true)
 	if !ok {
 		w.bad = true
 		return len(w.b)
