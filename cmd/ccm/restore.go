@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
@@ -109,7 +110,9 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 	}
 	printHeldOpen(o.Stdout, rep.HeldOpen, rep.Backup)
 	for _, m := range rep.Missing {
-		fmt.Fprintf(o.Stdout, "  line %d: %s stays a stub: %s\n", m.Line, m.Key, m.Reason)
+		// The store's errors name the key; the line names it already.
+		why := strings.TrimPrefix(m.Reason, string(m.Key)+": ")
+		fmt.Fprintf(o.Stdout, "  line %d: %s stays a stub: %s\n", m.Line, m.Key, why)
 	}
 	if len(rep.Missing) > 0 {
 		return silentError{code: exitFindings}
