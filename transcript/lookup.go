@@ -80,6 +80,13 @@ func member(b []byte, i int, key string) (vs, ve int, found bool) {
 // its raw key (without quotes) and its value's span, until fn returns
 // false or the structure ends. Values are crossed with jsonscan.ValueEnd.
 func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
+	membersFrom(b, i, nil, fn)
+}
+
+// membersFrom is membersAt with open, when not nil, asked first about each
+// member, before its value is crossed: when it returns true the walk ends
+// there, and the value is never crossed (MembersOpen).
+func membersFrom(b []byte, i int, open func(key []byte, vs int) bool, fn func(key []byte, vs, ve int) bool) {
 	if i >= len(b) || b[i] != '{' {
 		return
 	}
@@ -95,6 +102,9 @@ func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
 			return
 		}
 		vs := skipWS(b, i+1)
+		if open != nil && open(k, vs) {
+			return
+		}
 		ve := jsonscan.ValueEnd(b, vs)
 		if ve < 0 || !fn(k, vs, ve) {
 			return

@@ -4,8 +4,6 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
-
-	"ccm/internal/jsonscan"
 )
 
 // MembersOpen is Members, except that the value of the last key found,
@@ -18,48 +16,32 @@ func MembersOpen(json string, keys []string, out []gjson.Result) {
 	b := unsafe.Slice(unsafe.StringData(json), len(json))
 	clear(out)
 	left := len(keys)
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return
-	}
-	i = skipWS(b, i+1)
-	for left > 0 && i < len(b) && b[i] == '"' {
-		ke := jsonscan.StringEnd(b, i+1)
-		if ke < 0 {
-			return
-		}
-		k := b[i+1 : ke-1]
-		i = skipWS(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return
-		}
-		vs := skipWS(b, i+1)
-		at := -1
+	wanted := func(k []byte) int {
 		for n, key := range keys {
 			if out[n].Raw == "" && keyIs(k, key) {
-				at = n
-				break
+				return n
 			}
 		}
-		if at >= 0 && left == 1 && vs < len(b) && (b[vs] == '[' || b[vs] == '{') {
-			out[at] = gjson.Result{Type: gjson.JSON, Raw: json[vs:], Index: vs}
-			return
+		return -1
+	}
+	open := func(k []byte, vs int) bool {
+		if left != 1 || vs >= len(b) || b[vs] != '[' && b[vs] != '{' {
+			return false
 		}
-		ve := jsonscan.ValueEnd(b, vs)
-		if ve < 0 {
-			return
-		}
+		at := wanted(k)
 		if at >= 0 {
+			out[at] = gjson.Result{Type: gjson.JSON, Raw: json[vs:], Index: vs}
+		}
+		return at >= 0
+	}
+	membersFrom(b, skipWS(b, 0), open, func(k []byte, vs, ve int) bool {
+		if at := wanted(k); at >= 0 {
 			raw := json[vs:ve]
 			out[at] = gjson.Result{Type: rawType(raw), Raw: raw, Index: vs}
 			left--
 		}
-		i = skipWS(b, ve)
-		if i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipWS(b, i+1)
-	}
+		return left > 0
+	})
 }
 
 // MembersOpen is MembersOpen on the record.
