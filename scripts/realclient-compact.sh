@@ -30,23 +30,7 @@
 # failed check exits 1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-realclient-compact.XXXXXX")
-keep=${KEEP:-}
-trap '[ -n "$keep" ] || rm -rf "$work"' EXIT
-
-(cd "$repo" && go build -o "$work/rc" ./scripts/realclient)
-rcbin=$work/rc
-# The project's harness (scripts/realclient); CCM_RC_SESSION runs another
-# with the same flags.
-session=${CCM_RC_SESSION:-"$rcbin session"}
-if ! claude=$("$rcbin" install 2>"$work/install.log"); then
-  echo "realclient-compact: SKIP: the pinned Claude Code client could not be installed:"
-  tail -5 "$work/install.log"
-  exit 0
-fi
-export REALCLIENT_CLAUDE=$claude
-(cd "$repo" && CGO_ENABLED=0 go build -o "$work/ccm" ./cmd/ccm)
-ccm=$work/ccm
+. "$repo/scripts/lib/realclient.sh" realclient-compact
 home=$work/ccmhome
 max=20000
 

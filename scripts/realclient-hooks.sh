@@ -18,19 +18,7 @@
 # check exits 1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-realclient-hooks.XXXXXX")
-keep=${KEEP:-}
-trap '[ -n "$keep" ] || rm -rf "$work"' EXIT
-
-(cd "$repo" && go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/rc" ./scripts/realclient)
-ccm=$work/ccm
-rc=$work/rc
-if ! claude=$("$rc" install 2>"$work/install.log"); then
-  echo "realclient-hooks: SKIP: the pinned Claude Code client could not be installed:"
-  tail -5 "$work/install.log"
-  exit 0
-fi
-export REALCLIENT_CLAUDE=$claude
+. "$repo/scripts/lib/realclient.sh" realclient-hooks
 
 # The settings file is the one `ccm install` writes (into a staging config
 # dir; the harness then places it as the session's user settings).

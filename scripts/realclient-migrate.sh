@@ -23,21 +23,7 @@
 # Any failed check exits 1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-realclient-migrate.XXXXXX")
-keep=${KEEP:-}
-trap '[ -n "$keep" ] || rm -rf "$work"' EXIT
-
-(cd "$repo" && CGO_ENABLED=0 go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/rc" ./scripts/realclient)
-ccm=$work/ccm
-rc=$work/rc
-# The project's harness; CCM_RC_SESSION runs another with the same flags.
-session=${CCM_RC_SESSION:-"$rc session"}
-if ! claude=$("$rc" install 2>"$work/install.log"); then
-  echo "realclient-migrate: SKIP: the pinned Claude Code client could not be installed:"
-  tail -5 "$work/install.log"
-  exit 0
-fi
-export REALCLIENT_CLAUDE=$claude
+. "$repo/scripts/lib/realclient.sh" realclient-migrate
 
 # The earlier tool's installation, with a rule to refresh on every prompt.
 cp -r "$repo/cmd/ccm/testdata/migrate/agentihooks/home" "$work/home"
