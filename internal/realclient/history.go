@@ -176,25 +176,12 @@ func coverage(info *transcriptInfo, body []byte) History {
 		c := m.Get("content")
 		if c.Type == gjson.String {
 			idx[atom{"text", strings.TrimSpace(c.String())}] = true
-			texts = append(texts, c.String())
-			return true
-		}
-		for _, a := range atomsOf(c) {
-			idx[a] = true
-		}
-		c.ForEach(func(_, b gjson.Result) bool {
-			switch b.Get("type").String() {
-			case "text":
-				texts = append(texts, b.Get("text").String())
-			case "tool_result":
-				if rc := b.Get("content"); rc.Type == gjson.String {
-					texts = append(texts, rc.String())
-				} else {
-					texts = append(texts, rc.Raw)
-				}
+		} else {
+			for _, a := range atomsOf(c) {
+				idx[a] = true
 			}
-			return true
-		})
+		}
+		texts = append(texts, messageTexts(c)...)
 		return true
 	})
 	blob := strings.Join(texts, "\x00")

@@ -111,11 +111,7 @@ func Resume(ctx context.Context, o ResumeOptions) (*ResumeReport, error) {
 	if err != nil {
 		rep.Verdict, rep.Reason = NotDriven, err.Error()
 	}
-	data, _ := json.MarshalIndent(rep, "", " ")
-	if werr := os.WriteFile(filepath.Join(out, "report.json"), append(data, '\n'), 0o644); werr != nil {
-		return rep, werr
-	}
-	return rep, nil
+	return rep, writeReport(out, rep)
 }
 
 func resume(ctx context.Context, o ResumeOptions, rep *ResumeReport) error {

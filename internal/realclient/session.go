@@ -128,11 +128,7 @@ func Session(ctx context.Context, o SessionOptions) (*SessionReport, error) {
 	if err := session(ctx, o, rep); err != nil {
 		rep.Verdict, rep.Reason = NotDriven, err.Error()
 	}
-	data, _ := json.MarshalIndent(rep, "", " ")
-	if werr := os.WriteFile(filepath.Join(out, "report.json"), append(data, '\n'), 0o644); werr != nil {
-		return rep, werr
-	}
-	return rep, nil
+	return rep, writeReport(out, rep)
 }
 
 func session(ctx context.Context, o SessionOptions, rep *SessionReport) error {
@@ -456,4 +452,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// writeReport writes a run's report as OUT/report.json, what the scripts
+// and tests read.
+func writeReport(out string, rep any) error {
+	data, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "report.json"), append(data, '\n'), 0o644)
 }
