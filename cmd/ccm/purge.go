@@ -79,7 +79,8 @@ process holds open for writing or whose project a Claude Code client runs in
 2 minutes). Purging a purged file changes nothing.
 
 Batch: --all purges every session of every project; directories are walked
-for *.jsonl. Sessions written to in the last 2 minutes are skipped unless
+for *.jsonl: <claude dir>/projects and the folders inside it (after resolving
+symlinks), any other folder only with --recursive. Sessions written to in the last 2 minutes are skipped unless
 named. Use ccm purge --current from inside Claude Code (/purge).
 
 ` + exitStatusHelp,
@@ -87,6 +88,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "current", Aliases: []string{"c"}, Usage: "purge the newest session of the working directory (a live session: its last turn is left alone)"},
 			&cli.StringFlag{Name: "session", Usage: "purge the session with this id"},
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
+			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (every change, with its line and reason) and what it would save; write nothing at all"},
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store (else $CCM_STUB_THRESHOLD_BYTES, see ccm config)"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
@@ -132,7 +134,7 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	g := globals(cmd)
 	o := purgeOptions{
 		globalOptions: g,
-		inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true},
+		inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true, AnyDir: cmd.Bool("recursive")},
 		All:           cmd.Bool("all"),
 		OlderThan:     cmd.Duration("older-than"),
 		Jobs:          cmd.Int("jobs"),
