@@ -97,9 +97,14 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		failed = failed || s.Failed > 0
 	}
 	if cfg.Bool("CCM_MAINTAIN_CLEAN") {
-		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY"), KeepBackups: cfg.Int("CCM_CLEAN_KEEP_BACKUPS")}
+		// In config.env 0 (or empty) turns either backup rule off, as
+		// config lists it; on the command line 0 means every backup.
+		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY")}
+		if n := cfg.Int("CCM_CLEAN_KEEP_BACKUPS"); n > 0 {
+			pol.CapBackups, pol.KeepBackups = true, n
+		}
 		if d := cfg.Number("CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS"); d > 0 {
-			pol.BackupsOlderThan = time.Duration(d * 24 * float64(time.Hour))
+			pol.OldBackups, pol.BackupsOlderThan = true, time.Duration(d*24*float64(time.Hour))
 		}
 		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now})
 		if err != nil {

@@ -70,7 +70,8 @@ latest assistant message, byte for byte) and progress and bookkeeping
 records, which go everywhere. It starts at the later of the --recent-turns
 Nth-last prompt and the --recent-results Nth-last tool result, and never
 after the latest assistant message (its calls and their results stay). The
-original is kept as FILE.backup.<stamp> (a hard link by default); lines
+original is kept as FILE.backup.<stamp>.zst (a zstd copy by default, so a
+purge frees disk at once; ccm restore --backup brings it back); lines
 Claude Code appends meanwhile are carried over, and the file keeps its
 modification time. A session named by --current is live: its current turn
 is left as it is; so is a file written to in the last 2 minutes that a
@@ -106,7 +107,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "repair-only", Usage: "only repair the parent chain and tool pairs"},
 			&cli.BoolFlag{Name: "no-ccm", Usage: "leave large content in place (it is never truncated)"},
 			&cli.StringFlag{Name: "pin-level-default", Value: "none", Usage: "pin level of stubs no ccm:pin directive covers: none, soft or hard (else $CCM_DEFAULT_PIN_LEVEL)"},
-			&cli.StringFlag{Name: "backup", Value: "link", Usage: "how to keep the original: link, copy, zstd or none"},
+			&cli.StringFlag{Name: "backup", Value: string(purge.DefaultBackup), Usage: "how to keep the original: zstd (a compressed copy), link (a hard link: free at once, the whole original later), copy or none"},
 			&cli.BoolFlag{Name: "archive-compacted", Usage: "move everything before the last compact boundary into the store"},
 			&cli.BoolFlag{Name: "inject-compaction", Usage: "write a compaction pair in front of the last --keep-turns turns"},
 			&cli.BoolFlag{Name: "no-inject-compaction", Usage: "do not inject a compaction (the default)"},

@@ -45,7 +45,7 @@ so nothing written since is lost; --backup without --from skips those.
 			&cli.BoolFlag{Name: "backup", Usage: "bring back a backup instead of expanding stubs"},
 			&cli.StringFlag{Name: "from", Usage: "the backup to bring back (default: the newest a purge made)", TakesFile: true},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be restored; write nothing"},
-			&cli.StringFlag{Name: "keep", Value: "link", Usage: "how to keep the file being replaced: link, copy, zstd or none"},
+			&cli.StringFlag{Name: "keep", Value: string(purge.DefaultBackup), Usage: "how to keep the file being replaced: zstd, link, copy or none"},
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
