@@ -15,9 +15,9 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/restore"
+	"ccm/internal/rewrite"
 	"ccm/internal/stub"
 	"ccm/jsonstr"
-	"ccm/internal/rewrite"
 	"ccm/synth"
 	"ccm/transcript"
 )
