@@ -9,6 +9,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/restore"
+	"ccm/prune"
 	"ccm/purge"
 )
 
@@ -91,6 +92,7 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 		opt.Store = st
 	}
 	var reports []*restore.Report
+	var evicted map[ccm.Key]prune.Eviction // read when a stub stays a stub
 	findings := false
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -107,6 +109,7 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 			continue
 		}
 		findings = findings || len(rep.Missing) > 0
+		explainEvicted(rep, storeRoot(o.globalOptions), &evicted)
 		reports = append(reports, rep)
 		if !o.JSON {
 			printRestoreReport(o, rep)
@@ -125,6 +128,26 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// explainEvicted says, for each stub whose content is not in the store
+// because ccm prune --evict-referenced deleted it, when and by which rule.
+// The eviction log is read once, at the first such stub.
+func explainEvicted(rep *restore.Report, root string, evicted *map[ccm.Key]prune.Eviction) {
+	for i, m := range rep.Missing {
+		if !strings.Contains(m.Reason, ccm.ErrNotFound.Error()) {
+			continue
+		}
+		if *evicted == nil {
+			if *evicted, _ = prune.Evictions(root); *evicted == nil {
+				*evicted = map[ccm.Key]prune.Eviction{}
+			}
+		}
+		if e, ok := (*evicted)[m.Key]; ok {
+			rep.Missing[i].Reason = fmt.Sprintf("its content was evicted by ccm prune --evict-referenced on %s (%s rule)",
+				e.At.Local().Format("2006-01-02 15:04"), e.Rule)
+		}
+	}
 }
 
 func restoreOne(ctx context.Context, o restoreOptions, path string, opt restore.Options) (*restore.Report, error) {
