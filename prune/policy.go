@@ -110,8 +110,8 @@ type item struct {
 	at     int64     // access in Unix nanoseconds, for sorting
 	newest time.Time // the later of creation and last access
 	size   int64
-	ref    bool // a transcript, backup or archive references it
-	recent bool // stored or used within the grace period
+	ref    bool   // a transcript, backup or archive references it
+	recent bool   // stored or used within the grace period
 	keep   string // reason it is kept, from the last rule that looked at it
 }
 
