@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -28,7 +27,7 @@ import (
 //	index.json  per file: its identity (device, inode, size, mtime), the
 //	            hash of its last bytes read, and the keys found in it. A
 //	            cache: missing or unreadable, it is made again.
-//	roots       the folders and files, one path a line, to look in besides
+//	roots       the folders ("d PATH") and files ("f PATH"), one a line, to look in besides
 //	            the config dir's projects/ and the archive folder of the
 //	            run: archive folders given with --to, other config dirs
 //	            sharing the store, transcripts purged outside projects/.
@@ -63,7 +62,7 @@ const IndexLockWait = 2 * time.Second
 type RefIndex struct {
 	dir     string
 	entries map[string]*refEntry
-	roots   []string
+	roots   []root
 	rebuilt string // why the index was made anew, "" when it was read
 	lock    *fsutil.Lock
 	dirty   bool
@@ -221,10 +220,21 @@ func (x *RefIndex) Close() error {
 	})
 }
 
+// root is a recorded root: a folder (walked) or a single file.
+type root struct {
+	path string
+	dir  bool
+}
+
+func findRoot(roots []root, path string) int {
+	return slices.IndexFunc(roots, func(r root) bool { return r.path == path })
+}
+
 // AddRoots records folders or files to look in on every refresh, besides
 // the roots a run passes; the roots file is written durably before
 // AddRoots returns. Paths are made absolute; ones already known are
-// skipped.
+// skipped. A path that is not there yet is taken as a folder (an archive
+// folder about to be made).
 func (x *RefIndex) AddRoots(paths ...string) error {
 	if x.readOnly {
 		return errors.New("reference index: read-only (a dry run)")
@@ -235,28 +245,55 @@ func (x *RefIndex) AddRoots(paths ...string) error {
 		if err != nil {
 			return err
 		}
-		if !slices.Contains(x.roots, abs) {
-			x.roots = append(x.roots, abs)
-			changed = true
+		if findRoot(x.roots, abs) >= 0 {
+			continue
 		}
+		fi, err := os.Stat(abs)
+		x.roots = append(x.roots, root{path: abs, dir: err != nil || fi.IsDir()})
+		changed = true
 	}
 	if !changed {
 		return nil
 	}
-	sort.Strings(x.roots)
+	return x.writeRoots()
+}
+
+// dropRoot forgets a file root whose file is gone.
+func (x *RefIndex) dropRoot(path string) error {
+	i := findRoot(x.roots, path)
+	if i < 0 || x.readOnly {
+		return nil
+	}
+	x.roots = slices.Delete(x.roots, i, i+1)
+	return x.writeRoots()
+}
+
+// writeRoots writes the roots file durably.
+func (x *RefIndex) writeRoots() error {
+	slices.SortFunc(x.roots, func(a, b root) int { return strings.Compare(a.path, b.path) })
 	var b bytes.Buffer
 	for _, r := range x.roots {
-		b.WriteString(r)
-		b.WriteByte('\n')
+		kind := "f "
+		if r.dir {
+			kind = "d "
+		}
+		b.WriteString(kind + r.path + "\n")
 	}
 	return fsutil.WriteFileBytes(filepath.Join(x.dir, refsRootsFile), fsutil.FileMode, b.Bytes())
 }
 
 // Roots are the recorded roots.
-func (x *RefIndex) Roots() []string { return slices.Clone(x.roots) }
+func (x *RefIndex) Roots() []string {
+	out := make([]string, len(x.roots))
+	for i, r := range x.roots {
+		out[i] = r.path
+	}
+	return out
+}
 
-// readRoots reads the roots file: absolute paths, one a line.
-func readRoots(path string) ([]string, error) {
+// readRoots reads the roots file: "d PATH" or "f PATH" a line, PATH
+// absolute.
+func readRoots(path string) ([]root, error) {
 	f, err := fsutil.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -265,7 +302,7 @@ func readRoots(path string) ([]string, error) {
 		return nil, fmt.Errorf("reference index roots: %w", err)
 	}
 	defer f.Close()
-	var roots []string
+	var roots []root
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -273,10 +310,11 @@ func readRoots(path string) ([]string, error) {
 		if line == "" {
 			continue
 		}
-		if !filepath.IsAbs(line) {
-			return nil, fmt.Errorf("reference index roots %s: %q is not an absolute path (fix or remove the line)", path, line)
+		kind, p, _ := strings.Cut(line, " ")
+		if (kind != "d" && kind != "f") || !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("reference index roots %s: %q is not \"d PATH\" or \"f PATH\" with an absolute path (fix or remove the line)", path, line)
 		}
-		roots = append(roots, filepath.Clean(line))
+		roots = append(roots, root{path: filepath.Clean(p), dir: kind == "d"})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reference index roots %s: %w", path, err)

@@ -52,11 +52,12 @@ func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress Progres
 	start := time.Now()
 	st := &IndexStats{Rebuilt: x.rebuilt}
 	all := make([]string, 0, len(roots)+len(x.roots))
-	for _, r := range append(slices.Clone(roots), x.roots...) {
+	for _, r := range append(slices.Clone(roots), x.Roots()...) {
 		if abs, err := filepath.Abs(r); err == nil && !slices.Contains(all, abs) {
 			all = append(all, abs)
 		}
 	}
+	var deadFiles []string // file roots whose file is gone
 	st.Roots = all
 	seen := map[string]bool{}
 	present := map[string]bool{} // roots that exist now
@@ -65,7 +66,10 @@ func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress Progres
 	for _, root := range all {
 		real, err := filepath.EvalSymlinks(root)
 		if errors.Is(err, fs.ErrNotExist) {
-			if slices.Contains(x.roots, root) && !x.isFileRoot(root) {
+			switch i := findRoot(x.roots, root); {
+			case i >= 0 && !x.roots[i].dir:
+				deadFiles = append(deadFiles, root)
+			case i >= 0 && x.hasEntriesUnder(root):
 				st.Unreachable = append(st.Unreachable, root)
 			}
 			continue
@@ -116,14 +120,20 @@ func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress Progres
 			continue
 		}
 		switch {
-		case present[e.Root]:
+		case present[e.Root], slices.Contains(deadFiles, e.Root):
 			delete(x.entries, path)
 			x.dirty = true
-		case slices.Contains(all, e.Root) && !x.isFileRoot(e.Root):
-			// An unreachable folder: keep what it referenced.
+		case slices.Contains(all, e.Root):
+			// A folder that is not reachable now: keep what it
+			// referenced.
 		default:
 			delete(x.entries, path)
 			x.dirty = true
+		}
+	}
+	for _, r := range deadFiles {
+		if err := x.dropRoot(r); err != nil {
+			return nil, st, err
 		}
 	}
 	if progress != nil && len(jobs) > 0 {
@@ -142,10 +152,14 @@ func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress Progres
 	return refs, st, nil
 }
 
-// isFileRoot reports whether a root was recorded as a single file.
-func (x *RefIndex) isFileRoot(root string) bool {
-	e, ok := x.entries[root]
-	return ok && e.Root == root
+// hasEntriesUnder reports whether the index holds files found under root.
+func (x *RefIndex) hasEntriesUnder(root string) bool {
+	for _, e := range x.entries {
+		if e.Root == root {
+			return true
+		}
+	}
+	return false
 }
 
 // Refs is every key the index holds.

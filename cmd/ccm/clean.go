@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/internal/clean"
+	"ccm/transcript"
 )
 
 type cleanOptions struct {
@@ -202,6 +203,17 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 		}
 		groups = append(groups, []*clean.Item{it})
 	}
+	defer func() {
+		// Removed backups leave the reference index (their references
+		// with them); prune would drop them too, without reading.
+		var gone []string
+		for _, it := range plan.Items {
+			if it.Result == "removed" && it.Kind != "orphan" {
+				gone = append(gone, it.Path)
+			}
+		}
+		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), gone...)
+	}()
 	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "cleaning", len(groups), o.Jobs, func(i int) {
 		for _, it := range groups[i] {
 			err := plan.Remove(ctx, it, lockDir)

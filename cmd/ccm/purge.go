@@ -332,6 +332,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 			}
 		}
 	}
+	notePurged(ctx, o, reports)
 	if o.JSON {
 		if err := writeJSON(o.Stdout, reports); err != nil {
 			return err
@@ -341,6 +342,22 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// notePurged keeps the reference index current with the transcripts a
+// purge rewrote and the backups it made, so that prune does not read
+// them again.
+func notePurged(ctx context.Context, o purgeOptions, reports []*purge.Report) {
+	if o.Purge.DryRun {
+		return
+	}
+	var paths []string
+	for _, r := range reports {
+		if r.Changed {
+			paths = append(paths, r.Path, r.Backup)
+		}
+	}
+	noteTranscripts(ctx, o.globalOptions, paths...)
 }
 
 // Soft memory limits of the Go runtime for the commands that count tokens.

@@ -115,6 +115,13 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 			printRestoreReport(o, rep)
 		}
 	}
+	if !o.DryRun {
+		var paths []string
+		for _, r := range reports {
+			paths = append(paths, r.Path, r.Backup)
+		}
+		noteTranscripts(ctx, o.globalOptions, paths...)
+	}
 	if o.JSON {
 		var v any = reports
 		if len(files) == 1 && len(reports) == 1 {
