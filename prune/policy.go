@@ -232,11 +232,15 @@ func (p *Plan) gc(live []*item) []*item {
 }
 
 // held says why the age and size rules may not delete a blob that is
-// not pinned: referenced (unless EvictReferenced), or too recent.
+// not pinned: referenced (unless EvictReferenced), or too recent to be
+// known unreferenced (a referenced blob is known: the grace period does
+// not hold it back from EvictReferenced).
 func (p *Plan) held(it *item) string {
 	switch {
 	case it.ref && !p.Policy.EvictReferenced:
 		return keepReferenced
+	case it.ref:
+		return ""
 	case it.recent:
 		return fmt.Sprintf(keepRecentFmt, fmtDur(p.Policy.grace()))
 	}
