@@ -162,7 +162,7 @@ func (p *Plan) OverLimitLine() string {
 	}
 	var why []string
 	if p.HeldReferenced > 0 {
-		why = append(why, fmt.Sprintf("%s of it content that transcripts, backups or archives reference, kept with their sessions (ccm prune --max-size-mb %s --evict-referenced would delete it)",
+		why = append(why, fmt.Sprintf("%s that transcripts, backups or archives reference (part of their sessions; ccm prune --max-size-mb %s --evict-referenced would delete it)",
 			HumanBytes(p.HeldReferenced), mbArg(p.Policy.MaxBytes)))
 	}
 	if p.HeldRecent > 0 {
@@ -174,7 +174,7 @@ func (p *Plan) OverLimitLine() string {
 	if len(why) == 0 {
 		why = append(why, "nothing else can go")
 	}
-	return fmt.Sprintf("still %s over the limit: %s", HumanBytes(p.OverLimit), strings.Join(why, "; "))
+	return fmt.Sprintf("still %s over the limit; kept: %s", HumanBytes(p.OverLimit), strings.Join(why, ", "))
 }
 
 // mbArg writes a size limit as --max-size-mb takes it.
