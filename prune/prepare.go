@@ -95,7 +95,11 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 			ErrNoTranscripts, strings.Join(roots, " or "))
 	}
 	if !opt.DryRun {
-		locked, err := OpenIndex(ctx, st.Root(), st.LockWait)
+		wait := st.LockWait
+		if wait <= 0 {
+			wait = ccm.DefaultLockWait
+		}
+		locked, err := OpenIndex(ctx, st.Root(), wait)
 		if err != nil {
 			return nil, err
 		}
