@@ -345,8 +345,11 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 }
 
 // notePurged keeps the reference index current with the transcripts a
-// purge rewrote and the backups it made, so that prune does not read
-// them again.
+// purge rewrote, so that prune does not read them again. The backups are
+// left to prune: reading a compressed one means decompressing it, which
+// cost a purge of a 200 MB transcript almost as much CPU time as the
+// purge itself; a backup outside projects/ is recorded as a root, read by
+// the next prune.
 func notePurged(ctx context.Context, o purgeOptions, reports []*purge.Report) {
 	if o.Purge.DryRun {
 		return
@@ -354,10 +357,21 @@ func notePurged(ctx context.Context, o purgeOptions, reports []*purge.Report) {
 	var paths []string
 	for _, r := range reports {
 		if r.Changed {
-			paths = append(paths, r.Path, r.Backup)
+			paths = append(paths, r.Path)
 		}
 	}
 	noteTranscripts(ctx, o.globalOptions, paths...)
+	recordOutside(ctx, o.globalOptions, purgeBackups(reports)...)
+}
+
+func purgeBackups(reports []*purge.Report) []string {
+	var out []string
+	for _, r := range reports {
+		if r.Backup != "" {
+			out = append(out, r.Backup)
+		}
+	}
+	return out
 }
 
 // Soft memory limits of the Go runtime for the commands that count tokens.

@@ -102,3 +102,21 @@ func noteTranscripts(ctx context.Context, g globalOptions, paths ...string) {
 		fmt.Fprintf(g.Stderr, "ccm: warning: the reference index was not updated (the next prune reads these files): %v\n", err)
 	}
 }
+
+// recordOutside records the files outside the config dir's projects/ as
+// roots, without reading them (the next prune does): backups a purge or a
+// restore made beside a transcript elsewhere.
+func recordOutside(ctx context.Context, g globalOptions, paths ...string) {
+	var outside []string
+	for _, p := range paths {
+		if p != "" && !locate.InsideProjects(g.ClaudeDir, filepath.Dir(p)) {
+			outside = append(outside, absPath(p))
+		}
+	}
+	if len(outside) == 0 {
+		return
+	}
+	if err := recordRoots(ctx, g, outside...); err != nil {
+		fmt.Fprintf(g.Stderr, "ccm: warning: %v: prune keeps what they reference only while they are there and ccm purge or restore runs on them again\n", err)
+	}
+}

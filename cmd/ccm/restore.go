@@ -116,11 +116,15 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 		}
 	}
 	if !o.DryRun {
-		var paths []string
+		var paths, backups []string
 		for _, r := range reports {
-			paths = append(paths, r.Path, r.Backup)
+			paths = append(paths, r.Path)
+			if r.Backup != "" {
+				backups = append(backups, r.Backup)
+			}
 		}
 		noteTranscripts(ctx, o.globalOptions, paths...)
+		recordOutside(ctx, o.globalOptions, backups...)
 	}
 	if o.JSON {
 		var v any = reports
