@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ccm/hooklib/compress"
+	"ccm/transcript"
 )
 
 // Options are the inputs of one hook run.
@@ -69,6 +70,11 @@ func Run(ctx context.Context, o Options) (code int) {
 	}
 	if DisabledByEnv(lookup) {
 		return 0 // before reading anything: the cheapest possible no-op
+	}
+	if transcript.CheckConfigDir(o.ClaudeDir) != nil {
+		// No config dir: nothing to log into and nothing to create. A
+		// hook stays silent and never blocks Claude Code.
+		return 0
 	}
 	if _, ok := lookup("GOGC"); !ok && o.Lookup == nil {
 		// A hook lives a few milliseconds and allocates a few times its

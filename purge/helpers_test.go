@@ -15,6 +15,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/restore"
+	"ccm/internal/rewrite"
 	"ccm/internal/stub"
 	"ccm/jsonstr"
 	"ccm/synth"
@@ -88,6 +89,16 @@ func (e *env) purgeBytes(data []byte, o Options) (*Report, []byte) {
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readBackup returns a backup's original bytes, whatever its kind.
+func readBackup(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := rewrite.ReadBackup(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,7 +240,7 @@ func TestBackupNamesUnique(t *testing.T) {
 		if rep.Backup == "" {
 			t.Fatalf("run %d: no backup", i)
 		}
-		if !bytes.Equal(readFile(t, rep.Backup), in) {
+		if !bytes.Equal(readBackup(t, rep.Backup), in) {
 			t.Errorf("run %d: backup %s is not the file as it was", i, rep.Backup)
 		}
 		backups = append(backups, rep.Backup)
@@ -257,7 +257,7 @@ func TestBackupNamesUnique(t *testing.T) {
 	}
 	// Every backup still holds its version.
 	for i, in := range [][]byte{v1, v2, v1} {
-		if !bytes.Equal(readFile(t, backups[i]), in) {
+		if !bytes.Equal(readBackup(t, backups[i]), in) {
 			t.Errorf("backup %d was overwritten", i)
 		}
 	}

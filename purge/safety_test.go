@@ -289,7 +289,7 @@ func TestKillDuringPurge(t *testing.T) {
 		case purgedSum:
 			outcomes["purged"]++
 			bs, _ := restore.Backups(p)
-			if len(bs) != 1 || sum(readFile(t, bs[0])) != origSum {
+			if len(bs) != 1 || sum(readBackup(t, bs[0])) != origSum {
 				t.Errorf("run %d: purged file without a backup of the original (%v)", i, bs)
 			}
 		default:

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/tidwall/gjson"
 )
@@ -30,6 +31,26 @@ func ConfigDir(explicit string) string {
 		return ".claude"
 	}
 	return filepath.Join(home, ".claude")
+}
+
+// ErrNoConfigDir is a Claude Code config directory that does not exist (or
+// is not a directory).
+var ErrNoConfigDir = errors.New("config dir does not exist")
+
+// CheckConfigDir reports a config dir that is not an existing directory,
+// in the one wording every command and the hooks share. Nothing that ccm
+// writes is created in a config dir before this check has passed: a typo
+// in --claude-dir or CLAUDE_CONFIG_DIR must fail loudly, not quietly
+// create a second config dir.
+func CheckConfigDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%w: %s (set --claude-dir or CLAUDE_CONFIG_DIR)", ErrNoConfigDir, dir)
+	}
+	return fmt.Errorf("config dir %s: %w", dir, err)
 }
 
 // ProjectsDir is where Claude Code keeps one folder per project.

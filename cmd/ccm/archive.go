@@ -15,6 +15,7 @@ import (
 	"ccm/internal/archive"
 	"ccm/internal/rewrite"
 	"ccm/internal/sessions"
+	"ccm/transcript"
 )
 
 type archiveOptions struct {
@@ -235,6 +236,23 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if o.DryRun || len(todo) == 0 {
 		return sum, nil
 	}
+	// Every prune must read this folder's manifests, wherever it is and
+	// whatever CCM_ARCHIVE_DIR says later: the folder is recorded in the
+	// store's reference index before the first archive is written.
+	if err := recordRoots(ctx, o.globalOptions, root); err != nil {
+		return nil, err
+	}
+	defer func() {
+		var sidecars, gone []string
+		for _, it := range todo {
+			if it.Result == "archived" {
+				sidecars = append(sidecars, archive.SidecarPath(it.Path))
+				gone = append(gone, it.row.Path)
+			}
+		}
+		noteRefs(ctx, o.globalOptions, root, sidecars...)
+		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), gone...)
+	}()
 	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
 	var mu sync.Mutex
 	record := func(it *archivePlanItem, res *archive.Result, err error) {

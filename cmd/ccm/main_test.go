@@ -49,6 +49,11 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", filepath.Join(work, "home"))
+			// Claude Code has run once: its config dir exists (a
+			// script that wants none sets CLAUDE_CONFIG_DIR elsewhere).
+			if err := os.MkdirAll(filepath.Join(work, "home", ".claude"), 0o700); err != nil {
+				return err
+			}
 			env.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(work, "home", ".claude"))
 			env.Setenv("CCM_CACHE_DIR", filepath.Join(work, "home", ".claude", "cache", "ccm"))
 			env.Setenv("CCM_HOME", filepath.Join(work, "home", ".claude", "ccm"))

@@ -16,9 +16,10 @@ import (
 
 type maintainOptions struct {
 	globalOptions
-	DryRun bool
-	Jobs   int
-	Now    time.Time
+	DryRun   bool
+	Jobs     int
+	LockWait time.Duration // for the store's lock
+	Now      time.Time
 }
 
 func newMaintainCommand() *cli.Command {
@@ -33,19 +34,27 @@ orphaned folders, and with CCM_CLEAN_EMPTY empty sessions), then ccm prune of
 the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB). Values come
 from the environment, then <ccm home>/config.env (ccm config lists them).
 
+Prune never deletes content that a transcript, a purge backup or an archive
+references (ccm prune --help): when that content alone keeps the store over
+CCM_PRUNE_MAX_SIZE_MB, the summary says how much, and the ccm prune command
+that would evict it, and maintain still exits 0.
+
 Prints nothing when there was nothing to do, else one summary line. Exits
-non-zero only on a real failure.
+non-zero only on a real failure; a store locked by another ccm for longer
+than --lock-wait is one (exit 4), after the summary of what was done.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done and change nothing"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions worked on at once (default: number of CPUs)"},
+			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("maintain takes no arguments (see ccm maintain --help)")
 			}
-			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))})
+			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs")),
+				LockWait: cmd.Duration("lock-wait")})
 		},
 	}
 }
@@ -62,6 +71,9 @@ type pruneOutcome struct {
 	Deleted int    `json:"deleted"`
 	Freed   int64  `json:"freed"`
 	Failed  int    `json:"failed"`
+	// OverLimit says what keeps the store over its size limit (referenced
+	// content, and the command that would evict it), "" when nothing.
+	OverLimit string `json:"over_limit,omitempty"`
 }
 
 func runMaintain(ctx context.Context, o maintainOptions) error {
@@ -97,9 +109,14 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		failed = failed || s.Failed > 0
 	}
 	if cfg.Bool("CCM_MAINTAIN_CLEAN") {
-		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY"), KeepBackups: cfg.Int("CCM_CLEAN_KEEP_BACKUPS")}
+		// In config.env 0 (or empty) turns either backup rule off, as
+		// config lists it; on the command line 0 means every backup.
+		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY")}
+		if n := cfg.Int("CCM_CLEAN_KEEP_BACKUPS"); n > 0 {
+			pol.CapBackups, pol.KeepBackups = true, n
+		}
 		if d := cfg.Number("CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS"); d > 0 {
-			pol.BackupsOlderThan = time.Duration(d * 24 * float64(time.Hour))
+			pol.OldBackups, pol.BackupsOlderThan = true, time.Duration(d*24*float64(time.Hour))
 		}
 		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now})
 		if err != nil {
@@ -108,12 +125,18 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		sum.Clean = s
 		failed = failed || s.Failed > 0
 	}
-	po, err := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"))
-	if err != nil {
-		return err
+	// A prune that cannot run (the store locked past --lock-wait) is
+	// reported after the summary of what archive and clean did.
+	po, pruneErr := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"))
+	if pruneErr != nil {
+		if errors.Is(pruneErr, context.Canceled) {
+			return pruneErr
+		}
+		sum.Errors = append(sum.Errors, "prune: "+pruneErr.Error())
+	} else {
+		sum.Prune = po
+		failed = failed || po.Failed > 0
 	}
-	sum.Prune = po
-	failed = failed || po.Failed > 0
 	_ = lockErr
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
@@ -121,6 +144,9 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		}
 	} else if line := maintainLine(sum, o.DryRun); line != "" {
 		fmt.Fprintln(o.Stdout, line)
+	}
+	if pruneErr != nil {
+		return fmt.Errorf("prune: %w", pruneErr)
 	}
 	if failed {
 		return silentError{code: exitFindings}
@@ -145,6 +171,9 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	if err != nil {
 		return nil, err
 	}
+	if o.LockWait > 0 {
+		st.LockWait = o.LockWait
+	}
 	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, ArchiveDir: archiveRoot(o.globalOptions, ""), DryRun: o.DryRun})
 	if errors.Is(err, ccm.ErrNoStore) {
 		return &pruneOutcome{Skipped: "no store yet"}, nil
@@ -153,7 +182,7 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 		return nil, err
 	}
 	defer plan.Close()
-	out := &pruneOutcome{}
+	out := &pruneOutcome{OverLimit: plan.OverLimitLine()}
 	if o.DryRun {
 		out.Deleted = len(plan.Deletions)
 		for _, d := range plan.Deletions {
@@ -208,6 +237,11 @@ func maintainLine(s *maintainSummary, dry bool) string {
 			verb = "would prune"
 		}
 		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, humanBytes(p.Freed)))
+	}
+	if p := s.Prune; p != nil && p.OverLimit != "" {
+		// Once, and not a failure: the store is over its limit only by
+		// what sessions reference (or hard pins).
+		parts = append(parts, "the store is "+p.OverLimit)
 	}
 	if len(parts) == 0 {
 		return ""

@@ -103,6 +103,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	notePurged(ctx, o, sum.Reports)
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
 			return err

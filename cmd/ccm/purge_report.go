@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ccm/internal/rewrite"
 	"ccm/purge"
 )
 
@@ -173,7 +174,12 @@ func printHeldOpen(w io.Writer, pids []int, backup string) {
 		return
 	}
 	where := "the replaced file, which has no name left (--backup none)"
-	if backup != "" {
+	switch {
+	case strings.HasSuffix(backup, rewrite.ZstdExt):
+		// A compressed backup is a new file: the old one, which the
+		// writer holds, has no name left.
+		where = "the replaced file, which has no name left (the backup " + backup + " is a compressed copy made before)"
+	case backup != "":
 		where = backup
 	}
 	who, has, it := "process", "has", "it writes"

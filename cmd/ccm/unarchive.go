@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"path"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 
 	"ccm/internal/archive"
 	"ccm/internal/sessions"
+	"ccm/prune"
+	"ccm/transcript"
 )
 
 type unarchiveOptions struct {
@@ -123,6 +127,11 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	ret := sessions.ReadRetention(o.ClaudeDir)
 	var mu sync.Mutex
 	failed := 0
+	var restored, gone []string // for the reference index
+	defer func() {
+		noteRefs(ctx, o.globalOptions, root, gone...)
+		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), restored...)
+	}()
 	forEach(ctx, o.Stderr, o.JSON, "restoring", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
 		m, err := archive.Extract(ctx, it.Archive, o.ClaudeDir, archive.ExtractOptions{Force: o.Force, Touch: o.Touch, Now: o.Now})
@@ -137,6 +146,12 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 			return
 		}
 		it.Result, it.Files = "restored", len(m.Files)
+		for _, f := range m.Files {
+			if prune.IsTranscriptName(path.Base(f.Path)) {
+				restored = append(restored, filepath.Join(o.ClaudeDir, filepath.FromSlash(f.Path)))
+			}
+		}
+		gone = append(gone, archive.SidecarPath(it.Archive))
 		if !o.Touch && ret.Paused == "" && o.Now.Sub(m.LastModified) >= ret.Period() {
 			it.Warning = fmt.Sprintf("last written %s ago, beyond cleanupPeriodDays (%g days): Claude Code's sweep deletes it at its next start (run with --touch, or resume it now)",
 				humanAge(o.Now.Sub(m.LastModified)), ret.Days)

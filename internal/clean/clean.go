@@ -24,17 +24,25 @@ import (
 
 // Policy says what to remove. The zero Policy removes nothing.
 type Policy struct {
-	BackupsOlderThan time.Duration // purge backups made longer ago than this; 0: no age rule
-	KeepBackups      int           // keep the N newest backups per transcript; 0: no count rule
-	Temps            bool          // temp files of killed ccm runs
-	Empty            bool          // 0-byte sessions and sessions with no record
-	Orphans          bool          // <session>/ folders without their transcript
+	// OldBackups removes purge backups made longer ago than
+	// BackupsOlderThan; 0 means every backup.
+	OldBackups       bool
+	BackupsOlderThan time.Duration
+	// CapBackups keeps only the KeepBackups newest backups per
+	// transcript; 0 keeps none.
+	CapBackups  bool
+	KeepBackups int
+	Temps       bool // temp files of killed ccm runs
+	Empty       bool // 0-byte sessions and sessions with no record
+	Orphans     bool // <session>/ folders without their transcript
 }
 
 // Any reports whether the policy removes anything.
 func (p Policy) Any() bool {
-	return p.BackupsOlderThan > 0 || p.KeepBackups > 0 || p.Temps || p.Empty || p.Orphans
+	return p.OldBackups || p.CapBackups || p.Temps || p.Empty || p.Orphans
 }
+
+func (p Policy) backups() bool { return p.OldBackups || p.CapBackups }
 
 // Item is one planned deletion.
 type Item struct {
@@ -52,8 +60,49 @@ type Item struct {
 // Plan is the list of deletions and of what was spared for safety.
 type Plan struct {
 	Items  []*Item  `json:"deletions"`
-	Spared []string `json:"spared"` // live sessions and held files, with why
+	Spared []Spared `json:"spared"` // what the policy would remove but safety keeps
 	Bytes  int64    `json:"bytes"`
+}
+
+// Spared is something the policy would remove that is kept, and why:
+// everything of a live session, a file held open for writing.
+type Spared struct {
+	Kind   string `json:"kind"` // as Item.Kind
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	Reason string `json:"reason"`
+}
+
+// SpareGroup counts the spared items of one kind kept for one reason.
+type SpareGroup struct {
+	Kind   string
+	Reason string
+	Count  int
+	Bytes  int64
+}
+
+// SparedGroups sums what was spared by kind and reason, most first, for
+// a summary that says what was kept and why.
+func (p *Plan) SparedGroups() []SpareGroup {
+	var out []SpareGroup
+	at := map[[2]string]int{}
+	for _, s := range p.Spared {
+		k := [2]string{s.Kind, s.Reason}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, SpareGroup{Kind: s.Kind, Reason: s.Reason})
+		}
+		out[i].Count++
+		out[i].Bytes += s.Bytes
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}
+
+func (p *Plan) spare(kind, path string, bytes int64, reason string) {
+	p.Spared = append(p.Spared, Spared{Kind: kind, Path: path, Bytes: bytes, Reason: reason})
 }
 
 // Decide plans a clean of configDir (and temp files under archiveRoot).
@@ -63,7 +112,7 @@ func Decide(ctx context.Context, configDir, archiveRoot string, pol Policy, now 
 		return nil, nil, err
 	}
 	live := sessions.NewLiveness(configDir, now)
-	p := &Plan{Items: []*Item{}, Spared: []string{}}
+	p := &Plan{Items: []*Item{}, Spared: []Spared{}}
 	var errs []error
 	for _, pr := range projects {
 		if err := ctx.Err(); err != nil {
@@ -77,23 +126,15 @@ func Decide(ctx context.Context, configDir, archiveRoot string, pol Policy, now 
 		errs = append(errs, f.Errors...)
 		for _, s := range f.Sessions {
 			if r := live.LiveAny(s); r != "" {
-				if pol.Any() {
-					p.Spared = append(p.Spared, fmt.Sprintf("%s: live (%s)", s.Main.Path, r))
-				}
+				// Nothing of a live session goes: what would have
+				// gone is listed as kept, with why.
+				p.spareSession(s, pol, now, live, liveReason(r))
 				continue
 			}
 			p.backups(s, pol, now, live)
 			p.temps(s, pol, now, live)
-			if pol.Empty && len(s.Companion) == 0 && len(s.Backups) == 0 && now.Sub(s.Main.ModTime) > sessions.LiveWindow {
-				reason := ""
-				if s.Main.Size == 0 {
-					reason = "zero-byte session (left by a resume without a turn)"
-				} else if s.Main.Size < 1<<20 {
-					if pk, err := sessions.PeekFile(s.Main.Path, s.Main.Size); err == nil && pk.Empty {
-						reason = "session with no record (blank lines only)"
-					}
-				}
-				if reason != "" {
+			if pol.Empty && now.Sub(s.Main.ModTime) > sessions.LiveWindow {
+				if reason := emptyReason(s); reason != "" {
 					p.add(&Item{Kind: "empty", Path: s.Main.Path, Bytes: s.Main.Size, Reason: reason, Transcript: s.Main.Path, file: s.Main})
 				}
 			}
@@ -113,7 +154,7 @@ func Decide(ctx context.Context, configDir, archiveRoot string, pol Policy, now 
 				}
 			}
 			if held != "" {
-				p.Spared = append(p.Spared, fmt.Sprintf("%s: %s", s.CompanionDir(), held))
+				p.spare("orphan", s.CompanionDir(), bytes, liveReason(held))
 				continue
 			}
 			p.add(&Item{Kind: "orphan", Path: s.CompanionDir(), Bytes: bytes, Dir: true,
@@ -125,6 +166,48 @@ func Decide(ctx context.Context, configDir, archiveRoot string, pol Policy, now 
 	}
 	sort.SliceStable(p.Items, func(i, j int) bool { return p.Items[i].Path < p.Items[j].Path })
 	return p, errs, nil
+}
+
+// emptyReason says why a session is empty, "" when it is not.
+func emptyReason(s *sessions.Session) string {
+	if len(s.Companion) > 0 || len(s.Backups) > 0 {
+		return ""
+	}
+	if s.Main.Size == 0 {
+		return "zero-byte session (left by a resume without a turn)"
+	}
+	if s.Main.Size < 1<<20 {
+		if pk, err := sessions.PeekFile(s.Main.Path, s.Main.Size); err == nil && pk.Empty {
+			return "session with no record (blank lines only)"
+		}
+	}
+	return ""
+}
+
+// spareSession lists what the policy would remove of a live session as
+// spared, for reason.
+func (p *Plan) spareSession(s *sessions.Session, pol Policy, now time.Time, live *sessions.Liveness, reason string) {
+	if !pol.Any() {
+		return
+	}
+	var would Plan
+	would.backups(s, pol, now, live)
+	would.temps(s, pol, now, live)
+	if pol.Empty && emptyReason(s) != "" {
+		would.add(&Item{Kind: "empty", Path: s.Main.Path, Bytes: s.Main.Size})
+	}
+	for _, it := range would.Items {
+		p.spare(it.Kind, it.Path, it.Bytes, reason)
+	}
+	p.Spared = append(p.Spared, would.Spared...)
+}
+
+// liveReason words why a live session's files are kept: the first part of
+// sessions.Liveness's reason (without the file it names), about the
+// session.
+func liveReason(r string) string {
+	r, _, _ = strings.Cut(r, " (")
+	return "their session was " + r
 }
 
 func (p *Plan) add(it *Item) {
@@ -148,7 +231,7 @@ func backupTime(f sessions.File) time.Time {
 }
 
 func (p *Plan) backups(s *sessions.Session, pol Policy, now time.Time, live *sessions.Liveness) {
-	if pol.BackupsOlderThan <= 0 && pol.KeepBackups <= 0 {
+	if !pol.backups() {
 		return
 	}
 	bs := append([]sessions.File(nil), s.Backups...)
@@ -158,16 +241,22 @@ func (p *Plan) backups(s *sessions.Session, pol Policy, now time.Time, live *ses
 		made := backupTime(b)
 		reason := ""
 		switch {
-		case pol.KeepBackups > 0 && i >= pol.KeepBackups:
+		case pol.CapBackups && pol.KeepBackups == 0:
+			reason = "purge backup (--keep-backups 0: none kept)"
+		case pol.CapBackups && i >= pol.KeepBackups:
 			reason = fmt.Sprintf("purge backup %d of %d, beyond the %d newest kept", i+1, len(bs), pol.KeepBackups)
-		case pol.BackupsOlderThan > 0 && now.Sub(made) > pol.BackupsOlderThan:
+		case pol.OldBackups && pol.BackupsOlderThan == 0:
+			reason = "purge backup (--backups-older-than 0: every backup)"
+		case pol.OldBackups && now.Sub(made) > pol.BackupsOlderThan:
 			reason = fmt.Sprintf("purge backup made %s ago, over %s", age(now.Sub(made)), age(pol.BackupsOlderThan))
 		}
 		if reason == "" {
 			continue
 		}
 		if r := live.Live(b); strings.Contains(r, "open for writing") {
-			p.Spared = append(p.Spared, b.Path+": "+r)
+			// A writer that held the transcript across a purge writes
+			// into a hard-link backup: its lines are there.
+			p.spare("backup", b.Path, b.Size, "it is open for writing by another process")
 			continue
 		}
 		if s.Main.Path == "" {
@@ -183,7 +272,7 @@ func (p *Plan) temps(s *sessions.Session, pol Policy, now time.Time, live *sessi
 	}
 	for _, t := range s.Temps {
 		if live.Live(t) != "" {
-			p.Spared = append(p.Spared, t.Path+": in use")
+			p.spare("temp", t.Path, t.Size, "it is in use (written in the last 2 minutes or open)")
 			continue
 		}
 		p.add(&Item{Kind: "temp", Path: t.Path, Bytes: t.Size, Transcript: filepath.Join(s.Dir, s.ID+".jsonl"), file: t,

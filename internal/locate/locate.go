@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"ccm/ccm"
 	"ccm/transcript"
@@ -21,9 +22,18 @@ type Selection struct {
 	Args    []string
 	Current bool
 	Session string
-	// Dirs allows directory arguments, walked for *.jsonl.
+	// Dirs allows directory arguments, walked for *.jsonl: the config
+	// dir's projects/ folder or a folder inside it (InsideProjects).
 	Dirs bool
+	// AnyDir also allows directories elsewhere (--recursive). Without
+	// it, walking ~ or another config dir by mistake would rewrite every
+	// transcript found there.
+	AnyDir bool
 }
+
+// RecursiveFlag is the flag that lets a command walk a folder outside the
+// config dir's projects/.
+const RecursiveFlag = "--recursive"
 
 // File is one transcript to work on.
 type File struct {
@@ -92,8 +102,18 @@ func Files(claudeDir string, o Selection) ([]File, error) {
 		if !o.Dirs {
 			return nil, fmt.Errorf("%s: is a directory (pass a transcript file)", a)
 		}
+		if !o.AnyDir && !InsideProjects(claudeDir, a) {
+			return nil, &UsageError{fmt.Sprintf("%s: not inside %s; ccm walks only the config dir's transcripts (%s walks this folder too)",
+				a, transcript.ProjectsDir(claudeDir), RecursiveFlag)}
+		}
 		var found []string
-		err = transcript.WalkTranscripts(a, func(path string, _ fs.DirEntry) error {
+		root := a
+		if li, err := os.Lstat(a); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+			// A symlink to a folder is walked as that folder (a trailing
+			// separator makes the walk's Lstat follow it).
+			root = a + string(filepath.Separator)
+		}
+		err = transcript.WalkTranscripts(root, func(path string, _ fs.DirEntry) error {
 			found = append(found, path)
 			return nil
 		})
@@ -109,6 +129,44 @@ func Files(claudeDir string, o Selection) ([]File, error) {
 		}
 	}
 	return out, nil
+}
+
+// InsideProjects reports whether dir is the config dir's projects/ folder
+// or inside it, once symlinks are resolved. A project folder directly
+// under projects/ may itself be a symlink (ccm lists such folders as
+// projects); any other symlink counts by where it leads.
+func InsideProjects(claudeDir, dir string) bool {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	projects, err := filepath.Abs(transcript.ProjectsDir(claudeDir))
+	if err != nil {
+		return false
+	}
+	var roots []string
+	if r, err := filepath.EvalSymlinks(projects); err == nil {
+		roots = append(roots, r)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		if rel, err := filepath.Rel(projects, abs); err == nil && rel != "." && !escapes(rel) {
+			folder := strings.SplitN(rel, string(filepath.Separator), 2)[0]
+			if r, err := filepath.EvalSymlinks(filepath.Join(projects, folder)); err == nil {
+				roots = append(roots, r)
+			}
+		}
+	}
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, real); err == nil && !escapes(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapes reports whether a relative path leads out of its base.
+func escapes(rel string) bool {
+	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel)
 }
 
 // Home is where ccm keeps its own state: $CCM_HOME, else <claude dir>/ccm.

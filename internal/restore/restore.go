@@ -18,7 +18,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
@@ -49,7 +48,7 @@ type Options struct {
 
 // DefaultOptions are the defaults of ccm restore.
 func DefaultOptions() Options {
-	return Options{Backup: rewrite.BackupLink, LockWait: 10 * time.Second, Now: time.Now}
+	return Options{Backup: rewrite.DefaultBackup, LockWait: 10 * time.Second, Now: time.Now}
 }
 
 // Report says what a restore did.
@@ -393,23 +392,24 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 	fi, _ := src.Stat()
 	rep := &Report{Path: name, From: rewrite.AsNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
 	if opt.DryRun {
-		bfi, err := bf.Stat()
+		// The original's size: a compressed backup is counted as it
+		// decompresses, which also checks that it can be read.
+		r, err := rewrite.OpenBackup(from)
 		if err != nil {
 			return nil, err
 		}
-		rep.BytesAfter = bfi.Size()
+		defer r.Close()
+		if rep.BytesAfter, err = io.Copy(io.Discard, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
 		return rep, nil
 	}
 	produce := func(out io.Writer) (bool, error) {
-		var r io.Reader = bf
-		if strings.HasSuffix(from, ".zst") {
-			zr, err := zstd.NewReader(bf)
-			if err != nil {
-				return false, err
-			}
-			defer zr.Close()
-			r = zr
+		r, err := rewrite.OpenBackup(from)
+		if err != nil {
+			return false, err
 		}
+		defer r.Close()
 		n, err := io.Copy(out, r)
 		rep.BytesAfter = n
 		return true, err

@@ -81,7 +81,7 @@ func TestFileSplicesRawValuesBack(t *testing.T) {
 	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode %04o, want 0640", fi.Mode().Perm())
 	}
-	if b, err := os.ReadFile(rep.Backup); err != nil || !bytes.Equal(b, in) {
+	if b, err := rewrite.ReadBackup(rep.Backup); err != nil || !bytes.Equal(b, in) {
 		t.Errorf("backup %s: %v, holds the stubbed file: %v", rep.Backup, err, bytes.Equal(b, in))
 	}
 	if !IsRestoreBackup(rep.Backup) {
@@ -143,7 +143,7 @@ func TestFromBackupNewest(t *testing.T) {
 	if got, _ := os.ReadFile(p); string(got) != "newest purge backup\n" {
 		t.Errorf("restored %q", got)
 	}
-	if b, err := os.ReadFile(rep.Backup); err != nil || string(b) != "current\n" {
+	if b, err := rewrite.ReadBackup(rep.Backup); err != nil || string(b) != "current\n" {
 		t.Errorf("the replaced file's backup %s: %q, %v", rep.Backup, b, err)
 	}
 }

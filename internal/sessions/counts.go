@@ -2,8 +2,6 @@ package sessions
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -39,14 +37,11 @@ type countEntry struct {
 	Ino   uint64 `json:"ino"`
 	Size  int64  `json:"size"`
 	Lines int64  `json:"lines"`
-	Tail  string `json:"tail"` // sha256 of the last tailCheck bytes counted, hex
+	Tail  string `json:"tail"` // fsutil.TailSum at Size
 	// Open is set when the counted part ended without a newline: its
 	// last line is counted, and the next byte may continue it.
 	Open bool `json:"open,omitempty"`
 }
-
-// tailCheck is how many bytes before the counted end must be unchanged.
-const tailCheck = 4096
 
 // LoadCounts reads the counts kept at path; a missing or unreadable file
 // gives an empty set (the counts are made again).
@@ -94,7 +89,7 @@ func (c *Counts) Lines(path string, seen File) (int64, error) {
 	}
 	from, lines, open := int64(0), int64(0), false
 	if ok && e.Dev == dev && e.Ino == ino && e.Size < size && e.Size > 0 {
-		if sum, err := tailSum(f, e.Size); err == nil && sum == e.Tail {
+		if sum, err := fsutil.TailSum(f, e.Size); err == nil && sum == e.Tail {
 			from, lines, open = e.Size, e.Lines, e.Open
 		}
 	}
@@ -103,7 +98,7 @@ func (c *Counts) Lines(path string, seen File) (int64, error) {
 		return 0, err
 	}
 	lines += n
-	sum, err := tailSum(f, size)
+	sum, err := fsutil.TailSum(f, size)
 	if err != nil {
 		return 0, err
 	}
@@ -145,17 +140,6 @@ func countLines(r io.Reader, open bool) (add int64, endsOpen bool, err error) {
 		add-- // the line counted before, ended or continued here
 	}
 	return add, last != '\n', nil
-}
-
-// tailSum hashes the last tailCheck bytes before end.
-func tailSum(f *os.File, end int64) (string, error) {
-	start := max(end-tailCheck, 0)
-	b := make([]byte, end-start)
-	if _, err := f.ReadAt(b, start); err != nil && !errors.Is(err, io.EOF) {
-		return "", err
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:]), nil
 }
 
 // Save writes the counts back when they changed, atomically; entries of

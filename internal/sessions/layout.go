@@ -6,7 +6,6 @@ package sessions
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,7 +18,7 @@ import (
 )
 
 // ErrNoConfigDir is returned when the Claude config directory is missing.
-var ErrNoConfigDir = errors.New("config dir does not exist")
+var ErrNoConfigDir = transcript.ErrNoConfigDir
 
 // File is one file of a session.
 type File struct {
@@ -43,10 +42,7 @@ type Project struct {
 // ListProjects lists the project folders, following symlinked ones. A
 // missing config dir is an error; a config dir without projects/ has none.
 func ListProjects(configDir string) ([]Project, error) {
-	if fi, err := os.Stat(configDir); err != nil || !fi.IsDir() {
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s (set --claude-dir or CLAUDE_CONFIG_DIR)", ErrNoConfigDir, configDir)
-		}
+	if err := transcript.CheckConfigDir(configDir); err != nil {
 		return nil, err
 	}
 	root := transcript.ProjectsDir(configDir)

@@ -47,6 +47,10 @@ type Row struct {
 	Session *Session `json:"-"`
 }
 
+// SessionBytes is the session without its purge backups: the transcript,
+// its subagent transcripts, tool results and legacy agent files.
+func (r *Row) SessionBytes() int64 { return r.TotalBytes - r.BackupBytes }
+
 // Title or first prompt, for a listing.
 func (r *Row) Label() string {
 	if r.Title != "" {
