@@ -332,7 +332,8 @@ func Backups(path string) ([]string, error) {
 
 // backupOrder splits a backup name into its stamp and counter.
 func backupOrder(path, name string) (string, int) {
-	rest := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst"), rewrite.RestoreTag)
+	rest := strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst")
+	rest = strings.TrimSuffix(strings.TrimSuffix(rest, rewrite.RestoreTag), rewrite.HeldTag)
 	stamp, counter, ok := strings.Cut(rest, "-")
 	if !ok {
 		return rest, 0
@@ -354,10 +355,17 @@ func IsRestoreBackup(name string) bool {
 	return strings.HasSuffix(strings.TrimSuffix(name, ".zst"), rewrite.RestoreTag)
 }
 
+// IsHeldBackup tells a replaced file kept for a process that may still
+// write to it (FILE.backup.<stamp>-held) from a purge's backup.
+func IsHeldBackup(name string) bool {
+	return strings.HasSuffix(name, rewrite.HeldTag)
+}
+
 // FromBackup brings back a backup byte for byte: from, or the newest
 // backup a purge made of path (the state before the latest purge; the
-// backups restores make are skipped). The current file is itself backed up
-// first, so lines written since the backup was made are never lost either.
+// backups restores make and the files kept for a writer are skipped). The
+// current file is itself backed up first, so lines written since the
+// backup was made are never lost either.
 func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, error) {
 	name := path
 	path = rewrite.RealPath(path)
@@ -367,7 +375,7 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 			return nil, err
 		}
 		for _, b := range bs {
-			if !IsRestoreBackup(b) {
+			if !IsRestoreBackup(b) && !IsHeldBackup(b) {
 				from = b
 				break
 			}
@@ -376,7 +384,7 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 		case len(bs) == 0:
 			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
 		case from == "":
-			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups (%s); name one with --from", name, filepath.Base(bs[0]))
+			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups or files kept for a writer (%s); name one with --from", name, filepath.Base(bs[0]))
 		}
 	}
 	bf, err := fsutil.OpenRegular(from)
