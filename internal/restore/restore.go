@@ -62,9 +62,9 @@ type Report struct {
 	Backup      string        `json:"backup,omitempty"`
 	From        string        `json:"from_backup,omitempty"`
 	DryRun      bool          `json:"dry_run,omitempty"`
-	// HeldOpen lists the processes that still held the old file open for
-	// writing when the replacement stopped waiting for them.
-	HeldOpen []int `json:"held_open_by,omitempty"`
+	// Holders says what may still write to the replaced file and where
+	// that goes.
+	rewrite.Holders
 	// ByValue counts the stubs of the Python tool, restored by value: its
 	// store holds the decoded text, which goes back as the JSON string
 	// Claude Code writes for it, not as the original bytes. ByValueLines
@@ -127,7 +127,8 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
-	rep.HeldOpen = res.HeldOpen
+	rep.Holders = res.Holders
+	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
 	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
 	if res.Unchanged {
 		rep.BytesAfter = rep.BytesBefore
@@ -428,7 +429,8 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 		return nil, err
 	}
 	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
-	rep.HeldOpen = res.HeldOpen
+	rep.Holders = res.Holders
+	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
 	rep.BytesAfter += res.TailBytes
 	return rep, nil
 }
