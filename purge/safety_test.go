@@ -38,6 +38,8 @@ const (
 	envAppendTo    = "CCM_PURGE_TEST_APPEND_TO"
 	envAppendCount = "CCM_PURGE_TEST_APPEND_COUNT"
 	envAppendEvery = "CCM_PURGE_TEST_APPEND_EVERY"
+	envAppendPause = "CCM_PURGE_TEST_APPEND_PAUSE"
+	envAppendSeed  = "CCM_PURGE_TEST_APPEND_SEED"
 	envMeasure     = "CCM_PURGE_TEST_MEASURE"
 )
 
@@ -65,22 +67,39 @@ func appendLine(n int) string {
 }
 
 // appender writes the lines the way Claude Code 2.0.14 does: one
-// open(O_APPEND), write, close per entry.
+// open(O_APPEND), write, close per entry, every envAppendEvery. With
+// envAppendSeed, the gaps are random up to that, and a random pause up to
+// envAppendPause comes between the open and the write, as when the writer
+// is descheduled there.
 func appender(path string) int {
 	count, _ := strconv.Atoi(os.Getenv(envAppendCount))
 	every, _ := time.ParseDuration(os.Getenv(envAppendEvery))
+	pause, _ := time.ParseDuration(os.Getenv(envAppendPause))
+	var rng *rand.Rand
+	if seed, err := strconv.ParseUint(os.Getenv(envAppendSeed), 10, 64); err == nil {
+		rng = rand.New(rand.NewPCG(seed, 0))
+	}
+	random := func(d time.Duration) time.Duration {
+		if rng == nil || d <= 0 {
+			return d
+		}
+		return time.Duration(rng.Int64N(int64(d)))
+	}
 	for n := 0; n < count; n++ {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		if d := random(pause); d > 0 {
+			time.Sleep(d)
+		}
 		if _, err := f.WriteString(appendLine(n)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		f.Close()
-		time.Sleep(every)
+		time.Sleep(random(every))
 	}
 	return 0
 }
