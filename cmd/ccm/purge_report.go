@@ -176,15 +176,22 @@ func repairParts(s purge.Stats) []string {
 // system could not tell.
 func printWriters(w io.Writer, h rewrite.Holders, backup string, verbose bool) {
 	where := strings.Join(h.Kept, ", ")
+	goes := "goes to " + where + ", not to the transcript"
+	switch {
+	case h.Unnamed && where == "":
+		goes = "goes to the replaced file, which has no name left (no hard links on this filesystem), and is lost"
+	case h.Unnamed:
+		goes += "; the rest goes to a replaced file with no name left (no hard links on this filesystem), and is lost"
+	}
 	switch {
 	case len(h.HeldOpen) > 0:
 		who, has, it := "process", "has", "it writes"
 		if len(h.HeldOpen) > 1 {
 			who, has, it = "processes", "have", "they write"
 		}
-		fmt.Fprintf(w, "  warning     %s %s still %s the old file open for writing: what %s now goes to %s, not to the transcript\n", who, joinInts(h.HeldOpen), has, it, where)
-	case h.StillWritten:
-		fmt.Fprintf(w, "  warning     the old file was still being written to (this system cannot tell by which process): what is written to it now goes to %s, not to the transcript\n", where)
+		fmt.Fprintf(w, "  warning     %s %s still %s the old file open for writing: what %s now %s\n", who, joinInts(h.HeldOpen), has, it, goes)
+	case h.StillWritten || h.Unnamed:
+		fmt.Fprintf(w, "  warning     the old file was still being written to (this system cannot tell by which process): what is written to it now %s\n", goes)
 	case len(h.Kept) > 0 && (len(h.Kept) > 1 || h.Kept[0] != backup):
 		fmt.Fprintf(w, "  old file    kept as %s: this system cannot tell whether a process still writes to it, and it was written to lately; lines written to it since are there\n", where)
 	}

@@ -59,6 +59,8 @@ func TestHeldOpenWarning(t *testing.T) {
 		{rewrite.Holders{Blind: true, Kept: []string{"s.jsonl.backup.1-held"}}, "s.jsonl.backup.1", false,
 			"  old file    kept as s.jsonl.backup.1-held: this system cannot tell whether a process still writes to it, and it was written to lately; lines written to it since are there\n"},
 		{rewrite.Holders{Blind: true}, "s.jsonl.backup.1", true, "  writers     this system cannot tell which processes have the file open"},
+		{rewrite.Holders{HeldOpen: []int{41}, Unnamed: true}, "s.jsonl.backup.1.zst", false,
+			"  warning     process 41 still has the old file open for writing: what it writes now goes to the replaced file, which has no name left (no hard links on this filesystem), and is lost\n"},
 	} {
 		if got := report(c.h, c.backup, c.verbose); !strings.Contains(got, c.want) {
 			t.Errorf("report:\n%s\nwants the line:\n%s", got, c.want)

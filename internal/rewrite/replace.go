@@ -55,6 +55,10 @@ type Holders struct {
 	// system cannot tell (Blind), written to lately. The backup when it
 	// is a hard link, else FILE.backup.<stamp>-held.
 	Kept []string `json:"kept_for_writers,omitempty"`
+	// Unnamed is set when a file still held or written to could not keep
+	// a name (a filesystem without hard links): what is written to it now
+	// is lost.
+	Unnamed bool `json:"unnamed,omitempty"`
 	// Blind is set where the system cannot tell which processes have the
 	// file open (fsutil.LiveWriters): liveness and the end of the appends
 	// were judged by the file's modification time and size.
@@ -174,10 +178,7 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 		return res, fmt.Errorf("backup: %w", err)
 	}
 	s := &swapper{path: path, now: now, res: &res, h: hook(path)}
-	if err := s.hold(old, mode == BackupLink); err != nil {
-		s.abort(old)
-		return res, err
-	}
+	s.hold(old, mode == BackupLink)
 	if fi, err := src.Stat(); err == nil && fi.Size() > orig.Size() {
 		old.live = true
 	}

@@ -14,11 +14,11 @@ package rewrite
 // that appends one line after the other (each call returns before the
 // next opens) writes its early lines before its late-opened ones, since
 // the opens of the first came before the rename and those of the second
-// after it. Writers that append at once, with open-to-write intervals
-// that overlap, have no order between those lines but the one their
-// records carry, and a late-opened line was fixed after the rename, so it
-// can follow an early line (a child record its parent) and never precede
-// one as its cause. Within one file, O_APPEND keeps the order of writes.
+// after it. Appends of several writers whose open-to-write intervals
+// overlap have no order of their own: on a file nobody replaced they could
+// land either way, and the transcript has one of those ways, the order of
+// their opens across the rename. Within one file, O_APPEND keeps the order
+// of the writes.
 //
 // The copy before the rename moves the old file's bytes up to some offset
 // c into the temp file, and the rename puts that file, of size s, in
@@ -59,7 +59,8 @@ package rewrite
 // file keeps its name and the report names it: what it writes next is
 // there. The old file has had that name since before the rename (the
 // backup when it is a link, else FILE.backup.<stamp>-held), so no line is
-// ever written to a file without a name.
+// ever written to a file without a name (on a filesystem with hard links;
+// without them, the report says the lines are lost).
 
 import (
 	"cmp"
@@ -131,18 +132,16 @@ type swapper struct {
 }
 
 // hold gives old a name that outlives the rename: the backup when it is a
-// hard link (isLink), else a link made for it.
-func (s *swapper) hold(old *replaced, isLink bool) error {
+// hard link (isLink), else a link made for it. On a filesystem without
+// hard links it has none, and the result says so if it needed one.
+func (s *swapper) hold(old *replaced, isLink bool) {
 	if isLink {
 		old.hold = s.res.Backup
-		return nil
+		return
 	}
-	name, err := linkHeld(s.path, s.now)
-	if err != nil {
-		return fmt.Errorf("keep a name for the original: %w", err)
+	if name, err := linkHeld(s.path, s.now); err == nil {
+		old.hold, old.ownHold = name, true
 	}
-	old.hold, old.ownHold = name, true
-	return nil
 }
 
 // abort undoes what Replace made before a rename that does not happen:
@@ -281,7 +280,11 @@ func (s *swapper) finish(old *replaced, cur os.FileInfo, during func()) error {
 		if err != nil {
 			// The late lines stay in the old file, which keeps its name.
 			s.keep(old, pids, held)
-			return fmt.Errorf("the file was replaced, but lines appended during the rename could not be put in place: they are in %s: %w", old.hold, err)
+			where := old.hold
+			if where == "" {
+				where = "the replaced file, which has no name (no hard links here)"
+			}
+			return fmt.Errorf("the file was replaced, but lines appended during the rename could not be put in place: they are in %s: %w", where, err)
 		}
 		s.release(old, pids, held)
 		if old.f != src {
@@ -371,9 +374,7 @@ func (s *swapper) rebuild(old *replaced, cur os.FileInfo) (*replaced, os.FileInf
 	if err := prepare(tmp, cur); err != nil {
 		return nil, nil, err
 	}
-	if err := s.hold(next, false); err != nil {
-		return nil, nil, err
-	}
+	s.hold(next, false)
 	// A process that holds cur is waited for, but the swap goes on: the
 	// late lines must reach the transcript, and cur keeps its name.
 	s.awaitFree(next, time.Now().Add(HeldWait))
@@ -400,9 +401,13 @@ func (s *swapper) release(old *replaced, pids []int, held bool) {
 
 // keep reports old's hold as a file something may still write to: pids,
 // or, held where the system cannot tell who, a writer it saw at work.
+// Without a hold (no hard links), what they write goes nowhere, and the
+// result says that too.
 func (s *swapper) keep(old *replaced, pids []int, held bool) {
 	if old.hold != "" {
 		s.res.Kept = append(s.res.Kept, old.hold)
+	} else if held {
+		s.res.Unnamed = true
 	}
 	s.res.HeldOpen = append(s.res.HeldOpen, pids...)
 	if held && len(pids) == 0 {
