@@ -127,7 +127,8 @@ func RecordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error
 //  3. A process that has the original open for writing (one that keeps a
 //     descriptor; Claude Code opens the file per line) is waited for, up
 //     to HeldWait; one still there makes Replace return a *HeldOpenError,
-//     with nothing changed and the backup removed.
+//     with nothing changed and the backup removed. The first look runs
+//     beside the fsync of step 1 and the backup.
 //  4. What was appended since is copied, and the temp file is renamed
 //     over path at once; the directory is fsynced.
 //  5. The rewrite waits until nothing more can reach the old file, and
@@ -168,6 +169,15 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 	if err := copyTail(tmp, src, &old.copied); err != nil {
 		return res, err
 	}
+	// Whether another process holds the original open is asked first
+	// beside the temp file's fsync and the backup: reading every process's
+	// descriptors takes milliseconds. A holder is waited for right before
+	// the rename; one that opens the file after this look is seen after it.
+	free := make(chan bool, 1)
+	go func() {
+		pids, ok := fsutil.LiveWriters(path, orig)
+		free <- ok && len(pids) == 0
+	}()
 	if err := prepare(tmp, orig); err != nil {
 		return res, err
 	}
@@ -182,9 +192,11 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 	if fi, err := src.Stat(); err == nil && fi.Size() > orig.Size() {
 		old.live = true
 	}
-	if pids := s.awaitFree(old, time.Now().Add(HeldWait)); len(pids) > 0 {
-		s.abort(old)
-		return res, &HeldOpenError{Pids: pids}
+	if !<-free {
+		if pids := s.awaitFree(old, time.Now().Add(HeldWait)); len(pids) > 0 {
+			s.abort(old)
+			return res, &HeldOpenError{Pids: pids}
+		}
 	}
 	cur, err := s.install(tmp, old)
 	if err != nil {
