@@ -72,12 +72,14 @@ Nth-last prompt and the --recent-results Nth-last tool result, and never
 after the latest assistant message (its calls and their results stay). The
 original is kept as FILE.backup.<stamp>.zst (a zstd copy by default, so a
 purge frees disk at once; ccm restore --backup brings it back); lines
-Claude Code appends meanwhile are carried over, and the file keeps its
-modification time. A session named by --current is live: its current turn
-is left as it is; so is a file written to in the last 2 minutes that a
-process holds open for writing or whose project a Claude Code client runs in
-(in a batch, or run from inside Claude Code, any file written to in the last
-2 minutes). Purging a purged file changes nothing.
+Claude Code appends meanwhile are carried over in the order written, and the
+file keeps its modification time. A file another process keeps open for
+writing (not Claude Code, which opens it per line) is left as it is. A
+session named by --current is live: its current turn is left as it is; so
+is a file written to in the last 2 minutes that a process holds open for
+writing or whose project a Claude Code client runs in (in a batch, or run
+from inside Claude Code, or where the system cannot tell, any file written
+to in the last 2 minutes). Purging a purged file changes nothing.
 
 Batch: --all purges every session of every project; directories are walked
 for *.jsonl: <claude dir>/projects and the folders inside it (after resolving

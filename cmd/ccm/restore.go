@@ -188,7 +188,7 @@ func printRestoreReport(o restoreOptions, rep *restore.Report) {
 	if rep.Backup != "" {
 		fmt.Fprintf(o.Stdout, "  the file as it was is kept as %s\n", rep.Backup)
 	}
-	printHeldOpen(o.Stdout, rep.HeldOpen, rep.Backup)
+	printWriters(o.Stdout, rep.Holders, rep.Backup, false)
 	for _, m := range rep.Missing {
 		// The store's errors name the key; the line names it already.
 		why := strings.TrimPrefix(m.Reason, string(m.Key)+": ")

@@ -61,9 +61,9 @@ type Report struct {
 	Backup      string        `json:"backup,omitempty"`
 	From        string        `json:"from_backup,omitempty"`
 	DryRun      bool          `json:"dry_run,omitempty"`
-	// HeldOpen lists the processes that still held the old file open for
-	// writing when the replacement stopped waiting for them.
-	HeldOpen []int `json:"held_open_by,omitempty"`
+	// Holders says what may still write to the replaced file and where
+	// that goes.
+	rewrite.Holders
 	// ByValue counts the stubs of the Python tool, restored by value: its
 	// store holds the decoded text, which goes back as the JSON string
 	// Claude Code writes for it, not as the original bytes. ByValueLines
@@ -126,7 +126,8 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
-	rep.HeldOpen = res.HeldOpen
+	rep.Holders = res.Holders
+	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
 	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
 	if res.Unchanged {
 		rep.BytesAfter = rep.BytesBefore
@@ -331,7 +332,8 @@ func Backups(path string) ([]string, error) {
 
 // backupOrder splits a backup name into its stamp and counter.
 func backupOrder(path, name string) (string, int) {
-	rest := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst"), rewrite.RestoreTag)
+	rest := strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst")
+	rest = strings.TrimSuffix(strings.TrimSuffix(rest, rewrite.RestoreTag), rewrite.HeldTag)
 	stamp, counter, ok := strings.Cut(rest, "-")
 	if !ok {
 		return rest, 0
@@ -353,10 +355,17 @@ func IsRestoreBackup(name string) bool {
 	return strings.HasSuffix(strings.TrimSuffix(name, ".zst"), rewrite.RestoreTag)
 }
 
+// IsHeldBackup tells a replaced file kept for a process that may still
+// write to it (FILE.backup.<stamp>-held) from a purge's backup.
+func IsHeldBackup(name string) bool {
+	return strings.HasSuffix(name, rewrite.HeldTag)
+}
+
 // FromBackup brings back a backup byte for byte: from, or the newest
 // backup a purge made of path (the state before the latest purge; the
-// backups restores make are skipped). The current file is itself backed up
-// first, so lines written since the backup was made are never lost either.
+// backups restores make and the files kept for a writer are skipped). The
+// current file is itself backed up first, so lines written since the
+// backup was made are never lost either.
 func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, error) {
 	name := path
 	path = rewrite.RealPath(path)
@@ -366,7 +375,7 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 			return nil, err
 		}
 		for _, b := range bs {
-			if !IsRestoreBackup(b) {
+			if !IsRestoreBackup(b) && !IsHeldBackup(b) {
 				from = b
 				break
 			}
@@ -375,7 +384,7 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 		case len(bs) == 0:
 			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
 		case from == "":
-			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups (%s); name one with --from", name, filepath.Base(bs[0]))
+			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups or files kept for a writer (%s); name one with --from", name, filepath.Base(bs[0]))
 		}
 	}
 	bf, err := fsutil.OpenRegular(from)
@@ -420,7 +429,8 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 		return nil, err
 	}
 	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
-	rep.HeldOpen = res.HeldOpen
+	rep.Holders = res.Holders
+	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
 	rep.BytesAfter += res.TailBytes
 	return rep, nil
 }

@@ -46,38 +46,64 @@ const BackupStamp = "20060102_150405.000"
 // before the latest restore. The stamp before it still parses.
 const RestoreTag = "-restore"
 
+// HeldTag ends the name of a replaced transcript kept, as a hard link,
+// for a process that may still write to it (FILE.backup.<stamp>-held):
+// one that held it open past the rewrite's wait, or one this system
+// cannot see. It is the original plus what reached it, not a state
+// before a purge, so ccm restore --backup without --from skips it too.
+const HeldTag = "-held"
+
 // MakeBackup keeps the original before it is replaced; tag ("" or
 // RestoreTag) follows the stamp and its counter.
 func MakeBackup(path string, src *os.File, mode BackupMode, tag string, now time.Time) (string, error) {
-	if mode == BackupNone {
+	var create func(name string) error
+	ext := ""
+	switch mode {
+	case BackupNone:
 		return "", nil
+	case BackupLink:
+		create = func(name string) error { return os.Link(path, name) }
+	case BackupCopy, BackupZstd:
+		if mode == BackupZstd {
+			ext = ZstdExt
+		}
+		create = func(name string) error { return writeBackupCopy(name, src, mode == BackupZstd) }
+	default:
+		return "", fmt.Errorf("unknown backup mode %q (link, copy, zstd or none)", mode)
 	}
+	name, err := freeBackupName(path, tag+ext, now, create)
+	if err != nil {
+		return "", err
+	}
+	return name, fsutil.SyncDir(dirOf(path))
+}
+
+// linkHeld links the file at path as FILE.backup.<stamp>-held, the name
+// that keeps a replaced transcript reachable while a writer may still
+// reach it. The directory is fsynced with the rename that follows.
+func linkHeld(path string, now time.Time) (string, error) {
+	return freeBackupName(path, HeldTag, now, func(name string) error { return os.Link(path, name) })
+}
+
+// freeBackupName calls create with path.backup.<stamp><suffix>, or with
+// a counter after the stamp while that name is taken, and returns the
+// name create made.
+func freeBackupName(path, suffix string, now time.Time, create func(name string) error) (string, error) {
 	base := path + ".backup." + now.Format(BackupStamp)
 	for n := 0; n < 1000; n++ {
 		name := base
 		if n > 0 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
-		name += tag
-		if mode == BackupZstd {
-			name += ZstdExt
-		}
-		var err error
-		switch mode {
-		case BackupLink:
-			err = os.Link(path, name)
-		case BackupCopy, BackupZstd:
-			err = writeBackupCopy(name, src, mode == BackupZstd)
-		default:
-			return "", fmt.Errorf("unknown backup mode %q (link, copy, zstd or none)", mode)
-		}
+		name += suffix
+		err := create(name)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return "", err
 		}
-		return name, fsutil.SyncDir(dirOf(path))
+		return name, nil
 	}
 	return "", fmt.Errorf("no free backup name for %s", base)
 }

@@ -72,6 +72,15 @@ func AsNamed(name, path, file string) string {
 	return filepath.Join(filepath.Dir(name), filepath.Base(file))
 }
 
+// AllAsNamed is AsNamed for each of files.
+func AllAsNamed(name, path string, files []string) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, AsNamed(name, path, f))
+	}
+	return out
+}
+
 // CheckWritable refuses to rewrite a read-only file or a file in a
 // read-only directory.
 func CheckWritable(path string, fi os.FileInfo) error {

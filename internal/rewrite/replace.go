@@ -1,15 +1,20 @@
 // Package rewrite replaces a transcript that Claude Code may still be
-// appending to, without losing a byte: it takes the transcript's sidecar
-// lock, writes the new content into a temp file beside it, fsyncs it,
-// keeps a backup of the original, copies over the lines appended
-// meanwhile, renames the temp file over the original, fsyncs the
-// directory, and waits for the writers of the old inode so that their
-// late lines reach the new file. ccm purge and ccm restore replace files
-// through it; ccm archive and ccm clean take the same lock.
+// appending to, without losing a byte or the order of its lines: it takes
+// the transcript's sidecar lock, writes the new content into a temp file
+// beside it, fsyncs it, keeps a backup of the original, copies over the
+// lines appended meanwhile, renames the temp file over the original,
+// fsyncs the directory, and waits until nothing more can write to the old
+// file, putting lines that still reached it in their place. A process that
+// keeps the file open for writing makes it refuse, or, when it opened the
+// file in the instant before the rename, keeps the old file under a name
+// it reports. ccm purge and ccm restore replace files through it; ccm
+// archive and ccm clean take the same lock. docs/reliability.md gives the
+// argument.
 package rewrite
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -25,11 +30,39 @@ import (
 type Result struct {
 	Unchanged bool   // the new content equals the old: nothing was replaced
 	Backup    string // the backup's path ("" for BackupNone or when unchanged)
-	TailBytes int64  // bytes appended to the original while it was rewritten, copied over
-	// HeldOpen lists the processes that still had the old file open for
-	// writing when the rewrite stopped waiting: what they write now goes
-	// to the old file (the backup), not to the transcript.
-	HeldOpen []int
+	// TailBytes were appended to the file while it was rewritten and
+	// copied over, in the order they were written.
+	TailBytes int64
+	// Swaps counts the renames: 1, and one more each time lines that
+	// reached the replaced file after the rename were put in their place.
+	Swaps int
+	Holders
+}
+
+// Holders says what may still write to the files a replacement took the
+// transcript's name from, and where that goes.
+type Holders struct {
+	// HeldOpen lists the processes that still had a replaced file open
+	// for writing when the rewrite stopped waiting (HeldWait): what they
+	// write now goes to the files in Kept, not to the transcript.
+	HeldOpen []int `json:"held_open_by,omitempty"`
+	// StillWritten is set where the system cannot tell who has a file
+	// open and a replaced file was still growing at HeldWait: something
+	// writes to it, and it goes to the files in Kept.
+	StillWritten bool `json:"still_written,omitempty"`
+	// Kept names the replaced files that keep a name because something
+	// may still write to them: held open, still written, or, where the
+	// system cannot tell (Blind), written to lately. The backup when it
+	// is a hard link, else FILE.backup.<stamp>-held.
+	Kept []string `json:"kept_for_writers,omitempty"`
+	// Unnamed is set when a file still held or written to could not keep
+	// a name (a filesystem without hard links): what is written to it now
+	// is lost.
+	Unnamed bool `json:"unnamed,omitempty"`
+	// Blind is set where the system cannot tell which processes have the
+	// file open (fsutil.LiveWriters): liveness and the end of the appends
+	// were judged by the file's modification time and size.
+	Blind bool `json:"writers_unknown,omitempty"`
 }
 
 // errShrank and errReplaced mean another program rewrote the transcript
@@ -82,19 +115,25 @@ func RecordsEnd(f *os.File, size int64) (end int64, unterminated bool, err error
 }
 
 // Replace rewrites path crash-safely while Claude Code may still be
-// appending to it (go-style.md §10):
+// appending to it (docs/reliability.md):
 //
 //  1. produce writes the new content, made from the first limit bytes of
 //     src, into a temp file in the same directory whose name does not end
-//     in .jsonl; it is fsynced and given the original's mode and owner.
-//  2. The original is backed up (a hard link by default).
-//  3. Whatever was appended to the original past limit is copied to the
-//     temp file verbatim, right before the rename.
-//  4. The temp file is renamed over path and the directory fsynced.
-//  5. The old inode is checked again, at once and once no process holds
-//     it open for writing (at most HeldWait; lateWait without /proc), and any
-//     bytes that reached it during the rename are appended to the new file.
-//     during, if not nil, runs meanwhile.
+//     in .jsonl; what was appended to src meanwhile is copied after it,
+//     and it is fsynced and given the original's mode and owner.
+//  2. The original is backed up (a hard link by default) and keeps a name
+//     until nothing can write to it any more: the backup when it is a
+//     link, else a link FILE.backup.<stamp>-held, removed at the end.
+//  3. A process that has the original open for writing (one that keeps a
+//     descriptor; Claude Code opens the file per line) is waited for, up
+//     to HeldWait; one still there makes Replace return a *HeldOpenError,
+//     with nothing changed and the backup removed. The first look runs
+//     beside the fsync of step 1 and the backup.
+//  4. What was appended since is copied, and the temp file is renamed
+//     over path at once; the directory is fsynced.
+//  5. The rewrite waits until nothing more can reach the old file, and
+//     lines that reached it after the last copy are put in order by
+//     another swap (swap.go). during, if not nil, runs meanwhile.
 //
 // Until the rename the original is untouched; a crash leaves either the
 // original or the new file whole, and the backup.
@@ -107,12 +146,11 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 	if err != nil {
 		return res, err
 	}
-	tmpName := tmp.Name()
 	renamed := false
 	defer func() {
 		if !renamed {
 			tmp.Close()
-			os.Remove(tmpName)
+			os.Remove(tmp.Name())
 		}
 	}()
 	changed, err := produce(tmp)
@@ -123,19 +161,24 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 		res.Unchanged = true
 		return res, nil
 	}
-	copied := limit
-	if err := copyTail(tmp, src, &copied); err != nil {
+	produced, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
 		return res, err
 	}
-	if err := tmp.Chmod(orig.Mode().Perm()); err != nil {
+	old := &replaced{f: src, fi: orig, copied: limit, live: time.Since(orig.ModTime()) < ActiveWindow}
+	if err := copyTail(tmp, src, &old.copied); err != nil {
 		return res, err
 	}
-	if st, ok := orig.Sys().(*syscall.Stat_t); ok {
-		// Keep the owner where we may (as root for another user); an
-		// unprivileged user owns the file already.
-		_ = tmp.Chown(int(st.Uid), int(st.Gid))
-	}
-	if err := tmp.Sync(); err != nil {
+	// Whether another process holds the original open is asked first
+	// beside the temp file's fsync and the backup: reading every process's
+	// descriptors takes milliseconds. A holder is waited for right before
+	// the rename; one that opens the file after this look is seen after it.
+	free := make(chan bool, 1)
+	go func() {
+		pids, ok := fsutil.LiveWriters(path, orig)
+		free <- ok && len(pids) == 0
+	}()
+	if err := prepare(tmp, orig); err != nil {
 		return res, err
 	}
 	if err := sameFile(path, orig); err != nil {
@@ -144,97 +187,40 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 	if res.Backup, err = MakeBackup(path, src, mode, tag, now); err != nil {
 		return res, fmt.Errorf("backup: %w", err)
 	}
-	// The bulk is on disk; now copy the last appends and rename at once,
-	// so the window in which an append can reach the old inode is tiny.
-	if err := copyTail(tmp, src, &copied); err != nil {
-		return res, err
+	s := &swapper{path: path, now: now, res: &res, h: hook(path)}
+	s.hold(old, mode == BackupLink)
+	if fi, err := src.Stat(); err == nil && fi.Size() > orig.Size() {
+		old.live = true
 	}
-	// The new file keeps the original's modification time: a purge does
-	// not change the conversation, and Claude Code and ccm pick the
-	// current session, and a batch the sessions to leave alone, by it.
-	// An append after this point sets it anew, as it should.
-	if fi, err := src.Stat(); err == nil {
-		_ = os.Chtimes(tmpName, time.Time{}, fi.ModTime())
+	if !<-free {
+		if pids := s.awaitFree(old, time.Now().Add(HeldWait)); len(pids) > 0 {
+			s.abort(old)
+			return res, &HeldOpenError{Pids: pids}
+		}
 	}
-	if err := tmp.Sync(); err != nil {
-		return res, err
-	}
-	if err := tmp.Close(); err != nil {
-		return res, err
-	}
-	if err := os.Rename(tmpName, path); err != nil {
+	cur, err := s.install(tmp, old)
+	if err != nil {
+		s.abort(old)
 		return res, err
 	}
 	renamed = true
-	if err := fsutil.SyncDir(dirOf(path)); err != nil {
-		return res, err
-	}
-	// Appends that raced with the rename went to the old inode: look at
-	// once, and again once no other process has the old file open for
-	// writing.
-	renamedAt := time.Now()
-	for i := 0; i < 2; i++ {
-		if i == 1 {
-			duringDone := make(chan struct{})
-			go func() {
-				defer close(duringDone)
-				if during != nil {
-					during()
-				}
-			}()
-			res.HeldOpen = awaitClosed(path, orig, renamedAt.Add(lateWait), renamedAt.Add(HeldWait))
-			<-duringDone
-		}
-		if err := appendLate(path, src, &copied); err != nil {
-			return res, fmt.Errorf("copy lines appended during the rename: %w", err)
-		}
-	}
-	res.TailBytes = copied - limit
-	return res, nil
+	err = s.finish(old, cur, during)
+	res.TailBytes = s.size - produced
+	return res, cmp.Or(err, s.err)
 }
 
-// awaitClosed waits, after the rename, until no other process has the
-// old file open for writing (seen free twice, settle apart), and returns
-// the processes that still hold it at held. A writer that opened the old
-// file before the rename may be descheduled between its open and its
-// write on a loaded machine; its line still has to reach the new file, so
-// a holder is waited for, not only lateWait. Where /proc cannot tell, it
-// waits until blind.
-func awaitClosed(path string, old os.FileInfo, blind, held time.Time) []int {
-	free := 0
-	for {
-		pids, ok := fsutil.Writers(path, old)
-		if !ok {
-			time.Sleep(time.Until(blind))
-			return nil
-		}
-		if len(pids) == 0 {
-			if free++; free == 2 {
-				return nil
-			}
-		} else {
-			free = 0
-		}
-		if !time.Now().Before(held) {
-			return pids
-		}
-		time.Sleep(min(settle, time.Until(held)))
+// prepare gives tmp the mode and owner of like and fsyncs it.
+func prepare(tmp *os.File, like os.FileInfo) error {
+	if err := tmp.Chmod(like.Mode().Perm()); err != nil {
+		return err
 	}
+	if st, ok := like.Sys().(*syscall.Stat_t); ok {
+		// Keep the owner where we may (as root for another user); an
+		// unprivileged user owns the file already.
+		_ = tmp.Chown(int(st.Uid), int(st.Gid))
+	}
+	return tmp.Sync()
 }
-
-// lateWait is how long after the rename a rewrite waits for the old file
-// where /proc cannot tell whether a process still has it open: long
-// enough for a line whose open came before the rename (Claude Code opens,
-// writes and closes per line) to land. HeldWait bounds the wait for a
-// process /proc shows holding the old file open for writing: Claude
-// Code's open-write-close takes microseconds, so one still holding it
-// after that writes through a descriptor it keeps, and is reported.
-// settle is how long the old file must stay free.
-const (
-	lateWait = 100 * time.Millisecond
-	HeldWait = 2 * time.Second
-	settle   = 10 * time.Millisecond
-)
 
 // copyTail copies what src holds beyond *copied to w, until it stops
 // growing (at most a few rounds, since an appender could keep it busy).
@@ -257,28 +243,6 @@ func copyTail(w io.Writer, src *os.File, copied *int64) error {
 		}
 	}
 	return nil
-}
-
-// appendLate appends to the new file what reached the old inode after the
-// last tail copy.
-func appendLate(path string, src *os.File, copied *int64) error {
-	fi, err := src.Stat()
-	if err != nil || fi.Size() <= *copied {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	if err := copyTail(f, src, copied); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func sameFile(path string, orig os.FileInfo) error {
