@@ -75,7 +75,7 @@ func (s *Store) SyncDirs() error {
 		return s.appendLocked(context.Background(), lines, true)
 	}
 	if f, err := os.Open(s.packIndexPath()); err == nil {
-		err = f.Sync()
+		err = fsutil.Sync(f)
 		f.Close()
 		if err != nil {
 			return err

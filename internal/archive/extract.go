@@ -289,7 +289,7 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 			t.Close()
 			return err
 		}
-		if err := t.Sync(); err != nil {
+		if err := fsutil.Sync(t); err != nil {
 			t.Close()
 			return err
 		}
@@ -303,14 +303,14 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 	for _, t := range temps {
 		if o.Force {
 			if _, err := os.Lstat(t.dest); err == nil {
-				if err := os.Rename(t.dest, t.dest+".backup."+stamp); err != nil {
+				if err := fsutil.Rename(t.dest, t.dest+".backup."+stamp); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
 	for _, t := range temps {
-		if err := os.Rename(t.tmp, t.dest); err != nil {
+		if err := fsutil.Rename(t.tmp, t.dest); err != nil {
 			return nil, err
 		}
 		syncDirs[filepath.Dir(t.dest)] = true

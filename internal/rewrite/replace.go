@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 	"time"
 
 	"ccm/fsutil"
@@ -130,12 +129,8 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 	if err := tmp.Chmod(orig.Mode().Perm()); err != nil {
 		return res, err
 	}
-	if st, ok := orig.Sys().(*syscall.Stat_t); ok {
-		// Keep the owner where we may (as root for another user); an
-		// unprivileged user owns the file already.
-		_ = tmp.Chown(int(st.Uid), int(st.Gid))
-	}
-	if err := tmp.Sync(); err != nil {
+	fsutil.KeepOwner(tmp, orig)
+	if err := fsutil.Sync(tmp); err != nil {
 		return res, err
 	}
 	if err := sameFile(path, orig); err != nil {
@@ -156,13 +151,13 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 	if fi, err := src.Stat(); err == nil {
 		_ = os.Chtimes(tmpName, time.Time{}, fi.ModTime())
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := fsutil.Sync(tmp); err != nil {
 		return res, err
 	}
 	if err := tmp.Close(); err != nil {
 		return res, err
 	}
-	if err := os.Rename(tmpName, path); err != nil {
+	if err := fsutil.Rename(tmpName, path); err != nil {
 		return res, err
 	}
 	renamed = true
@@ -274,7 +269,7 @@ func appendLate(path string, src *os.File, copied *int64) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := fsutil.Sync(f); err != nil {
 		f.Close()
 		return err
 	}
