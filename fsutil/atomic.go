@@ -20,7 +20,7 @@ const (
 // ErrInUse is returned by Rename when the system refuses to replace a
 // file that another program has open (Windows; never on Unix, where the
 // other program keeps the replaced file).
-var ErrInUse = errors.New("another program has the file open")
+var ErrInUse = errors.New("the file is open in another program, and this system cannot replace an open file")
 
 // MkdirPrivate creates dir and any missing parents with mode 0700.
 // Existing directories keep their mode.

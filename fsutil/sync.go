@@ -22,7 +22,7 @@ func SyncDir(dir string) error {
 // is skipped (replaced or removed since: its directory's sync records
 // that).
 func syncFile(path string, sync func(*os.File) error) error {
-	f, err := OpenFile(path, os.O_RDONLY, 0)
+	f, err := OpenFile(path, syncOpenFlag, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

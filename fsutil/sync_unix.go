@@ -9,6 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// syncOpenFlag is how syncFile opens a file: fsync works on a read-only
+// descriptor.
+const syncOpenFlag = os.O_RDONLY
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
