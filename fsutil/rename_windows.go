@@ -5,8 +5,10 @@ package fsutil
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -19,11 +21,15 @@ const renameWait = time.Second
 
 // Rename renames oldpath to newpath, replacing newpath if it exists, and
 // returns once the rename is on disk (MOVEFILE_WRITE_THROUGH: Windows
-// cannot flush a directory). A file another program has open cannot
-// always be replaced on Windows: where every program that holds it
-// allowed deletion (Claude Code's file calls do), it is replaced with
-// POSIX semantics and they keep the old file, as on Unix; otherwise Rename
-// retries for a second and then returns an error wrapping ErrInUse.
+// cannot flush a directory). A file that another program (or ccm itself)
+// has open cannot be replaced by a plain rename on Windows. Where every
+// program that holds it allowed deletion (Claude Code's file calls and
+// OpenFile do), it is replaced all the same and they keep the old file,
+// as on Unix: with a POSIX-semantics rename (Windows 10 1709 and later,
+// NTFS), else with ReplaceFile, which first moves the old file aside
+// under a temp name (removed at once; it goes when its last holder
+// closes it). A holder that did not allow deletion makes Rename retry for
+// a second and then return an error wrapping ErrInUse.
 func Rename(oldpath, newpath string) error {
 	deadline := time.Now().Add(renameWait)
 	delay := 5 * time.Millisecond
@@ -62,12 +68,91 @@ func rename(oldpath, newpath string) error {
 		return err
 	}
 	// The target is open elsewhere (or read-only): a POSIX-semantics
-	// rename replaces it where its holders share delete. Where the system
-	// or the filesystem has no such rename, MoveFileEx's error stands.
-	if perr := renamePOSIX(from, newpath); perr == nil || !errors.Is(perr, windows.ERROR_INVALID_PARAMETER) && !errors.Is(perr, windows.ERROR_NOT_SUPPORTED) && !errors.Is(perr, windows.ERROR_INVALID_FUNCTION) {
+	// rename replaces it where its holders share delete.
+	perr := renamePOSIX(from, newpath)
+	if perr == nil || !unsupported(perr) {
 		return perr
 	}
+	// No such rename on this system or filesystem (FAT, network shares,
+	// Wine): ReplaceFile moves the old file aside, which its holders allow
+	// when they share delete, and the new one into its place.
+	if rerr := replaceFile(oldpath, newpath); rerr == nil || !inUse(rerr) {
+		return rerr
+	}
 	return err
+}
+
+// unsupported tells the errors of a call the system or filesystem lacks.
+func unsupported(err error) bool {
+	return errors.Is(err, windows.ERROR_INVALID_PARAMETER) || errors.Is(err, windows.ERROR_NOT_SUPPORTED) || errors.Is(err, windows.ERROR_INVALID_FUNCTION)
+}
+
+var procReplaceFileW = windows.NewLazySystemDLL("kernel32.dll").NewProc("ReplaceFileW")
+
+// ReplaceFile's errors (winerror.h).
+const (
+	errorUnableToRemoveReplaced   = windows.Errno(1175) // nothing changed
+	errorUnableToMoveReplacement  = windows.Errno(1176) // nothing changed
+	errorUnableToMoveReplacement2 = windows.Errno(1177) // the old file is at the backup name
+	replacefileIgnoreMergeErrors  = 0x2
+	replacefileIgnoreACLErrors    = 0x4
+)
+
+// replaceFile replaces newpath with oldpath by ReplaceFileW, the old file
+// going to a temp name beside it (a name the next rewrite's clean-up of
+// stale temp files removes, should this process die before it does).
+func replaceFile(oldpath, newpath string) error {
+	dir, base := filepath.Split(newpath)
+	aside := filepath.Join(dir, "."+base+".ccm-tmp-replaced-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
+	replaced, err := windows.UTF16PtrFromString(longPath(newpath))
+	if err != nil {
+		return err
+	}
+	replacement, err := windows.UTF16PtrFromString(longPath(oldpath))
+	if err != nil {
+		return err
+	}
+	backup, err := windows.UTF16PtrFromString(longPath(aside))
+	if err != nil {
+		return err
+	}
+	r, _, err := procReplaceFileW.Call(uintptr(unsafe.Pointer(replaced)), uintptr(unsafe.Pointer(replacement)), uintptr(unsafe.Pointer(backup)),
+		replacefileIgnoreMergeErrors|replacefileIgnoreACLErrors, 0, 0)
+	if r == 0 {
+		switch {
+		case errors.Is(err, errorUnableToMoveReplacement2):
+			// The old file was moved aside but the new one not into its
+			// place: put the old one back, so that the state is the one
+			// before.
+			if merr := windows.MoveFileEx(backup, replaced, windows.MOVEFILE_WRITE_THROUGH); merr != nil {
+				return fmt.Errorf("%v; the old file is left at %s (%v)", err, aside, merr)
+			}
+			return windows.ERROR_SHARING_VIOLATION // nothing changed: retry
+		case errors.Is(err, errorUnableToRemoveReplaced), errors.Is(err, errorUnableToMoveReplacement):
+			return windows.ERROR_SHARING_VIOLATION // nothing changed: retry
+		}
+		return err
+	}
+	// The old file goes once its holders close it; its name goes now.
+	os.Remove(aside)
+	flushPath(newpath)
+	return nil
+}
+
+// flushPath flushes a file by name, as MOVEFILE_WRITE_THROUGH does after a
+// rename (best effort: the data was flushed before the rename).
+func flushPath(path string) {
+	name, err := windows.UTF16PtrFromString(longPath(path))
+	if err != nil {
+		return
+	}
+	const share = windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE
+	h, err := windows.CreateFile(name, windows.GENERIC_WRITE, share, nil, windows.OPEN_EXISTING, 0, 0)
+	if err != nil {
+		return
+	}
+	windows.FlushFileBuffers(h)
+	windows.CloseHandle(h)
 }
 
 // fileRenameInfo is FILE_RENAME_INFO with the Flags of FileRenameInfoEx.
