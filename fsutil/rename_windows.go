@@ -103,7 +103,7 @@ const (
 // stale temp files removes, should this process die before it does).
 func replaceFile(oldpath, newpath string) error {
 	dir, base := filepath.Split(newpath)
-	aside := filepath.Join(dir, "."+base+".ccm-tmp-replaced-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
+	aside := filepath.Join(dir, "."+base+".ccm-tmp-"+strconv.FormatUint(uint64(rand.Uint32()), 10))
 	replaced, err := windows.UTF16PtrFromString(longPath(newpath))
 	if err != nil {
 		return err
