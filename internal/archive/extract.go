@@ -257,7 +257,8 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 			}
 		}
 	}()
-	f, err := os.Open(path)
+	// Shared for deletion: on Windows the archive is removed at the end.
+	f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +340,9 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 			return nil, err
 		}
 	}
-	// The session is back and durable: the archive goes.
+	// The session is back and durable: the archive goes (closed first:
+	// Windows removes an open file only once it is closed).
+	f.Close()
 	if err := os.Remove(path); err != nil {
 		return m, fmt.Errorf("restored, but removing the archive failed: %w", err)
 	}
