@@ -18,6 +18,13 @@ func SyncDir(dir string) error {
 	return syncDir(dir)
 }
 
+// SyncPath syncs the file at path with Sync, opening it as the system
+// needs (for reading on Unix; for writing on Windows, whose flush needs
+// it). A file that no longer exists is skipped.
+func SyncPath(path string) error {
+	return syncFile(path, Sync)
+}
+
 // syncFile opens path and syncs it with sync; a file that no longer exists
 // is skipped (replaced or removed since: its directory's sync records
 // that).
