@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"archive/tar"
 	"bufio"
 	"context"
 	"crypto/sha256"
@@ -21,6 +20,7 @@ import (
 
 	"ccm/fsutil"
 	"ccm/internal/sessions"
+	"ccm/internal/tar"
 	"ccm/prune"
 )
 

@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"archive/tar"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"ccm/fsutil"
+	"ccm/internal/tar"
 )
 
 // maxManifest bounds the manifest member read into memory.
