@@ -6,8 +6,9 @@ import (
 )
 
 var (
-	notify atomic.Pointer[func(string)]
-	noted  sync.Map // kind -> struct{}
+	notify   atomic.Pointer[func(string)]
+	noted    sync.Map   // kind -> struct{}
+	notifyMu sync.Mutex // one note at a time: SyncFiles syncs from goroutines
 )
 
 // SetNotify makes fsutil report through fn, once per kind in a process,
@@ -29,6 +30,8 @@ func noteOnce(kind, msg string) {
 		return
 	}
 	if fn := notify.Load(); fn != nil {
+		notifyMu.Lock()
+		defer notifyMu.Unlock()
 		(*fn)(msg)
 	}
 }
