@@ -69,7 +69,9 @@ setup "$work/win"
 # each side's output in $work/{lin,win}/NAME.out. {T} in ARGS is the main
 # transcript, {C} the CRLF one, {D} a folder for the side's own files.
 fails=0
+steps=0
 step() {
+  steps=$((steps + 1))
   local name=$1
   shift
   local side rc_lin rc_win
@@ -170,7 +172,7 @@ if [ -s "$work/win/hook.out" ]; then
 fi
 step uninstall uninstall
 
-echo "test-windows: Wine tests and $(grep -c '^step ' "$0") commands compared in $(($(date +%s) - start)) s"
+echo "test-windows: Wine tests and $steps commands compared in $(($(date +%s) - start)) s"
 if [ "$fails" -gt 0 ]; then
   echo "test-windows: $fails failed"
   exit 1
