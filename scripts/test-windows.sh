@@ -21,6 +21,7 @@
 # every test with a temp dir would fail at its clean-up, and many assert
 # Unix modes, symlinks or /proc. Without Wine (no root or sudo to install
 # it) the script says so and exits 0, except under CI, where it fails.
+# SKIP_GO_TEST=1 runs only the end-to-end part; KEEP=1 keeps its folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
