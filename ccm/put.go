@@ -326,10 +326,10 @@ func (s *Store) writeCompressed(key Key, src io.Reader, size int64, dst *BlobFil
 // fsync, rename, fsync of the directory.
 func (s *Store) renameTemp(tmp *os.File, key Key, c Compression, size int64, dst *BlobFile) error {
 	path := s.path(blobsDir, key.Hex()+c.Ext())
-	if err := tmp.Sync(); err != nil {
+	if err := fsutil.Sync(tmp); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := fsutil.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
 	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {

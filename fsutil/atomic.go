@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // DirMode and FileMode are the modes of everything ccm creates.
@@ -18,6 +16,11 @@ const (
 	DirMode  os.FileMode = 0o700
 	FileMode os.FileMode = 0o600
 )
+
+// ErrInUse is returned by Rename when the system refuses to replace a
+// file that another program has open (Windows; never on Unix, where the
+// other program keeps the replaced file).
+var ErrInUse = errors.New("the file is open in another program, and this system cannot replace an open file")
 
 // MkdirPrivate creates dir and any missing parents with mode 0700.
 // Existing directories keep their mode.
@@ -50,41 +53,6 @@ func CreateTemp(path string) (*os.File, error) {
 		}
 		return f, err
 	}
-}
-
-// OpenFile is os.OpenFile for regular files, without registering them with
-// the runtime's poller: os.OpenFile spends four fcntl and an epoll_ctl on
-// every open (regular files cannot be polled anyway), which added up when
-// a purge created two files per stored blob. The file is blocking, so
-// Read, Write and Fd never switch modes.
-func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
-	for {
-		fd, err := unix.Open(path, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
-		if err == nil {
-			return os.NewFile(uintptr(fd), path), nil
-		}
-		if err != unix.EINTR {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-	}
-}
-
-// SyncDir fsyncs a directory so that a rename or create inside it
-// survives a crash.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	// Some filesystems refuse to fsync directories; the rename is still atomic.
-	if errors.Is(err, errNotSupported) {
-		return nil
-	}
-	return err
 }
 
 // WriteFile atomically replaces path with what write produces: the bytes
@@ -127,17 +95,15 @@ func writeFile(path string, perm os.FileMode, write func(w io.Writer) error, dur
 		}
 	}
 	if durable {
-		if err := f.Sync(); err != nil {
+		if err := Sync(f); err != nil {
 			return err
 		}
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	// rename(2) itself: os.Rename first stats the target to refuse a
-	// directory, which the system call refuses as well.
-	if err := unix.Rename(tmp, path); err != nil {
-		return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
+	if err := Rename(tmp, path); err != nil {
+		return err
 	}
 	renamed = true
 	if !durable {

@@ -7,19 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
-
-var errNotSupported = unix.EINVAL
 
 // ErrLockTimeout is returned when a lock could not be taken within the
 // allowed wait because another process holds it.
 var ErrLockTimeout = errors.New("lock held by another process")
 
-// Lock is a held flock(2) lock on a sidecar lock file. flock locks belong
-// to the open file and vanish when the process dies, so there are no stale
-// locks to clean up.
+// Lock is a held lock on a sidecar lock file: flock(2) on Unix,
+// LockFileEx on Windows. Both belong to the open file and vanish when the
+// process dies, so there are no stale locks to clean up.
 type Lock struct {
 	f *os.File
 }
@@ -45,19 +41,15 @@ func LockFile(ctx context.Context, path string, exclusive bool, wait time.Durati
 // one file many times in a row keeps it open and pairs Flock with Funlock,
 // two system calls instead of seven per round.
 func Flock(ctx context.Context, f *os.File, path string, exclusive bool, wait time.Duration) error {
-	how := unix.LOCK_SH
-	if exclusive {
-		how = unix.LOCK_EX
-	}
 	deadline := time.Now().Add(wait)
 	delay := 2 * time.Millisecond
 	for {
-		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		busy, err := tryLock(f, exclusive)
+		if err != nil {
 			return fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !busy {
+			return nil
 		}
 		if !time.Now().Before(deadline) {
 			return fmt.Errorf("%s: %w (waited %s)", path, ErrLockTimeout, wait.Round(time.Millisecond))
@@ -73,16 +65,11 @@ func Flock(ctx context.Context, f *os.File, path string, exclusive bool, wait ti
 	}
 }
 
-// Funlock releases a lock Flock took.
-func Funlock(f *os.File) error {
-	return unix.Flock(int(f.Fd()), unix.LOCK_UN)
-}
-
 // LockExisting is LockFile for a lock file that must already exist: it
 // creates nothing (a dry run must not change the directory it inspects)
 // and returns an error wrapping fs.ErrNotExist when the file is missing.
 func LockExisting(ctx context.Context, path string, exclusive bool, wait time.Duration) (*Lock, error) {
-	f, err := os.Open(path) // flock works on a read-only descriptor
+	f, err := OpenFile(path, os.O_RDONLY, 0) // both locks work on a read-only descriptor
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +91,7 @@ func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	err := l.f.Close() // closing the descriptor releases the flock
+	err := release(l.f)
 	l.f = nil
 	return err
 }

@@ -18,14 +18,16 @@ var ErrNotRegular = errors.New("not a regular file")
 // Opening a FIFO blocks until a writer appears, where no signal can end
 // the wait; the file is therefore opened non-blocking and checked before
 // anything reads it (non-blocking means nothing for a regular file).
-// Symlinks are followed, as os.Open follows them.
+// Symlinks are followed, as os.Open follows them. On Windows the file is
+// shared for deletion (see OpenFile): a rewrite can rename its new file
+// over the one it reads.
 func OpenRegular(path string) (*os.File, error) {
 	// A socket cannot be opened at all (ENXIO); stat first to say what
 	// the file is.
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, notRegular(fi.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

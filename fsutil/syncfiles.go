@@ -9,8 +9,10 @@ import (
 // SyncFiles makes files written with WriteFileUnsynced durable: it fsyncs
 // every file, a few at a time (concurrent fsyncs share journal commits on
 // ext4 and xfs, so a thousand files cost far less than a thousand commits),
-// then each directory once. Files that no longer exist are skipped: they
-// were replaced or removed since, which their directory's fsync records.
+// then syncs each directory once with Sync. On macOS the files get a plain
+// fsync and the directories F_FULLFSYNC, whose drive flush covers every
+// file before it. Files that no longer exist are skipped: they were
+// replaced or removed since, which their directory's sync records.
 func SyncFiles(files, dirs []string) error {
 	const workers = 16
 	var wg sync.WaitGroup
@@ -21,7 +23,7 @@ func SyncFiles(files, dirs []string) error {
 		go func(w int) {
 			defer wg.Done()
 			for path := range next {
-				if err := syncFile(path); err != nil && errs[w] == nil {
+				if err := syncFile(path, syncNoBarrier); err != nil && errs[w] == nil {
 					errs[w] = err
 				}
 			}
@@ -35,25 +37,14 @@ func SyncFiles(files, dirs []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if len(dirs) == 0 && len(files) > 0 {
+		// No directory to end with: the last file carries the barrier.
+		return syncFile(files[len(files)-1], Sync)
+	}
 	for _, d := range dirs {
 		if err := SyncDir(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
 	return nil
-}
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

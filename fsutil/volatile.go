@@ -21,7 +21,7 @@ func WriteFileVolatile(path string, perm os.FileMode, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)

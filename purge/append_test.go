@@ -1,3 +1,5 @@
+//go:build unix
+
 package purge
 
 // The purge invariants with lines appended during the renames: on every

@@ -1,3 +1,5 @@
+//go:build unix
+
 package purge
 
 // Safety with other processes: Claude Code appending during a purge

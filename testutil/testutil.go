@@ -5,8 +5,10 @@ package testutil
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -125,4 +127,31 @@ func CopyCorpus(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// TempDir is t.TempDir, whose removal also works under Wine: Go removes a
+// tree on Windows with a call (FileDispositionInformationEx) that Wine 8
+// does not implement, so on Windows the tree is first removed here entry
+// by entry, leaving testing an empty folder to remove.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if runtime.GOOS == "windows" {
+		t.Cleanup(func() { removeTree(dir) }) // runs before TempDir's own
+	}
+	return dir
+}
+
+// removeTree removes dir and everything under it with os.Remove, deepest
+// first.
+func removeTree(dir string) {
+	var all []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		all = append(all, p)
+		return nil
+	})
+	for i := len(all) - 1; i >= 0; i-- {
+		os.Chmod(all[i], 0o700) // a read-only file cannot be removed on Windows
+		os.Remove(all[i])
+	}
 }

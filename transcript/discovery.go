@@ -63,18 +63,26 @@ func ProjectsDir(configDir string) string {
 const maxProjectName = 200
 
 // ProjectDirName encodes an absolute working directory the way Claude Code
-// names its project folder: every character that is not an ASCII letter or
-// digit becomes '-'. Names longer than 200 characters are cut to 200 and a
-// hash of the full path is appended. $CLAUDE_CODE_PROJECT_DIR_NAME pins the
-// name, but only together with $CLAUDE_CONFIG_DIR, as in Claude Code.
+// names its project folder: every UTF-16 code unit that is not an ASCII
+// letter or digit becomes '-' (Claude Code is JavaScript: "é" gives one
+// '-', a character beyond the BMP two, and a Windows path such as
+// C:\Users\me\proj gives C--Users-me-proj). Names longer than 200
+// characters are cut to 200 and a hash of the full path is appended.
+// $CLAUDE_CODE_PROJECT_DIR_NAME pins the name, but only together with
+// $CLAUDE_CONFIG_DIR, as in Claude Code.
 func ProjectDirName(cwd string) string {
 	if pinned := os.Getenv("CLAUDE_CODE_PROJECT_DIR_NAME"); pinned != "" && os.Getenv("CLAUDE_CONFIG_DIR") != "" {
 		return pinned
 	}
-	b := []byte(cwd)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
+	b := make([]byte, 0, len(cwd))
+	for _, r := range cwd { // an invalid byte is one U+FFFD: one '-'
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+			b = append(b, byte(r))
+		case r > 0xFFFF:
+			b = append(b, '-', '-') // a surrogate pair
+		default:
+			b = append(b, '-')
 		}
 	}
 	name := string(b)

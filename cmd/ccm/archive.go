@@ -134,6 +134,7 @@ func maintenanceLock(ctx context.Context, g globalOptions) (*fsutil.Lock, error)
 }
 
 func runArchive(ctx context.Context, o archiveOptions) error {
+	noteFallbacks(o.Stderr, o.Verbose)
 	sum, err := archiveSessions(ctx, o)
 	if err != nil {
 		return err

@@ -168,6 +168,7 @@ func (o pruneOptions) policy() (prune.Policy, error) {
 }
 
 func runPrune(ctx context.Context, o pruneOptions) error {
+	noteFallbacks(o.Stderr, o.Verbose)
 	pol, err := o.policy()
 	if err != nil {
 		return err

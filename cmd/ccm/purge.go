@@ -263,6 +263,7 @@ func ccmHome(g globalOptions) string { return locate.Home(g.ClaudeDir) }
 func storeRoot(g globalOptions) string { return locate.Store(g.ClaudeDir, g.CacheDir) }
 
 func runPurge(ctx context.Context, o purgeOptions) error {
+	noteFallbacks(o.Stderr, o.Verbose)
 	if o.Analyze {
 		return runAnalyze(ctx, analyzeOptions{globalOptions: o.globalOptions, inputOptions: o.inputOptions, Top: 10})
 	}

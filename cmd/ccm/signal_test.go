@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -8,11 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-
-	"ccm/testutil"
 )
 
 // TestSIGTERMEndsABlockedCommand: a command blocked in a read that no
@@ -64,32 +63,4 @@ func readingPipe(t *testing.T, pid int) bool {
 		}
 	}
 	return false
-}
-
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// builtBinary builds ccm once for the tests that need a real process.
-func builtBinary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "ccm-cmd-test-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "ccm")
-		cmd := exec.Command("go", "build", "-o", built.path, "ccm/cmd/ccm")
-		cmd.Dir = testutil.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
 }

@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"archive/tar"
 	"bufio"
 	"context"
 	"crypto/sha256"
@@ -18,10 +17,10 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"golang.org/x/sys/unix"
 
 	"ccm/fsutil"
 	"ccm/internal/sessions"
+	"ccm/internal/tar"
 	"ccm/prune"
 )
 
@@ -395,7 +394,7 @@ func writableParents(files []sessions.File) error {
 			continue
 		}
 		seen[d] = true
-		if err := unix.Access(d, unix.W_OK); err != nil {
+		if err := fsutil.CanWrite(d); err != nil {
 			return fmt.Errorf("%s: folder is not writable (%v); nothing archived", d, err)
 		}
 	}

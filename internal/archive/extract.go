@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"archive/tar"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"ccm/fsutil"
+	"ccm/internal/tar"
 )
 
 // maxManifest bounds the manifest member read into memory.
@@ -257,7 +257,8 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 			}
 		}
 	}()
-	f, err := os.Open(path)
+	// Shared for deletion: on Windows the archive is removed at the end.
+	f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +290,7 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 			t.Close()
 			return err
 		}
-		if err := t.Sync(); err != nil {
+		if err := fsutil.Sync(t); err != nil {
 			t.Close()
 			return err
 		}
@@ -303,14 +304,14 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 	for _, t := range temps {
 		if o.Force {
 			if _, err := os.Lstat(t.dest); err == nil {
-				if err := os.Rename(t.dest, t.dest+".backup."+stamp); err != nil {
+				if err := fsutil.Rename(t.dest, t.dest+".backup."+stamp); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
 	for _, t := range temps {
-		if err := os.Rename(t.tmp, t.dest); err != nil {
+		if err := fsutil.Rename(t.tmp, t.dest); err != nil {
 			return nil, err
 		}
 		syncDirs[filepath.Dir(t.dest)] = true
@@ -339,7 +340,9 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 			return nil, err
 		}
 	}
-	// The session is back and durable: the archive goes.
+	// The session is back and durable: the archive goes (closed first:
+	// Windows removes an open file only once it is closed).
+	f.Close()
 	if err := os.Remove(path); err != nil {
 		return m, fmt.Errorf("restored, but removing the archive failed: %w", err)
 	}

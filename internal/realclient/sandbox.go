@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"time"
 )
 
@@ -138,7 +137,7 @@ func RunClient(ctx context.Context, bin string, args []string, dir string, env [
 	defer se.Close()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, so, se
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return RunResult{}, fmt.Errorf("cannot start the client %s: %w", bin, err)
 	}
@@ -151,10 +150,10 @@ func RunClient(ctx context.Context, bin string, args []string, dir string, env [
 	case err = <-done:
 	case <-timer.C:
 		res.TimedOut = true
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		err = <-done
 	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		err = <-done
 	}
 	res.ExitCode = 0

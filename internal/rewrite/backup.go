@@ -182,7 +182,7 @@ func writeBackupCopy(name string, src *os.File, compress bool) error {
 	} else if _, err := io.Copy(f, r); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := fsutil.Sync(f); err != nil {
 		return err
 	}
 	ok = true

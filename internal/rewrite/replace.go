@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 	"time"
 
 	"ccm/fsutil"
@@ -214,12 +213,8 @@ func prepare(tmp *os.File, like os.FileInfo) error {
 	if err := tmp.Chmod(like.Mode().Perm()); err != nil {
 		return err
 	}
-	if st, ok := like.Sys().(*syscall.Stat_t); ok {
-		// Keep the owner where we may (as root for another user); an
-		// unprivileged user owns the file already.
-		_ = tmp.Chown(int(st.Uid), int(st.Gid))
-	}
-	return tmp.Sync()
+	fsutil.KeepOwner(tmp, like)
+	return fsutil.Sync(tmp)
 }
 
 // copyTail copies what src holds beyond *copied to w, until it stops

@@ -209,7 +209,7 @@ func (s *swapper) install(tmp *os.File, old *replaced) (os.FileInfo, error) {
 	if err := tmp.Close(); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
+	if err := fsutil.Rename(tmp.Name(), s.path); err != nil {
 		return nil, err
 	}
 	s.res.Swaps++
@@ -231,7 +231,7 @@ func (s *swapper) install(tmp *os.File, old *replaced) (os.FileInfo, error) {
 
 // syncFile fsyncs the file at path if it is still fi.
 func syncFile(path string, fi os.FileInfo) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	f, err := fsutil.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func syncFile(path string, fi os.FileInfo) error {
 	if now, err := f.Stat(); err != nil || !os.SameFile(now, fi) {
 		return err
 	}
-	return f.Sync()
+	return fsutil.Sync(f)
 }
 
 // finish runs after the first rename, cur being the file it put in place:

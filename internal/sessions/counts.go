@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"ccm/fsutil"
 )
@@ -74,16 +73,11 @@ func (c *Counts) Lines(path string, seen File) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	st, err := fsutil.Fstat(f)
 	if err != nil {
 		return 0, err
 	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	var dev, ino uint64
-	if st != nil {
-		dev, ino = uint64(st.Dev), st.Ino
-	}
-	size := fi.Size()
+	dev, ino, size := st.ID.Dev, st.ID.Ino, st.Size
 	if ok && e.Dev == dev && e.Ino == ino && e.Size == size {
 		return e.Lines, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Writers returns the ids of the other processes that have the file at
@@ -76,18 +75,6 @@ func writable(fdinfo string) bool {
 		}
 	}
 	return true
-}
-
-// FileID identifies a file by device and inode, as os.SameFile does.
-type FileID struct{ Dev, Ino uint64 }
-
-// IDOf returns the FileID of a file's os.FileInfo (zero where the platform
-// gives none).
-func IDOf(fi os.FileInfo) FileID {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
-	}
-	return FileID{}
 }
 
 // OpenForWriting scans /proc once and returns, for every file under root
