@@ -20,9 +20,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
 
+	"ccm/ccm"
 	"ccm/fsutil"
 	"ccm/internal/sessions"
-	"ccm/prune"
 )
 
 // Source is one session to archive: its files as a scan found them.
@@ -56,6 +56,9 @@ type Options struct {
 	Root  string // archive root; archives go to Root/<folder>/<id>.tar.zst
 	Level zstd.EncoderLevel
 	Now   time.Time
+	// Store holds the content of the session's stubs, which the archive
+	// carries; nil (no store yet) archives the files alone.
+	Store *ccm.Store
 	// Check, if set, runs after the archive is verified and before any
 	// original is removed; an error keeps the originals and removes the
 	// archive (a live write, a lock lost).
@@ -119,6 +122,10 @@ func Create(ctx context.Context, src Source, o Options) (*Result, error) {
 func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	files, dirs := src.Files()
 	ss := src.Session
+	sc, err := newScope(ss.Folder, ss.ID)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manifest{Format: Format, Session: ss.ID, Folder: ss.Folder, Project: src.Project, Title: src.Title,
 		Prompt: src.Prompt, Records: src.Records, Context: src.Context, Created: o.Now.UTC(),
 		LastModified: ss.Main.ModTime, Refs: []string{}}
@@ -126,12 +133,22 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		return nil, err
 	}
 	dest := ArchivePath(o.Root, ss.Folder, ss.ID)
-	if _, err := os.Lstat(dest); err == nil {
-		return nil, fmt.Errorf("%s: %w (unarchive it first, or remove it)", dest, ErrExists)
+	if err := clearWay(dest, src.ConfigDir, files); err != nil {
+		return nil, err
 	}
 	if err := fsutil.MkdirPrivate(filepath.Dir(dest)); err != nil {
 		return nil, err
 	}
+	// The marker first: whatever stops this run, the next one finds it.
+	if err := writeMarker(dest, &pending{Op: opArchive, ConfigDir: src.ConfigDir, Started: o.Now}, false); err != nil {
+		return nil, err
+	}
+	published := false
+	defer func() {
+		if !published {
+			os.Remove(markerPath(dest))
+		}
+	}()
 	tmp, err := fsutil.CreateTemp(dest)
 	if err != nil {
 		return nil, err
@@ -151,6 +168,9 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := sc.dir(rel); err != nil {
+			return nil, err
+		}
 		fi, err := os.Lstat(d)
 		if err != nil {
 			return nil, err
@@ -161,24 +181,23 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 			return nil, err
 		}
 	}
-	keys := &prune.KeyCollector{}
+	keys := &keyFinder{}
 	buf := getBuffer()
 	defer putBuffer(buf)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		e, err := addFile(tw, src.ConfigDir, f, keys, buf)
+		e, err := addFile(tw, src.ConfigDir, sc, f, keys, buf)
 		if err != nil {
 			return nil, err
 		}
 		m.Files = append(m.Files, e)
 		m.Bytes += e.Size
 	}
-	for k := range keys.Refs {
-		m.Refs = append(m.Refs, string(k))
+	if err := writeContent(ctx, tw, o.Store, keys, m, m.Created, buf); err != nil {
+		return nil, err
 	}
-	sort.Strings(m.Refs)
 	inner, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
@@ -204,14 +223,15 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	}
 	m.ArchiveBytes = size
 	m.ArchiveSHA256 = hex.EncodeToString(sum.Sum(nil))
-	// Read it back once and compare every file's hash and size with what
-	// was read from the originals.
+	// Read it back once and compare every member's hash and size with
+	// what was read from the originals and the store.
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	if _, err := verifyStream(bufio.NewReaderSize(tmp, 1<<20), m); err != nil {
+	if _, err := walkArchive(bufio.NewReaderSize(tmp, 1<<20), walk{scope: sc, want: m}); err != nil {
 		return nil, fmt.Errorf("read-back verification failed: %w", err)
 	}
+	step("archive-packed")
 	// No-clobber publish: link fails if an archive appeared meanwhile.
 	if err := os.Link(tmpName, dest); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -219,6 +239,8 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		}
 		return nil, err
 	}
+	published = true
+	step("archive-linked")
 	p = &Packed{Result: Result{Archive: dest, Files: len(files), Bytes: m.Bytes, ArchiveBytes: m.ArchiveBytes, Manifest: m},
 		src: src, files: files, dirs: dirs}
 	side, err := json.MarshalIndent(m, "", "  ")
@@ -229,14 +251,64 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		p.Discard()
 		return nil, err
 	}
+	step("archive-published")
 	return p, nil
 }
 
-// Discard removes a packed session's archive and sidecar; its originals
-// were never touched.
+// clearWay makes sure no archive is in dest's place. One that an
+// interrupted run left (its marker says so) is finished or undone; one
+// without a marker that verifies and holds exactly the session's files
+// as they are now is a copy of what this run would write (a run cut short
+// by a power cut, or by a ccm without markers) and goes. Any other is
+// ErrExists.
+func clearWay(dest, configDir string, files []sessions.File) error {
+	if _, err := os.Lstat(dest); err != nil {
+		if pm, err := readMarker(dest); err == nil && pm != nil && pm.Op == opArchive {
+			_, err := recoverArchive(dest, configDir)
+			return err
+		}
+		return nil
+	}
+	pm, err := readMarker(dest)
+	if err != nil {
+		return err
+	}
+	if pm != nil && pm.Op == opArchive && sameDir(pm.ConfigDir, configDir) {
+		if _, err := recoverArchive(dest, configDir); err != nil {
+			return err
+		}
+		if _, err := os.Lstat(dest); err != nil {
+			return nil
+		}
+		return fmt.Errorf("%s: %w (an interrupted archive of it was finished)", dest, ErrExists)
+	}
+	if pm == nil && stale(dest, configDir, files) {
+		return discard(dest)
+	}
+	return fmt.Errorf("%s: %w (unarchive it first, or remove it)", dest, ErrExists)
+}
+
+// stale reports whether the archive at dest verifies and holds exactly
+// files, each as it is now.
+func stale(dest, configDir string, files []sessions.File) bool {
+	m, err := Verify(dest)
+	if err != nil || len(m.Files) != len(files) {
+		return false
+	}
+	for _, e := range m.Files {
+		if !sameFile(filepath.Join(configDir, filepath.FromSlash(e.Path)), e) {
+			return false
+		}
+	}
+	return true
+}
+
+// Discard removes a packed session's archive, sidecar and marker; its
+// originals were never touched.
 func (p *Packed) Discard() {
 	os.Remove(p.Archive)
 	os.Remove(SidecarPath(p.Archive))
+	os.Remove(markerPath(p.Archive))
 }
 
 // Finish completes a batch of packed sessions. It fsyncs every archive and
@@ -253,7 +325,7 @@ func Finish(packed []*Packed, check func(*Packed) error) (errs []error) {
 	var paths []string
 	folders := map[string]bool{}
 	for _, p := range packed {
-		paths = append(paths, p.Archive, SidecarPath(p.Archive))
+		paths = append(paths, p.Archive, SidecarPath(p.Archive), markerPath(p.Archive))
 		folders[filepath.Dir(p.Archive)] = true
 	}
 	if err := fsutil.SyncFiles(paths, keys(folders)); err != nil {
@@ -279,10 +351,12 @@ func Finish(packed []*Packed, check func(*Packed) error) (errs []error) {
 			errs[i] = err
 			continue
 		}
+		step("archive-synced")
 		if err := removeOriginals(p.files, p.dirs, changed); err != nil {
 			errs[i] = fmt.Errorf("archived to %s, but removing the originals failed: %w", p.Archive, err)
 		}
 	}
+	step("archive-removed")
 	if discarded {
 		for d := range folders {
 			fsutil.SyncDir(d)
@@ -291,6 +365,14 @@ func Finish(packed []*Packed, check func(*Packed) error) (errs []error) {
 	for d := range changed {
 		if _, err := os.Stat(d); err == nil {
 			fsutil.SyncDir(d)
+		}
+	}
+	// The originals' removal is durable: the markers go (a failed removal
+	// keeps its marker, and the next run finishes it). A marker that a
+	// power cut brings back costs that run a verify, nothing else.
+	for i, p := range packed {
+		if p.Archive != "" && errs[i] == nil {
+			os.Remove(markerPath(p.Archive))
 		}
 	}
 	return errs
@@ -339,10 +421,15 @@ func keys(m map[string]bool) []string {
 }
 
 // addFile writes one file into the tar stream, hashing it, and checks
-// that it is still the file the scan saw.
-func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, buf []byte) (Entry, error) {
+// that it is still the file the scan saw and one of the session's paths.
+// The bytes of transcripts and their backups (decompressed, for zstd
+// ones) go through keys.
+func addFile(tw *tar.Writer, configDir string, sc scope, f sessions.File, keys *keyFinder, buf []byte) (Entry, error) {
 	rel, err := relTo(configDir, f.Path)
 	if err != nil {
+		return Entry{}, err
+	}
+	if _, err := sc.file(rel); err != nil {
 		return Entry{}, err
 	}
 	r, err := fsutil.OpenRegular(f.Path)
@@ -363,10 +450,22 @@ func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, 
 	}
 	h := sha256.New()
 	var w io.Writer = io.MultiWriter(tw, h)
-	if strings.Contains(filepath.Base(f.Path), ".jsonl") {
+	base := filepath.Base(f.Path)
+	var scanned func()
+	switch {
+	case !strings.Contains(base, ".jsonl"):
+	case strings.HasSuffix(base, ".zst"):
+		var zw io.Writer
+		zw, scanned = decompressTo(keys)
+		w = io.MultiWriter(tw, h, zw)
+	default:
 		w = io.MultiWriter(tw, h, keys)
+		scanned = keys.end
 	}
 	n, err := io.CopyBuffer(w, io.LimitReader(r, e.Size), buf)
+	if scanned != nil {
+		scanned()
+	}
 	if err != nil {
 		return e, err
 	}
@@ -375,6 +474,28 @@ func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, 
 	}
 	e.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return e, nil
+}
+
+// decompressTo returns a writer that decompresses a zstd stream into
+// keys, and the function that ends it. A stream it cannot decompress
+// is read to its end and scanned no further.
+func decompressTo(keys *keyFinder) (io.Writer, func()) {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dec := decoders.Get().(*zstd.Decoder)
+		defer func() { dec.Reset(nil); decoders.Put(dec) }()
+		if dec.Reset(pr) == nil {
+			io.Copy(keys, dec)
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	return pw, func() {
+		pw.Close()
+		<-done
+		keys.end()
+	}
 }
 
 func relTo(base, path string) (string, error) {
@@ -406,11 +527,14 @@ func writableParents(files []sessions.File) error {
 // empty (deepest first), and notes in changed the folders to fsync.
 func removeOriginals(files []sessions.File, dirs []string, changed map[string]bool) error {
 	var first error
-	for _, f := range files {
+	for i, f := range files {
 		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
 			first = err
 		}
 		changed[filepath.Dir(f.Path)] = true
+		if i == 0 {
+			step("archive-removing")
+		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := os.Remove(dirs[i]); err == nil {
