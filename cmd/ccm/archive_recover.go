@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"ccm/ccm"
+	"ccm/internal/archive"
+	"ccm/internal/sessions"
+)
+
+// archiveAge is the age past which ccm archive takes a session when no
+// --older-than is given: CCM_ARCHIVE_OLDER_THAN_DAYS, else a week before
+// Claude Code's cleanupPeriodDays.
+func archiveAge(g globalOptions, ret sessions.Retention) time.Duration {
+	if d := maintainConfig(g).Number("CCM_ARCHIVE_OLDER_THAN_DAYS"); d >= 0 {
+		return time.Duration(d * 24 * float64(time.Hour))
+	}
+	return defaultArchiveAge(ret)
+}
+
+// recoverArchives finishes or undoes the archives and unarchives an
+// earlier run left unfinished (killed, crashed), before a run plans its
+// own work. Each is said on stdout unless quiet; one that cannot be
+// recovered is an error line on stderr, and counted in the result.
+func recoverArchives(ctx context.Context, o globalOptions, root string, st *ccm.Store, now time.Time, quiet bool) ([]archive.Recovered, int, error) {
+	rec, err := archive.Recover(ctx, root, o.ClaudeDir, archive.ExtractOptions{Store: st, Now: now})
+	if err != nil {
+		return rec, 0, err
+	}
+	failed := 0
+	var back []string
+	for _, r := range rec {
+		if r.Err == nil && r.Op == "unarchive" && r.Outcome == "finished" {
+			back = append(back, r.Session)
+		}
+		if r.Err != nil {
+			failed++
+			if !o.JSON {
+				fmt.Fprintf(o.Stderr, "ccm: %s: interrupted %s: %v\n", r.Session, r.Op, r.Err)
+			}
+			continue
+		}
+		if !quiet && !o.JSON {
+			fmt.Fprintf(o.Stdout, "recovered  %s  %s an interrupted %s\n", r.Session, r.Outcome, r.Op)
+		}
+	}
+	if len(back) > 0 {
+		if err := noteUnarchived(o, back, now); err != nil {
+			return rec, failed, err
+		}
+	}
+	return rec, failed, nil
+}
+
+// noteUnarchived records now as the unarchive time of sessions.
+func noteUnarchived(g globalOptions, ids []string, now time.Time) error {
+	back, err := archive.ReadUnarchived(unarchivedPath(g))
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		back.Sessions[id] = now
+	}
+	return back.Save(unarchivedPath(g))
+}
+
+// unarchivedPath is the record of when sessions were unarchived.
+func unarchivedPath(g globalOptions) string {
+	return filepath.Join(ccmHome(g), archive.UnarchivedName)
+}
