@@ -183,7 +183,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 			failed++
 			if !o.JSON {
 				hint := ""
-				if errors.Is(err, archive.ErrCorrupt) && !o.AllowMissingContent {
+				if errors.Is(err, archive.ErrCorrupt) && !errors.Is(err, archive.ErrForeign) && !o.AllowMissingContent {
 					hint = " (when only its stored content is damaged, --allow-missing-content restores the session without it)"
 				}
 				fmt.Fprintf(o.Stderr, "ccm: %v%s\n", err, hint)

@@ -337,7 +337,7 @@ func (o *ExtractOptions) stage(ctx context.Context, path string, sc scope, m *Ma
 		h := sha256.New()
 		_, err = io.Copy(io.MultiWriter(t, h), r)
 		if err == nil && hex.EncodeToString(h.Sum(nil)) != e.SHA256 {
-			err = fmt.Errorf("%s: %w: restored bytes differ", e.Path, ErrCorrupt)
+			err = fmt.Errorf("%w: restored bytes differ", ErrCorrupt)
 		}
 		if err == nil {
 			err = t.Chmod(e.Mode.Perm() &^ 0o022)
@@ -349,7 +349,7 @@ func (o *ExtractOptions) stage(ctx context.Context, path string, sc scope, m *Ma
 			err = cerr
 		}
 		if err == nil && p.kind == kindLegacyAgent && !ownAgent(p.tmp, sc.id) {
-			err = fmt.Errorf("%s: %w: its records are not the session's", e.Path, ErrForeign)
+			err = fmt.Errorf("%w: its records are not the session's", ErrForeign)
 		}
 		return err
 	}

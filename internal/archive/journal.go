@@ -173,7 +173,9 @@ func recoverOne(ctx context.Context, archive, configDir string, p *pending, o Ex
 	if p.Phase == phaseCommit {
 		o.Force, o.Touch, o.resume = p.Force, p.Touch, true
 		if _, err := os.Lstat(archive); errors.Is(err, fs.ErrNotExist) {
-			// Only the marker was left: the session is back.
+			// The session is back and the archive gone: its sidecar and
+			// the marker were left.
+			os.Remove(SidecarPath(archive))
 			return "finished", removeSynced(markerPath(archive))
 		}
 		if _, err := Extract(ctx, archive, configDir, o); err != nil {
@@ -282,12 +284,16 @@ func discard(archive string) error {
 	return removeSynced(markerPath(archive))
 }
 
-// removeSynced removes a file and records that in its folder.
+// removeSynced removes a file and records that in its folder (unless
+// the folder went too: another session's unarchive removes it when empty).
 func removeSynced(p string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return fsutil.SyncDir(filepath.Dir(p))
+	if err := fsutil.SyncDir(filepath.Dir(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // removeTemps removes the temp files fsutil.CreateTemp made for path.

@@ -229,11 +229,11 @@ func List(root string) ([]Listed, error) {
 // safeRel checks that an entry path stays inside the config dir.
 func safeRel(p string) error {
 	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || strings.Contains(p, "\x00") {
-		return fmt.Errorf("%w: unsafe member name %q", ErrCorrupt, p)
+		return fmt.Errorf("%w: unsafe member name %q", ErrForeign, p)
 	}
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." || part == "." || part == "" {
-			return fmt.Errorf("%w: unsafe member name %q", ErrCorrupt, p)
+			return fmt.Errorf("%w: unsafe member name %q", ErrForeign, p)
 		}
 	}
 	return nil
