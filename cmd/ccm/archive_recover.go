@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -48,23 +50,40 @@ func recoverArchives(ctx context.Context, o globalOptions, root string, st *ccm.
 		}
 	}
 	if len(back) > 0 {
-		if err := noteUnarchived(o, back, now); err != nil {
+		if _, err := noteUnarchived(o, back, now); err != nil {
 			return rec, failed, err
 		}
 	}
 	return rec, failed, nil
 }
 
-// noteUnarchived records now as the unarchive time of sessions.
-func noteUnarchived(g globalOptions, ids []string, now time.Time) error {
-	back, err := archive.ReadUnarchived(unarchivedPath(g))
+// noteUnarchived records now as the unarchive time of sessions. undo
+// brings the record back to what it was, with now recorded for kept
+// only (the sessions that did come back).
+func noteUnarchived(g globalOptions, ids []string, now time.Time) (undo func(kept []string) error, err error) {
+	path := unarchivedPath(g)
+	back, err := archive.ReadUnarchived(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	_, statErr := os.Lstat(path)
+	before := maps.Clone(back.Sessions)
 	for _, id := range ids {
 		back.Sessions[id] = now
 	}
-	return back.Save(unarchivedPath(g))
+	if err := back.Save(path); err != nil {
+		return nil, err
+	}
+	return func(kept []string) error {
+		back.Sessions = maps.Clone(before)
+		for _, id := range kept {
+			back.Sessions[id] = now
+		}
+		if len(kept) == 0 && statErr != nil {
+			return os.Remove(path)
+		}
+		return back.Save(path)
+	}, nil
 }
 
 // unarchivedPath is the record of when sessions were unarchived.

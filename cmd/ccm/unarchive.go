@@ -166,7 +166,8 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	// Record the unarchive first: a session put back stays, and the next
 	// archive counts its age from now. A session that then fails to come
 	// back is not in place, and its entry is dropped by the next archive.
-	if err := noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now); err != nil {
+	undo, err := noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now)
+	if err != nil {
 		return err
 	}
 	ret := sessions.ReadRetention(o.ClaudeDir)
@@ -201,6 +202,18 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 			printRestored(o, it, x)
 		}
 	})
+	var back []string
+	for _, it := range todo {
+		if it.Result == "restored" {
+			back = append(back, it.Session)
+		}
+	}
+	if len(back) < len(todo) {
+		// A session that did not come back is not recorded.
+		if err := undo(back); err != nil {
+			return err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
