@@ -139,8 +139,14 @@ func copyContent(ctx context.Context, tw *tar.Writer, st *ccm.Store, k ccm.Key, 
 	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: ContentPath(k), Mode: 0o600, Size: c.Size, ModTime: now, Format: tar.FormatPAX}); err != nil {
 		return nil, err
 	}
+	// A sha256 key is the content's SHA-256, which the store's reader
+	// checks: only a b2s key's content is hashed here.
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(tw, h, keys), io.LimitReader(r, c.Size), buf)
+	w := io.MultiWriter(tw, keys)
+	if k.IsLegacy() {
+		w = io.MultiWriter(tw, h, keys)
+	}
+	n, err := io.CopyBuffer(w, io.LimitReader(r, c.Size), buf)
 	if err == nil && n != c.Size {
 		err = fmt.Errorf("%d bytes, its metadata says %d", n, c.Size)
 	}
@@ -151,7 +157,10 @@ func copyContent(ctx context.Context, tw *tar.Writer, st *ccm.Store, k ccm.Key, 
 	if err != nil {
 		return nil, fmt.Errorf("store content %s: %w (nothing archived: ccm cache verify checks the store)", k, err)
 	}
-	c.SHA256 = hex.EncodeToString(h.Sum(nil))
+	c.SHA256 = k.Hex()
+	if k.IsLegacy() {
+		c.SHA256 = hex.EncodeToString(h.Sum(nil))
+	}
 	return c, nil
 }
 

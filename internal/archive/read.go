@@ -171,8 +171,8 @@ func walkArchive(r io.Reader, w walk) (*walked, error) {
 			}
 			sink = func(r io.Reader) error { return w.file(e, r) }
 		}
-		var kh hash.Hash
-		if m.key != "" {
+		var kh hash.Hash // a b2s key's hash; a sha256 key is the SHA-256 read anyway
+		if m.key.IsLegacy() {
 			kh = m.key.NewHash()
 		}
 		n, sum, err := readMember(tr, buf, kh, sink)
@@ -189,7 +189,7 @@ func walkArchive(r io.Reader, w walk) (*walked, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if kh != nil && !m.key.Matches(kh.Sum(nil)) {
+		if m.key != "" && (kh != nil && !m.key.Matches(kh.Sum(nil)) || kh == nil && sum != m.key.Hex()) {
 			if w.lenient {
 				res.bad[string(m.key)] = true
 				found[name] = member{size: -1}
