@@ -2,9 +2,9 @@ package stub
 
 import (
 	"bytes"
-	"unicode/utf8"
 
 	"ccm/ccm"
+	"ccm/jsonstr"
 )
 
 // Limits of KeyScanner: a stub block is a few hundred bytes (its source
@@ -116,63 +116,36 @@ func (k *KeyScanner) block(raw []byte) {
 		if !bytes.Contains(text, []byte(`\n`)) {
 			return
 		}
-		text = unescape(text)
+		var ok bool
+		if text, ok = unescape(text); !ok {
+			return
+		}
 	}
 }
 
-// unescape decodes one level of JSON string escapes in b, up to the first
-// quote that is not escaped (the end of the string). It is lenient: an
-// escape it does not know stays as it is.
-func unescape(b []byte) []byte {
-	out := make([]byte, 0, len(b))
+// unescape decodes one level of JSON string escapes in b, a piece of a
+// JSON string's raw bytes that may end inside an escape (the piece is cut
+// there) or go on past the string's closing quote (it is cut there). ok is
+// false when the piece is not escaped JSON text.
+func unescape(b []byte) ([]byte, bool) {
+	end := len(b)
+scan:
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c == '"' {
-			break
-		}
-		if c != '\\' || i+1 == len(b) {
-			out = append(out, c)
-			continue
-		}
-		i++
 		switch b[i] {
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case '"', '\\', '/':
-			out = append(out, b[i])
-		case 'u':
-			if i+4 < len(b) {
-				if r, ok := hex4(b[i+1 : i+5]); ok {
-					out = utf8.AppendRune(out, r)
-					i += 4
-					continue
-				}
+		case '\\':
+			n := 2
+			if i+1 < len(b) && b[i+1] == 'u' {
+				n = 6
 			}
-			out = append(out, '\\', 'u')
-		default:
-			out = append(out, '\\', b[i])
+			if i+n > len(b) {
+				end = i
+				break scan
+			}
+			i += n - 1
+		case '"':
+			end = i
+			break scan
 		}
 	}
-	return out
-}
-
-func hex4(b []byte) (rune, bool) {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	return jsonstr.Unquote(`"` + string(b[:end]) + `"`)
 }
