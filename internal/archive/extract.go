@@ -147,7 +147,7 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ex
 	}
 	step("unarchive-removed")
 	os.Remove(SidecarPath(path))
-	if err := removeSynced(markerPath(path)); err != nil {
+	if err := removeMarker(path); err != nil {
 		return x, err
 	}
 	os.Remove(filepath.Dir(path)) // the project's archive folder, when now empty

@@ -130,21 +130,13 @@ type Recovered struct {
 // keeps other archives and unarchives away. o gives an unarchive's store;
 // its Force and Touch are the interrupted run's.
 func Recover(ctx context.Context, root, configDir string, o ExtractOptions) ([]Recovered, error) {
-	folders, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	folders, err := projectFolders(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []Recovered
-	for _, d := range folders {
-		if !d.IsDir() {
-			continue
-		}
-		markers, _ := filepath.Glob(filepath.Join(root, globEscape(d.Name()), ".*"+markerSuffix))
-		sort.Strings(markers)
-		for _, mk := range markers {
+	for _, dir := range folders {
+		for _, mk := range withAffixes(dir, ".", markerSuffix) {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
@@ -176,7 +168,7 @@ func recoverOne(ctx context.Context, archive, configDir string, p *pending, o Ex
 			// The session is back and the archive gone: its sidecar and
 			// the marker were left.
 			os.Remove(SidecarPath(archive))
-			return "finished", removeSynced(markerPath(archive))
+			return "finished", removeMarker(archive)
 		}
 		if _, err := Extract(ctx, archive, configDir, o); err != nil {
 			return "", err
@@ -209,7 +201,7 @@ func recoverArchive(archive, configDir string) (string, error) {
 	dirs := map[string]bool{}
 	if len(present) == 0 {
 		removeEmptyDirs(configDir, m.Dirs, dirs)
-		return "finished", removeSynced(markerPath(archive))
+		return "finished", removeMarker(archive)
 	}
 	// Some originals are gone: the archive holds them. Remove the rest
 	// once the archive is known good and each is what it holds.
@@ -235,7 +227,7 @@ func recoverArchive(archive, configDir string) (string, error) {
 	if len(changed) > 0 {
 		return "", fmt.Errorf("an interrupted archive left %s, which differs from the archived copy: both kept (move one away)", changed[0])
 	}
-	return "finished", removeSynced(markerPath(archive))
+	return "finished", removeMarker(archive)
 }
 
 // undoStage removes what an unarchive staged: its temp files beside each
@@ -268,7 +260,7 @@ func undoStage(archive, configDir string, p *pending) error {
 		}
 		os.Remove(filepath.Join(configDir, filepath.FromSlash(rel))) // only when empty
 	}
-	return removeSynced(markerPath(archive))
+	return removeMarker(archive)
 }
 
 // discard removes an archive that is not the only copy of anything, with
@@ -281,7 +273,7 @@ func discard(archive string) error {
 			return err
 		}
 	}
-	return removeSynced(markerPath(archive))
+	return removeMarker(archive)
 }
 
 // removeSynced removes a file and records that in its folder (unless
@@ -299,10 +291,22 @@ func removeSynced(p string) error {
 // removeTemps removes the temp files fsutil.CreateTemp made for path.
 func removeTemps(path string) {
 	dir, base := filepath.Split(path)
-	tmps, _ := filepath.Glob(filepath.Join(dir, globEscape("."+base+".ccm-tmp-")+"*"))
-	for _, t := range tmps {
+	for _, t := range withAffixes(dir, "."+base+".ccm-tmp-", "") {
 		os.Remove(t)
 	}
+}
+
+// withAffixes lists the files of dir whose names start with prefix and
+// end with suffix, sorted.
+func withAffixes(dir, prefix, suffix string) []string {
+	entries, _ := os.ReadDir(dir) // sorted by name
+	var out []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, prefix) && strings.HasSuffix(n, suffix) && len(n) > len(prefix)+len(suffix) {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	return out
 }
 
 // removeEmptyDirs removes the session's folders that are empty, deepest
@@ -346,6 +350,9 @@ func sameDir(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
-func globEscape(s string) string {
-	return strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(s)
+// removeMarker removes an archive's marker (and a temp file a write of it
+// left).
+func removeMarker(archive string) error {
+	removeTemps(markerPath(archive))
+	return removeSynced(markerPath(archive))
 }

@@ -196,33 +196,46 @@ type Listed struct {
 // List finds the archives under root (root/<folder>/*.tar.zst) and reads
 // their sidecar manifests, never the archives. A missing root has none.
 func List(root string) ([]Listed, error) {
-	folders, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	folders, err := projectFolders(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []Listed
-	for _, d := range folders {
-		if !d.IsDir() {
-			continue
-		}
-		entries, err := os.ReadDir(filepath.Join(root, d.Name()))
+	for _, dir := range folders {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			out = append(out, Listed{Path: filepath.Join(root, d.Name()), Err: err})
+			out = append(out, Listed{Path: dir, Err: err})
 			continue
 		}
 		for _, e := range entries {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), Ext) || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			p := filepath.Join(root, d.Name(), e.Name())
+			p := filepath.Join(dir, e.Name())
 			m, err := ReadSidecar(SidecarPath(p))
 			out = append(out, Listed{Path: p, Manifest: m, Err: err})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// projectFolders lists the project folders of an archive root; a missing
+// root has none.
+func projectFolders(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range entries {
+		if d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			out = append(out, filepath.Join(root, d.Name()))
+		}
+	}
 	return out, nil
 }
 
