@@ -263,7 +263,7 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 // ErrExists.
 func clearWay(dest, configDir string, files []sessions.File) error {
 	if _, err := os.Lstat(dest); err != nil {
-		if pm, err := readMarker(dest); err == nil && pm != nil && pm.Op == opArchive {
+		if pm, err := readMarker(dest); err == nil && pm != nil && pm.Op == opArchive && sameDir(pm.ConfigDir, configDir) {
 			_, err := recoverArchive(dest, configDir)
 			return err
 		}
