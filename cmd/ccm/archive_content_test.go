@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"ccm/synth"
+	"ccm/testutil"
 )
 
 // contentEnv is a config dir of purged sessions: synth transcripts (with
@@ -415,4 +416,108 @@ func TestUnarchiveCraftedArchive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// On a copy of the corpus, as a cron user would run it: purge --all,
+// archive half the projects, maintain with limits that empty the store
+// (it archives the other half too: every session is 40 days old), prune
+// --gc-unreferenced, then the whole store deleted: unarchive of every
+// archived session and restore of each of their transcripts restores
+// every stub, and restore --backup gives back the original bytes.
+func TestArchiveCorpusWithoutStore(t *testing.T) {
+	shared, ok := testutil.LookupShared(t)
+	if !ok {
+		t.Skipf("no corpus at %s", shared)
+	}
+	base := t.TempDir()
+	cfg := filepath.Join(base, "claude")
+	if err := copyTree(filepath.Join(shared, "corpus", "claude-config"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
+	t.Setenv("CCM_CACHE_DIR", filepath.Join(base, "cache"))
+	t.Setenv("CCM_HOME", filepath.Join(base, "home"))
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	age := func() {
+		filepath.WalkDir(cfg, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				os.Chmod(p, 0o600) // the corpus has read-only files
+				os.Chtimes(p, old, old)
+			}
+			return nil
+		})
+	}
+	age()
+	orig := readTree(t, filepath.Join(cfg, "projects"))
+	if code, out, errb := runCCM("", "purge", "--all"); code != 0 {
+		t.Fatalf("purge: exit %d\n%s%s", code, out, errb)
+	}
+	age()
+	folders, _ := os.ReadDir(filepath.Join(cfg, "projects"))
+	for i, f := range folders {
+		if i%2 == 0 {
+			if code, out, errb := runCCM("", "archive", "--older-than", "1d", "--project", f.Name()); code != 0 {
+				t.Fatalf("archive %s: exit %d\n%s%s", f.Name(), code, out, errb)
+			}
+		}
+	}
+	t.Setenv("CCM_PRUNE_MAX_SIZE_MB", "0.1")
+	t.Setenv("CCM_PRUNE_MAX_AGE_DAYS", "0.0001")
+	if code, out, errb := runCCM("", "maintain"); code != 0 {
+		t.Fatalf("maintain: exit %d\n%s%s", code, out, errb)
+	}
+	runCCM("", "prune", "--gc-unreferenced")
+	os.RemoveAll(filepath.Join(base, "cache"))
+	code, out, errb := runCCM("", "--json", "sessions", "--archived")
+	if code != 0 {
+		t.Fatalf("sessions: %s", errb)
+	}
+	var listing struct {
+		Sessions []struct {
+			Session  string `json:"session"`
+			Archived bool   `json:"archived"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(out), &listing)
+	var ids []string
+	for _, s := range listing.Sessions {
+		if s.Archived {
+			ids = append(ids, s.Session)
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatalf("no archived session listed:\n%s", out)
+	}
+	if code, out, errb = runCCM("", append([]string{"unarchive"}, ids...)...); code != 0 || strings.Contains(errb, "stay stubs") {
+		t.Fatalf("unarchive: exit %d\n%s%s", code, out, errb)
+	}
+	restored, stubs := 0, 0
+	for p, want := range orig {
+		if !strings.HasSuffix(p, ".jsonl") || !containsAny(p, ids) {
+			continue
+		}
+		backups, _ := filepath.Glob(p + ".backup.*") // a purge that changed nothing kept none
+		code, out, errb := runCCM("", "--json", "restore", p)
+		if code != 0 || !strings.Contains(out, `"stubs_missing": []`) {
+			t.Errorf("restore %s: exit %d\n%s%s", p, code, out, errb)
+		}
+		var rep struct {
+			Restored int `json:"stubs_restored"`
+		}
+		json.Unmarshal([]byte(out), &rep)
+		stubs += rep.Restored
+		if len(backups) == 0 {
+			continue
+		}
+		if code, out, errb := runCCM("", "restore", "--backup", p); code != 0 {
+			t.Errorf("restore --backup %s: exit %d\n%s%s", p, code, out, errb)
+		} else if got, _ := os.ReadFile(p); !bytes.Equal(got, want) {
+			t.Errorf("%s: restore --backup did not give back the original", p)
+		}
+		restored++
+	}
+	if restored == 0 || stubs == 0 {
+		t.Fatalf("%d transcripts restored, %d stubs: nothing tested", restored, stubs)
+	}
+	t.Logf("%d sessions unarchived without a store, %d transcripts restored, %d stubs", len(ids), restored, stubs)
 }
