@@ -339,40 +339,6 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	return sum, nil
 }
 
-// forgetUnarchived drops from the unarchive record the sessions archived
-// again and, after a scan of every project, those no longer in place.
-func forgetUnarchived(o archiveOptions, back *archive.Unarchived, rows []*sessions.Row, todo []*archivePlanItem) error {
-	if len(back.Sessions) == 0 {
-		return nil
-	}
-	keep := map[string]bool{}
-	if o.Project != "" {
-		for id := range back.Sessions {
-			keep[id] = true
-		}
-	} else {
-		for _, r := range rows {
-			keep[r.ID] = true
-		}
-	}
-	for _, it := range todo {
-		if it.Result == "archived" {
-			keep[it.Session] = false
-		}
-	}
-	changed := false
-	for id := range back.Sessions {
-		if !keep[id] {
-			delete(back.Sessions, id)
-			changed = true
-		}
-	}
-	if !changed {
-		return nil
-	}
-	return back.Save(unarchivedPath(o.globalOptions))
-}
-
 // A batch of up to archiveBatch packed sessions shares one finish: their
 // fsyncs run together and /proc is read once for them. The finisher takes
 // whatever is packed, at most archiveBatchGap after its last finish ended,

@@ -90,3 +90,37 @@ func noteUnarchived(g globalOptions, ids []string, now time.Time) (undo func(kep
 func unarchivedPath(g globalOptions) string {
 	return filepath.Join(ccmHome(g), archive.UnarchivedName)
 }
+
+// forgetUnarchived drops from the unarchive record the sessions archived
+// again and, after a scan of every project, those no longer in place.
+func forgetUnarchived(o archiveOptions, back *archive.Unarchived, rows []*sessions.Row, todo []*archivePlanItem) error {
+	if len(back.Sessions) == 0 {
+		return nil
+	}
+	keep := map[string]bool{}
+	if o.Project != "" {
+		for id := range back.Sessions {
+			keep[id] = true
+		}
+	} else {
+		for _, r := range rows {
+			keep[r.ID] = true
+		}
+	}
+	for _, it := range todo {
+		if it.Result == "archived" {
+			keep[it.Session] = false
+		}
+	}
+	changed := false
+	for id := range back.Sessions {
+		if !keep[id] {
+			delete(back.Sessions, id)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return back.Save(unarchivedPath(o.globalOptions))
+}

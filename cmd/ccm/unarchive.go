@@ -164,8 +164,9 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		return fmt.Errorf("no archived session of project %s under %s", o.Project, root)
 	}
 	// Record the unarchive first: a session put back stays, and the next
-	// archive counts its age from now. A session that then fails to come
-	// back is not in place, and its entry is dropped by the next archive.
+	// archive counts its age from now. A session that fails to come back
+	// is taken out of the record again at the end (after a kill, by the
+	// next archive: it is not in place).
 	undo, err := noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now)
 	if err != nil {
 		return err
