@@ -40,10 +40,13 @@ func newArchiveCommand() *cli.Command {
 folders, legacy agent files, purge backups, its file-history and todos) into
 one zstd-compressed tar archive per session, <ccm home>/archive/<project
 folder>/<session>.tar.zst (or under --to DIR), with a manifest of every
-file's mode, mtime, size and SHA-256 beside it. Each archive is read back,
-compared by hash and fsynced before the originals are removed. A live session
-(written in the last 2 minutes or open for writing) is never touched, and a
-session written to while it is archived stays where it is (reported).
+file's mode, mtime, size and SHA-256 beside it. The archive also carries the
+CCM store content its stubs stand for, so it needs no store. Each archive is
+read back, compared by hash and fsynced before the originals are removed. A
+live session (written in the last 2 minutes or open for writing) is never
+touched, and a session written to while it is archived stays where it is
+(reported). A session unarchive brought back counts its age from then. An
+archive or unarchive that was killed is finished or undone first.
 
 The plan comes first, a reason per session. The default --older-than stays
 below Claude Code's cleanupPeriodDays (30 days unless the settings say
