@@ -28,6 +28,11 @@ const contentInMemory = 16 << 20
 // without metadata), which is read whole to learn it.
 const maxUnsized = 1 << 30
 
+// maxLegacyContent bounds content under a b2s key, which the store takes
+// only whole (no streaming put computes a b2s key). The older tool that
+// wrote such keys stored tool outputs, far smaller.
+const maxLegacyContent = 256 << 20
+
 // keyFinder watches the bytes of transcripts and content for store keys:
 // every key mentioned (refs, kept for prune) and the keys of stubs.
 type keyFinder struct {
@@ -192,9 +197,15 @@ func (s *contentSink) put(ctx context.Context, c Content, r io.Reader) error {
 			return errBadContent // stored under its own key: harmless, unreferenced
 		}
 	} else {
-		data, err := io.ReadAll(io.LimitReader(r, maxUnsized+1))
+		if c.Size > maxLegacyContent {
+			return fmt.Errorf("content %s: %d bytes under a b2s key, more than unarchive reads into memory", k, c.Size)
+		}
+		data, err := io.ReadAll(io.LimitReader(r, c.Size+1))
 		if err != nil {
 			return err
+		}
+		if int64(len(data)) != c.Size {
+			return errBadContent
 		}
 		if err := s.batch.PutChecked(ctx, k, data, c.Source, pin, c.PinReason); err != nil {
 			if errors.Is(err, ccm.ErrCorrupt) {
