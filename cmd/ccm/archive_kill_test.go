@@ -191,15 +191,19 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// leftovers lists markers and temp files anywhere in the copy.
+// leftovers lists markers and temp files in the copy's config dir and
+// ccm home. (The store's own temp files, which a kill while it writes
+// leaves too, are the store's: prune --gc-unreferenced removes them.)
 func leftovers(dir string) []string {
 	var out []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && (strings.Contains(d.Name(), ".ccm-tmp-") || strings.HasSuffix(d.Name(), ".pending")) {
-			out = append(out, p)
-		}
-		return nil
-	})
+	for _, sub := range []string{"claude", "ccm home"} {
+		filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && (strings.Contains(d.Name(), ".ccm-tmp-") || strings.HasSuffix(d.Name(), ".pending")) {
+				out = append(out, p)
+			}
+			return nil
+		})
+	}
 	return out
 }
 
