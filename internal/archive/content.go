@@ -51,38 +51,48 @@ func (f *keyFinder) end() { f.stubs.Flush() }
 
 // writeContent writes the content of every key the files mention that the
 // store holds, and of every key that content mentions in turn, as members
-// store/<hex>, and lists them in m (Content, Refs, Missing).
+// store/<hex>, and lists them in m (Content, Refs, Missing). Each content
+// is scanned with a finder of its own, so that only the keys it adds are
+// looked at (a session has thousands of contents, most of them with no
+// key inside).
 func writeContent(ctx context.Context, tw *tar.Writer, st *ccm.Store, keys *keyFinder, m *Manifest, now time.Time, buf []byte) error {
+	refs, stubs := keys.refs.Refs, keys.stubs.Keys
+	if refs == nil {
+		refs = prune.Refs{}
+	}
+	if stubs == nil {
+		stubs = map[ccm.Key]struct{}{}
+	}
 	done := map[ccm.Key]bool{}
 	var queue []ccm.Key
-	enqueue := func() {
+	enqueue := func(f *keyFinder) {
 		var add []ccm.Key
-		for k := range keys.refs.Refs {
-			if !done[k] {
-				done[k] = true
-				add = append(add, k)
+		for _, set := range []map[ccm.Key]struct{}{f.refs.Refs, f.stubs.Keys} {
+			for k := range set {
+				if !done[k] {
+					done[k] = true
+					add = append(add, k)
+				}
 			}
 		}
-		for k := range keys.stubs.Keys {
-			if !done[k] {
-				done[k] = true
-				add = append(add, k)
-			}
+		for k := range f.refs.Refs {
+			refs[k] = struct{}{}
+		}
+		for k := range f.stubs.Keys {
+			stubs[k] = struct{}{}
 		}
 		sort.Slice(add, func(i, j int) bool { return add[i] < add[j] })
 		queue = append(queue, add...)
 	}
-	enqueue()
-	for len(queue) > 0 {
+	enqueue(keys)
+	for len(queue) > 0 && st != nil {
 		k := queue[0]
 		queue = queue[1:]
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if st == nil {
-			continue
-		}
-		c, err := copyContent(ctx, tw, st, k, keys, now, buf)
+		inner := &keyFinder{}
+		c, err := copyContent(ctx, tw, st, k, inner, now, buf)
 		if err != nil {
 			return err
 		}
@@ -90,10 +100,10 @@ func writeContent(ctx context.Context, tw *tar.Writer, st *ccm.Store, keys *keyF
 			m.Content = append(m.Content, *c)
 			m.ContentBytes += c.Size
 		}
-		keys.end()
-		enqueue()
+		inner.end()
+		enqueue(inner)
 	}
-	for k := range keys.refs.Refs {
+	for k := range refs {
 		m.Refs = append(m.Refs, string(k))
 	}
 	sort.Strings(m.Refs)
@@ -101,7 +111,7 @@ func writeContent(ctx context.Context, tw *tar.Writer, st *ccm.Store, keys *keyF
 	for _, c := range m.Content {
 		have[c.Key] = true
 	}
-	for k := range keys.stubs.Keys {
+	for k := range stubs {
 		if !have[string(k)] {
 			m.Missing = append(m.Missing, string(k))
 		}
