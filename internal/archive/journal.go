@@ -80,6 +80,7 @@ func writeMarker(archive string, p *pending, durable bool) error {
 	if durable {
 		write = fsutil.WriteFile
 	}
+	removeTemps(markerPath(archive)) // a kill while an earlier run wrote it
 	return write(markerPath(archive), fsutil.FileMode, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err })
 }
 

@@ -46,8 +46,11 @@ func ReadUnarchived(path string) (*Unarchived, error) {
 // Since is when the session was unarchived, zero if it was not.
 func (u *Unarchived) Since(id string) time.Time { return u.Sessions[id] }
 
-// Save writes the record atomically and durably.
+// Save writes the record atomically and durably (the caller holds the
+// lock that keeps other writers away, so a temp file of the record is a
+// kill's leftover and goes).
 func (u *Unarchived) Save(path string) error {
+	removeTemps(path)
 	data, err := json.MarshalIndent(u, "", "  ")
 	if err != nil {
 		return err
