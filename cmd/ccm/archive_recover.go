@@ -32,6 +32,7 @@ func recoverArchives(ctx context.Context, o globalOptions, root string, st *ccm.
 	if err != nil {
 		return rec, 0, err
 	}
+	archive.TidyUnarchived(unarchivedPath(o))
 	failed := 0
 	var back []string
 	for _, r := range rec {

@@ -50,10 +50,15 @@ func (u *Unarchived) Since(id string) time.Time { return u.Sessions[id] }
 // lock that keeps other writers away, so a temp file of the record is a
 // kill's leftover and goes).
 func (u *Unarchived) Save(path string) error {
-	removeTemps(path)
+	TidyUnarchived(path)
 	data, err := json.MarshalIndent(u, "", "  ")
 	if err != nil {
 		return err
 	}
 	return fsutil.WriteFile(path, fsutil.FileMode, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err })
 }
+
+// TidyUnarchived removes the temp files that a kill while the record at
+// path was written left. The caller holds the lock that keeps its writers
+// away.
+func TidyUnarchived(path string) { removeTemps(path) }
