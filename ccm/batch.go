@@ -91,6 +91,22 @@ func (b *Batch) PutKeyed(ctx context.Context, key Key, content []byte, src Sourc
 	return b.put(ctx, key, content, src, pin, pinReason)
 }
 
+// PutChecked stores content under key, a key from outside (an archive's
+// list of its content), after checking that key names this content: a
+// mismatch is an error wrapping ErrCorrupt and nothing is stored. Unlike
+// Put it can store content under a b2s key.
+func (b *Batch) PutChecked(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, pinReason string) error {
+	if _, err := ParseKey(string(key)); err != nil {
+		return err
+	}
+	h := key.newHash()
+	h.Write(content)
+	if !key.matches(h.Sum(nil)) {
+		return fmt.Errorf("%s: %w: content does not match its key", key, ErrCorrupt)
+	}
+	return b.put(ctx, key, content, src, pin, pinReason)
+}
+
 func (b *Batch) put(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, reason string) error {
 	s := b.s
 	if err := s.checkPut(pin); err != nil {

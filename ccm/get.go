@@ -24,6 +24,17 @@ const maxMetaSize = 1 << 20
 // altered content for good content (it should discard what it read). The
 // access time and count are updated.
 func (s *Store) Open(ctx context.Context, key Key) (io.ReadCloser, *Meta, error) {
+	return s.open(ctx, key, true)
+}
+
+// Export is Open for content copied out of the store (into an archive):
+// verified in the same way, but not counted as an access, so copying
+// neither writes to the store nor makes old content look used.
+func (s *Store) Export(ctx context.Context, key Key) (io.ReadCloser, *Meta, error) {
+	return s.open(ctx, key, false)
+}
+
+func (s *Store) open(ctx context.Context, key Key, access bool) (io.ReadCloser, *Meta, error) {
 	if _, err := ParseKey(string(key)); err != nil {
 		return nil, nil, err
 	}
@@ -46,7 +57,12 @@ func (s *Store) Open(ctx context.Context, key Key) (io.ReadCloser, *Meta, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := s.touch(ctx, key, files[0])
+	var m *Meta
+	if access {
+		m, err = s.touch(ctx, key, files[0])
+	} else {
+		m, err = s.Stat(key)
+	}
 	if err != nil {
 		rc.Close()
 		return nil, nil, err

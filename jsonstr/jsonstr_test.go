@@ -61,3 +61,21 @@ func TestAppendLineSafe(t *testing.T) {
 		t.Errorf("Append escaped U+2028: %s", got)
 	}
 }
+
+// Unquote reads back what Append writes, and refuses malformed strings.
+func TestUnquote(t *testing.T) {
+	for _, s := range []string{"", "plain", "line\nbreak \"quoted\" back\\slash\ttab", "émoji 😀 \u2028 \x01"} {
+		got, ok := Unquote(string(Append(nil, s)))
+		if !ok || string(got) != s {
+			t.Errorf("Unquote(Append(%q)) = %q, %v", s, got, ok)
+		}
+	}
+	if got, ok := Unquote(`"\ud83d\ude00 \/ \u00e9"`); !ok || string(got) != "😀 / é" {
+		t.Errorf("escapes: %q %v", got, ok)
+	}
+	for _, bad := range []string{``, `"`, `"\"`, `"\x"`, `"\u12"`, `abc`} {
+		if _, ok := Unquote(bad); ok {
+			t.Errorf("Unquote(%q) accepted", bad)
+		}
+	}
+}

@@ -155,3 +155,36 @@ func removeTree(dir string) {
 		os.Remove(all[i])
 	}
 }
+
+// CopyTree copies a tree of folders and regular files from src to dst
+// with their modes (made readable and writable by their owner, as the
+// read-only corpus is not) and modification times, which archive and
+// clean decide by.
+func CopyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(to, fi.Mode().Perm()|0o700)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, data, fi.Mode().Perm()|0o600); err != nil {
+			return err
+		}
+		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/urfave/cli/v3"
 
+	"ccm/ccm"
 	"ccm/fsutil"
 	"ccm/internal/archive"
 	"ccm/internal/rewrite"
@@ -40,10 +41,13 @@ func newArchiveCommand() *cli.Command {
 folders, legacy agent files, purge backups, its file-history and todos) into
 one zstd-compressed tar archive per session, <ccm home>/archive/<project
 folder>/<session>.tar.zst (or under --to DIR), with a manifest of every
-file's mode, mtime, size and SHA-256 beside it. Each archive is read back,
-compared by hash and fsynced before the originals are removed. A live session
-(written in the last 2 minutes or open for writing) is never touched, and a
-session written to while it is archived stays where it is (reported).
+file's mode, mtime, size and SHA-256 beside it. The archive also carries the
+CCM store content its stubs stand for, so it needs no store. Each archive is
+read back, compared by hash and fsynced before the originals are removed. A
+live session (written in the last 2 minutes or open for writing) is never
+touched, and a session written to while it is archived stays where it is
+(reported). A session unarchive brought back counts its age from then. An
+archive or unarchive that was killed is finished or undone first.
 
 The plan comes first, a reason per session. The default --older-than stays
 below Claude Code's cleanupPeriodDays (30 days unless the settings say
@@ -121,6 +125,12 @@ type archiveSummary struct {
 	Packed     int64              `json:"archive_bytes"`
 	Items      []*archivePlanItem `json:"sessions"`
 	ScanErrors []string           `json:"scan_errors"`
+	// Recovered are interrupted archives and unarchives of earlier runs,
+	// finished or undone first.
+	Recovered []archive.Recovered `json:"recovered,omitempty"`
+	// NoContent counts the stubs archived without their content (the
+	// store did not have it): they stay stubs.
+	NoContent int `json:"stubs_without_content,omitempty"`
 }
 
 // maintenanceLock keeps two batch runs (archive, unarchive, clean,
@@ -172,11 +182,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	ret := sessions.ReadRetention(o.ClaudeDir)
 	age := o.OlderThan
 	if age == 0 {
-		if d := maintainConfig(o.globalOptions).Number("CCM_ARCHIVE_OLDER_THAN_DAYS"); d >= 0 {
-			age = time.Duration(d * 24 * float64(time.Hour))
-		} else {
-			age = defaultArchiveAge(ret)
-		}
+		age = archiveAge(o.globalOptions, ret)
 	}
 	if ret.Paused == "" && age >= ret.Period() && !o.JSON {
 		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", humanAge(age), ret.Days)
@@ -189,18 +195,40 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		}
 		defer lk.Unlock()
 	}
+	st, err := openStore(o.globalOptions)
+	if err != nil {
+		return nil, err
+	}
+	var recovered []archive.Recovered
+	recoverFailed := 0
+	if !o.DryRun {
+		if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
+			return nil, err // a missing config dir: nothing to recover into
+		}
+		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, o.Quiet); err != nil {
+			return nil, err
+		}
+	}
+	back, err := archive.ReadUnarchived(unarchivedPath(o.globalOptions))
+	if err != nil {
+		return nil, err
+	}
 	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
 	if err != nil {
 		return nil, err
 	}
-	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs)}
+	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
+		Recovered: recovered, Failed: recoverFailed}
 	var todo []*archivePlanItem
 	for _, r := range rows {
 		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
 		idle := o.Now.Sub(r.ModTime)
+		unarchived := back.Since(r.ID)
 		switch {
 		case r.Live:
 			it.Reason = "live: " + r.LiveReason
+		case unarchived.After(r.ModTime) && o.Now.Sub(unarchived) < age:
+			it.Reason = fmt.Sprintf("unarchived %s ago, under %s", humanAge(o.Now.Sub(unarchived)), humanAge(age))
 		case idle < age:
 			it.Reason = fmt.Sprintf("written %s ago, under %s", humanAge(idle), humanAge(age))
 		case r.TotalBytes < o.MinSize:
@@ -264,6 +292,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			it.Result, it.Path, it.Packed = "archived", res.Archive, res.ArchiveBytes
 			sum.Archived++
 			sum.Packed += res.ArchiveBytes
+			sum.NoContent += len(res.Manifest.Missing)
 		case errors.Is(err, archive.ErrChanged):
 			it.Result, it.Error = "left in place", err.Error()
 			sum.LeftLive++
@@ -311,7 +340,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	todos := sessions.ReadTodos(o.ClaudeDir) // once, not once per session
 	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "archiving", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
-		p, lk, err := packOne(ctx, o, it.row, root, lockDir, todos)
+		p, lk, err := packOne(ctx, o, it.row, root, lockDir, todos, st)
 		if err != nil {
 			record(it, nil, err)
 			return
@@ -320,8 +349,14 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	})
 	close(packed)
 	<-finished
+	if err := forgetUnarchived(o, back, rows, todo); err != nil {
+		return sum, err
+	}
 	if err := ctx.Err(); err != nil {
 		return sum, err
+	}
+	if sum.NoContent > 0 && !o.JSON && !o.Quiet {
+		fmt.Fprintf(o.Stderr, "ccm: warning: %d stubs were archived without their content (not in the store): they stay stubs\n", sum.NoContent)
 	}
 	return sum, nil
 }
@@ -373,7 +408,7 @@ func finishBatch(ctx context.Context, batch []*packedItem, record func(*archiveP
 
 // packOne packs one session under its transcript's lock, which it
 // returns held: the lock is released after the session's batch finishes.
-func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string, todos sessions.Todos) (*archive.Packed, *fsutil.Lock, error) {
+func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string, todos sessions.Todos, st *ccm.Store) (*archive.Packed, *fsutil.Lock, error) {
 	lk, err := fsutil.LockFile(ctx, rewrite.LockPath(lockDir, r.Path), true, 0)
 	if err != nil {
 		if errors.Is(err, fsutil.ErrLockTimeout) {
@@ -388,7 +423,7 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 	}
 	src := archive.Source{ConfigDir: o.ClaudeDir, Session: r.Session, Related: related, RelDirs: relDirs,
 		Project: r.Project, Title: r.Title, Prompt: r.Prompt, Records: r.Records, Context: r.Context}
-	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now})
+	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now, Store: st})
 	if err != nil {
 		lk.Unlock()
 		return nil, nil, err

@@ -11,6 +11,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/clean"
+	"ccm/internal/sessions"
 	"ccm/prune"
 )
 
@@ -107,6 +108,18 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		}
 		sum.Archive = s
 		failed = failed || s.Failed > 0
+	} else if _, err := sessions.ListProjects(o.ClaudeDir); err == nil && !o.DryRun {
+		// Not archiving, but an interrupted archive or unarchive is still
+		// finished or undone (archiveSessions does it when it runs).
+		st, err := openStore(o.globalOptions)
+		if err != nil {
+			return err
+		}
+		_, n, err := recoverArchives(ctx, quiet, archiveRoot(quiet, ""), st, o.Now, true)
+		if err != nil {
+			return err
+		}
+		failed = failed || n > 0
 	}
 	if cfg.Bool("CCM_MAINTAIN_CLEAN") {
 		// In config.env 0 (or empty) turns either backup rule off, as

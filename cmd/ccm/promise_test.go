@@ -33,7 +33,7 @@ func TestPromiseCorpus(t *testing.T) {
 		t.Skip("corpus not run: no corpus under ../shared (the generated config dir runs in TestPromiseGenerated)")
 	}
 	cfg := filepath.Join(t.TempDir(), "claude")
-	copyTree(t, filepath.Join(shared, "corpus", "claude-config"), cfg)
+	testutil.CopyTree(t, filepath.Join(shared, "corpus", "claude-config"), cfg)
 	checkPromise(t, cfg)
 }
 
@@ -213,29 +213,6 @@ func countStubs(t *testing.T, dir string) int {
 		return nil
 	})
 	return n
-}
-
-// copyTree copies a folder of regular files, writable.
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o700)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // A store locked by another ccm during maintain: what archive and clean

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"ccm/internal/jsonscan"
+	"ccm/jsonstr"
 )
 
 // Member returns the raw JSON value of key in the JSON object raw, and its
@@ -26,7 +27,7 @@ func Member(raw, key string) (val string, off int, ok bool) {
 		end := stringEnd(raw, i)
 		k := raw[i+1 : end-1]
 		if strings.IndexByte(k, '\\') >= 0 {
-			if b, ok := unquote(raw[i:end]); ok {
+			if b, ok := jsonstr.Unquote(raw[i:end]); ok {
 				k = string(b)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"ccm/ccm"
 	"ccm/internal/sessions"
 )
 
@@ -333,4 +335,72 @@ func TestSymlinkedProjectFolderRoundTrip(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(real, f.id+".jsonl")); err != nil || !bytes.Equal(got, f.files["projects/"+f.folder+"/"+f.id+".jsonl"]) {
 		t.Errorf("transcript not restored inside the link's target: %v", err)
 	}
+}
+
+// testdata/v1 holds an archive written by ccm before archives carried
+// their content (format 1), of a purged transcript with 28 stubs
+// (scripts/gen -turns 4 -seed 7, ccm purge --all --threshold 1000
+// --recent-turns 0 --backup none, ccm archive), and the content of three
+// of those stubs. It still unarchives; its stubs depend on the store,
+// and Extract names those whose content the store does not have.
+func TestFormat1ArchiveStillExtracts(t *testing.T) {
+	const id = "11111111-2222-4333-8444-555555555555"
+	for _, stored := range []int{0, 3} {
+		t.Run(fmt.Sprintf("%d in the store", stored), func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "archive")
+			if err := os.MkdirAll(filepath.Join(root, "-tmp-v1"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			for _, ext := range []string{Ext, ManifestExt} {
+				data, err := os.ReadFile(filepath.Join("testdata", "v1", "-tmp-v1", id+ext))
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(root, "-tmp-v1", id+ext), data, 0o600)
+			}
+			side, err := ReadSidecar(SidecarPath(ArchivePath(root, "-tmp-v1", id)))
+			if err != nil || side.Format != FormatV1 || len(side.Refs) != 28 || side.SelfContained() {
+				t.Fatalf("fixture: %v %+v", err, side)
+			}
+			st, err := ccm.Open(filepath.Join(t.TempDir(), "store"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			contents, _ := filepath.Glob(filepath.Join("testdata", "v1", "content", "*"))
+			have := map[string]bool{}
+			for _, p := range contents[:stored] {
+				data, _ := os.ReadFile(p)
+				k, err := st.Put(context.Background(), data, ccm.Source{Type: "json"}, ccm.PinNone, "")
+				if err != nil || k.Hex() != filepath.Base(p) {
+					t.Fatalf("put %s: %v %s", p, err, k)
+				}
+				have[string(k)] = true
+			}
+			cfg := t.TempDir()
+			x, err := Extract(context.Background(), ArchivePath(root, "-tmp-v1", id), cfg, ExtractOptions{Now: time.Now(), Store: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Content != 0 || len(x.StaysStub) != 28-stored {
+				t.Errorf("content %d, stays stub %d, want 0 and %d", x.Content, len(x.StaysStub), 28-stored)
+			}
+			for _, k := range x.StaysStub {
+				if have[k] || !contains(side.Refs, k) {
+					t.Errorf("%s said to stay a stub", k)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(cfg, "projects", "-tmp-v1", id+".jsonl")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

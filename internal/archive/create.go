@@ -18,10 +18,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"ccm/ccm"
 	"ccm/fsutil"
 	"ccm/internal/sessions"
 	"ccm/internal/tar"
-	"ccm/prune"
 )
 
 // Source is one session to archive: its files as a scan found them.
@@ -55,6 +55,9 @@ type Options struct {
 	Root  string // archive root; archives go to Root/<folder>/<id>.tar.zst
 	Level zstd.EncoderLevel
 	Now   time.Time
+	// Store holds the content of the session's stubs, which the archive
+	// carries; nil (no store yet) archives the files alone.
+	Store *ccm.Store
 	// Check, if set, runs after the archive is verified and before any
 	// original is removed; an error keeps the originals and removes the
 	// archive (a live write, a lock lost).
@@ -118,6 +121,10 @@ func Create(ctx context.Context, src Source, o Options) (*Result, error) {
 func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	files, dirs := src.Files()
 	ss := src.Session
+	sc, err := newScope(ss.Folder, ss.ID)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manifest{Format: Format, Session: ss.ID, Folder: ss.Folder, Project: src.Project, Title: src.Title,
 		Prompt: src.Prompt, Records: src.Records, Context: src.Context, Created: o.Now.UTC(),
 		LastModified: ss.Main.ModTime, Refs: []string{}}
@@ -125,12 +132,22 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		return nil, err
 	}
 	dest := ArchivePath(o.Root, ss.Folder, ss.ID)
-	if _, err := os.Lstat(dest); err == nil {
-		return nil, fmt.Errorf("%s: %w (unarchive it first, or remove it)", dest, ErrExists)
+	if err := clearWay(dest, src.ConfigDir, files); err != nil {
+		return nil, err
 	}
 	if err := fsutil.MkdirPrivate(filepath.Dir(dest)); err != nil {
 		return nil, err
 	}
+	// The marker first: whatever stops this run, the next one finds it.
+	if err := writeMarker(dest, &pending{Op: opArchive, ConfigDir: src.ConfigDir, Started: o.Now}, false); err != nil {
+		return nil, err
+	}
+	published := false
+	defer func() {
+		if !published {
+			os.Remove(markerPath(dest))
+		}
+	}()
 	tmp, err := fsutil.CreateTemp(dest)
 	if err != nil {
 		return nil, err
@@ -150,6 +167,9 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := sc.dir(rel); err != nil {
+			return nil, err
+		}
 		fi, err := os.Lstat(d)
 		if err != nil {
 			return nil, err
@@ -160,24 +180,23 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 			return nil, err
 		}
 	}
-	keys := &prune.KeyCollector{}
+	keys := &keyFinder{}
 	buf := getBuffer()
 	defer putBuffer(buf)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		e, err := addFile(tw, src.ConfigDir, f, keys, buf)
+		e, err := addFile(tw, src.ConfigDir, sc, f, keys, buf)
 		if err != nil {
 			return nil, err
 		}
 		m.Files = append(m.Files, e)
 		m.Bytes += e.Size
 	}
-	for k := range keys.Refs {
-		m.Refs = append(m.Refs, string(k))
+	if err := writeContent(ctx, tw, o.Store, keys, m, m.Created, buf); err != nil {
+		return nil, err
 	}
-	sort.Strings(m.Refs)
 	inner, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
@@ -203,14 +222,15 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	}
 	m.ArchiveBytes = size
 	m.ArchiveSHA256 = hex.EncodeToString(sum.Sum(nil))
-	// Read it back once and compare every file's hash and size with what
-	// was read from the originals.
+	// Read it back once and compare every member's hash and size with
+	// what was read from the originals and the store.
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	if _, err := verifyStream(bufio.NewReaderSize(tmp, 1<<20), m); err != nil {
+	if _, err := walkArchive(bufio.NewReaderSize(tmp, 1<<20), walk{scope: sc, want: m}); err != nil {
 		return nil, fmt.Errorf("read-back verification failed: %w", err)
 	}
+	step("archive-packed")
 	// No-clobber publish: link fails if an archive appeared meanwhile.
 	if err := os.Link(tmpName, dest); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -218,6 +238,8 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		}
 		return nil, err
 	}
+	published = true
+	step("archive-linked")
 	p = &Packed{Result: Result{Archive: dest, Files: len(files), Bytes: m.Bytes, ArchiveBytes: m.ArchiveBytes, Manifest: m},
 		src: src, files: files, dirs: dirs}
 	side, err := json.MarshalIndent(m, "", "  ")
@@ -228,120 +250,76 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		p.Discard()
 		return nil, err
 	}
+	step("archive-published")
 	return p, nil
 }
 
-// Discard removes a packed session's archive and sidecar; its originals
-// were never touched.
+// clearWay makes sure no archive is in dest's place. One that an
+// interrupted run left (its marker says so) is finished or undone; one
+// without a marker that verifies and holds exactly the session's files
+// as they are now is a copy of what this run would write (a run cut short
+// by a power cut, or by a ccm without markers) and goes. Any other is
+// ErrExists.
+func clearWay(dest, configDir string, files []sessions.File) error {
+	if _, err := os.Lstat(dest); err != nil {
+		if pm, err := readMarker(dest); err == nil && pm != nil && pm.Op == opArchive && sameDir(pm.ConfigDir, configDir) {
+			_, err := recoverArchive(dest, configDir)
+			return err
+		}
+		return nil
+	}
+	pm, err := readMarker(dest)
+	if err != nil {
+		return err
+	}
+	if pm != nil && pm.Op == opArchive && sameDir(pm.ConfigDir, configDir) {
+		if _, err := recoverArchive(dest, configDir); err != nil {
+			return err
+		}
+		if _, err := os.Lstat(dest); err != nil {
+			return nil
+		}
+		return fmt.Errorf("%s: %w (an interrupted archive of it was finished)", dest, ErrExists)
+	}
+	if pm == nil && stale(dest, configDir, files) {
+		return discard(dest)
+	}
+	return fmt.Errorf("%s: %w (unarchive it first, or remove it)", dest, ErrExists)
+}
+
+// stale reports whether the archive at dest verifies and holds exactly
+// files, each as it is now.
+func stale(dest, configDir string, files []sessions.File) bool {
+	m, err := Verify(dest)
+	if err != nil || len(m.Files) != len(files) {
+		return false
+	}
+	for _, e := range m.Files {
+		if !sameFile(filepath.Join(configDir, filepath.FromSlash(e.Path)), e) {
+			return false
+		}
+	}
+	return true
+}
+
+// Discard removes a packed session's archive, sidecar and marker; its
+// originals were never touched.
 func (p *Packed) Discard() {
 	os.Remove(p.Archive)
 	os.Remove(SidecarPath(p.Archive))
-}
-
-// Finish completes a batch of packed sessions. It fsyncs every archive and
-// sidecar (concurrently: the journal commits are shared) and each archive
-// folder once; reads /proc once for the whole batch; then, per session,
-// checks that no original changed since it was read (size, mtime, inode)
-// and that no other process holds a transcript open for writing, runs
-// check (a lock lost), and only then removes the originals. A session that
-// fails a check keeps its originals and loses its archive. Each changed
-// folder is fsynced once at the end. errs[i] is packed[i]'s outcome; an
-// error that wraps ErrChanged means "left in place".
-func Finish(packed []*Packed, check func(*Packed) error) (errs []error) {
-	errs = make([]error, len(packed))
-	var paths []string
-	folders := map[string]bool{}
-	for _, p := range packed {
-		paths = append(paths, p.Archive, SidecarPath(p.Archive))
-		folders[filepath.Dir(p.Archive)] = true
-	}
-	if err := fsutil.SyncFiles(paths, keys(folders)); err != nil {
-		for i, p := range packed {
-			p.Discard()
-			p.Archive = ""
-			errs[i] = fmt.Errorf("archive not made durable: %w", err)
-		}
-		return errs
-	}
-	writers, procOK := fsutil.OpenForWritingUnder(writerRoots(packed))
-	changed := map[string]bool{}
-	discarded := false
-	for i, p := range packed {
-		err := p.stillOriginal(writers, procOK)
-		if err == nil && check != nil {
-			err = check(p)
-		}
-		if err != nil {
-			p.Discard()
-			p.Archive = ""
-			discarded = true
-			errs[i] = err
-			continue
-		}
-		if err := removeOriginals(p.files, p.dirs, changed); err != nil {
-			errs[i] = fmt.Errorf("archived to %s, but removing the originals failed: %w", p.Archive, err)
-		}
-	}
-	if discarded {
-		for d := range folders {
-			fsutil.SyncDir(d)
-		}
-	}
-	for d := range changed {
-		if _, err := os.Stat(d); err == nil {
-			fsutil.SyncDir(d)
-		}
-	}
-	return errs
-}
-
-// stillOriginal checks that every archived file is still the one that was
-// read, and that no transcript is open for writing elsewhere.
-func (p *Packed) stillOriginal(writers map[fsutil.FileID][]int, procOK bool) error {
-	for _, f := range p.files {
-		fi, err := os.Lstat(f.Path)
-		if err != nil {
-			return fmt.Errorf("%s: %w (%v)", f.Path, ErrChanged, err)
-		}
-		id := fsutil.IDOf(fi)
-		if fi.Size() != f.Size || !fi.ModTime().Equal(f.ModTime) || id != f.ID {
-			return fmt.Errorf("%s: %w", f.Path, ErrChanged)
-		}
-		if pids := writers[id]; procOK && len(pids) > 0 {
-			return fmt.Errorf("%s: %w (open for writing by process %d)", f.Path, ErrChanged, pids[0])
-		}
-	}
-	return nil
-}
-
-// writerRoots are the folders whose open files Finish looks for: each
-// config dir and each project folder as the kernel names it (a symlinked
-// project folder's files show under its target).
-func writerRoots(packed []*Packed) []string {
-	roots := map[string]bool{}
-	for _, p := range packed {
-		roots[p.src.ConfigDir] = true
-		for _, f := range p.files {
-			roots[filepath.Dir(f.Path)] = true
-		}
-	}
-	return keys(roots)
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	os.Remove(markerPath(p.Archive))
 }
 
 // addFile writes one file into the tar stream, hashing it, and checks
-// that it is still the file the scan saw.
-func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, buf []byte) (Entry, error) {
+// that it is still the file the scan saw and one of the session's paths.
+// The bytes of transcripts and their backups (decompressed, for zstd
+// ones) go through keys.
+func addFile(tw *tar.Writer, configDir string, sc scope, f sessions.File, keys *keyFinder, buf []byte) (Entry, error) {
 	rel, err := relTo(configDir, f.Path)
 	if err != nil {
+		return Entry{}, err
+	}
+	if _, err := sc.file(rel); err != nil {
 		return Entry{}, err
 	}
 	r, err := fsutil.OpenRegular(f.Path)
@@ -362,10 +340,22 @@ func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, 
 	}
 	h := sha256.New()
 	var w io.Writer = io.MultiWriter(tw, h)
-	if strings.Contains(filepath.Base(f.Path), ".jsonl") {
+	base := filepath.Base(f.Path)
+	var scanned func()
+	switch {
+	case !strings.Contains(base, ".jsonl"):
+	case strings.HasSuffix(base, ".zst"):
+		var zw io.Writer
+		zw, scanned = decompressTo(keys)
+		w = io.MultiWriter(tw, h, zw)
+	default:
 		w = io.MultiWriter(tw, h, keys)
+		scanned = keys.end
 	}
 	n, err := io.CopyBuffer(w, io.LimitReader(r, e.Size), buf)
+	if scanned != nil {
+		scanned()
+	}
 	if err != nil {
 		return e, err
 	}
@@ -374,6 +364,28 @@ func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, 
 	}
 	e.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return e, nil
+}
+
+// decompressTo returns a writer that decompresses a zstd stream into
+// keys, and the function that ends it. A stream it cannot decompress
+// is read to its end and scanned no further.
+func decompressTo(keys *keyFinder) (io.Writer, func()) {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dec := decoders.Get().(*zstd.Decoder)
+		defer func() { dec.Reset(nil); decoders.Put(dec) }()
+		if dec.Reset(pr) == nil {
+			io.Copy(keys, dec)
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	return pw, func() {
+		pw.Close()
+		<-done
+		keys.end()
+	}
 }
 
 func relTo(base, path string) (string, error) {
@@ -399,22 +411,4 @@ func writableParents(files []sessions.File) error {
 		}
 	}
 	return nil
-}
-
-// removeOriginals removes the archived files, then the folders that are
-// empty (deepest first), and notes in changed the folders to fsync.
-func removeOriginals(files []sessions.File, dirs []string, changed map[string]bool) error {
-	var first error
-	for _, f := range files {
-		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
-			first = err
-		}
-		changed[filepath.Dir(f.Path)] = true
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := os.Remove(dirs[i]); err == nil {
-			changed[filepath.Dir(dirs[i])] = true
-		}
-	}
-	return first
 }

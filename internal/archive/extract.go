@@ -4,350 +4,299 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
+	"ccm/ccm"
 	"ccm/fsutil"
-	"ccm/internal/tar"
+	"ccm/internal/stub"
 )
-
-// maxManifest bounds the manifest member read into memory.
-const maxManifest = 256 << 20
-
-// verifyStream reads a whole archive: every file member's SHA-256 and size
-// must match want (or, when want is nil, the archive's own manifest), and
-// its manifest must list exactly the members found. It returns the
-// archive's manifest.
-func verifyStream(r io.Reader, want *Manifest) (*Manifest, error) {
-	return walkArchive(r, want, nil)
-}
-
-// walkArchive reads an archive, checking it as verifyStream does; file,
-// if not nil, receives each file member's entry and content as it is read
-// (its error stops the walk).
-func walkArchive(r io.Reader, want *Manifest, file func(e Entry, r io.Reader) error) (*Manifest, error) {
-	dec := decoders.Get().(*zstd.Decoder)
-	if err := dec.Reset(r); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	defer func() { dec.Reset(nil); decoders.Put(dec) }()
-	tr := tar.NewReader(dec)
-	got := map[string]string{}
-	sizes := map[string]int64{}
-	var inner *Manifest
-	wanted := map[string]Entry{}
-	if want != nil {
-		for _, e := range want.Files {
-			wanted[e.Path] = e
-		}
-	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := safeRel(trimSlash(h.Name)); err != nil {
-				return nil, err
-			}
-			continue
-		case tar.TypeReg:
-		default:
-			return nil, fmt.Errorf("%w: unexpected member type %q for %s", ErrCorrupt, h.Typeflag, h.Name)
-		}
-		if h.Name == ManifestName {
-			data, err := io.ReadAll(io.LimitReader(tr, maxManifest))
-			if err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-			}
-			inner = &Manifest{}
-			if err := json.Unmarshal(data, inner); err != nil || inner.Format != Format {
-				return nil, fmt.Errorf("%w: bad manifest", ErrCorrupt)
-			}
-			continue
-		}
-		if err := safeRel(h.Name); err != nil {
-			return nil, err
-		}
-		if _, dup := got[h.Name]; dup {
-			return nil, fmt.Errorf("%w: %s appears twice", ErrCorrupt, h.Name)
-		}
-		hs := sha256.New()
-		var w io.Writer = hs
-		var pr *io.PipeReader
-		var done chan error
-		if file != nil {
-			var pw *io.PipeWriter
-			pr, pw = io.Pipe()
-			w = io.MultiWriter(hs, pw)
-			done = make(chan error, 1)
-			e := Entry{Path: h.Name, Mode: fs.FileMode(h.Mode).Perm(), MTime: h.ModTime, Size: h.Size}
-			go func() {
-				err := file(e, pr)
-				pr.CloseWithError(err)
-				done <- err
-			}()
-			n, cerr := io.CopyBuffer(w, tr, buf)
-			pw.CloseWithError(cerr)
-			if ferr := <-done; ferr != nil {
-				return nil, ferr
-			}
-			if cerr != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, h.Name, cerr)
-			}
-			sizes[h.Name] = n
-		} else {
-			n, err := io.CopyBuffer(w, tr, buf)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, h.Name, err)
-			}
-			sizes[h.Name] = n
-		}
-		got[h.Name] = hex.EncodeToString(hs.Sum(nil))
-		if want != nil {
-			e, ok := wanted[h.Name]
-			if !ok || e.SHA256 != got[h.Name] || e.Size != sizes[h.Name] {
-				return nil, fmt.Errorf("%w: %s does not match what was archived", ErrCorrupt, h.Name)
-			}
-		}
-	}
-	if inner == nil {
-		return nil, fmt.Errorf("%w: no %s (truncated?)", ErrCorrupt, ManifestName)
-	}
-	ref := want
-	if ref == nil {
-		ref = inner
-	}
-	if len(ref.Files) != len(got) || len(inner.Files) != len(got) {
-		return nil, fmt.Errorf("%w: %d files listed, %d found", ErrCorrupt, len(ref.Files), len(got))
-	}
-	for _, list := range [][]Entry{ref.Files, inner.Files} {
-		for _, e := range list {
-			if got[e.Path] != e.SHA256 || sizes[e.Path] != e.Size {
-				return nil, fmt.Errorf("%w: %s does not match its manifest", ErrCorrupt, e.Path)
-			}
-		}
-	}
-	return inner, nil
-}
-
-func trimSlash(s string) string {
-	return strings.TrimRight(s, "/")
-}
-
-// Verify reads a whole archive and checks it: every member against the
-// manifest inside, the archive's size and SHA-256 against its sidecar
-// (when there is one), and the sidecar's file list against the inside.
-func Verify(path string) (*Manifest, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	side, serr := ReadSidecar(SidecarPath(path))
-	if serr != nil && !errors.Is(serr, fs.ErrNotExist) {
-		return nil, serr
-	}
-	sum := sha256.New()
-	cr := &countReader{r: io.TeeReader(f, sum)}
-	m, err := verifyStream(cr, side)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	// Read what the decoder left (trailing garbage counts too).
-	if _, err := io.Copy(io.Discard, cr); err != nil {
-		return nil, err
-	}
-	if side != nil && (side.ArchiveBytes != cr.n || side.ArchiveSHA256 != hex.EncodeToString(sum.Sum(nil))) {
-		return nil, fmt.Errorf("%s: %w: its size or SHA-256 differs from its manifest", path, ErrCorrupt)
-	}
-	if side != nil {
-		m.ArchiveBytes, m.ArchiveSHA256 = side.ArchiveBytes, side.ArchiveSHA256
-	}
-	return m, nil
-}
-
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // ExtractOptions of Extract.
 type ExtractOptions struct {
-	// Force replaces files that exist where the archive's would go; each
-	// is first renamed to <file>.backup.<stamp>, never overwritten.
+	// Force replaces files of the session that exist where the archive's
+	// would go; each is first renamed to <file>.backup.<stamp>, never
+	// overwritten. A file that is not the session's is never replaced.
 	Force bool
 	// Touch gives the restored files the current time instead of their
 	// archived mtimes, so Claude Code's sweep does not delete them at once.
 	Touch bool
 	Now   time.Time
+	// Store receives the archive's content, durable and verified before
+	// any file is in place; nil leaves the content out.
+	Store *ccm.Store
+	// AllowMissingContent restores the session from an archive whose
+	// content part is missing or corrupt (its files must be intact): the
+	// stubs whose content is lost stay stubs, and Extracted names them.
+	AllowMissingContent bool
+
+	resume bool // finishing an interrupted unarchive
+}
+
+// Extracted is what Extract did.
+type Extracted struct {
+	*Manifest
+	// Content is how many content members went into the store.
+	Content int
+	// StaysStub are the keys of the session's stubs whose content is in
+	// neither the archive nor the store: a restore leaves them stubs.
+	StaysStub []string
+	// BadContent are the content members that were missing or corrupt
+	// (only with AllowMissingContent).
+	BadContent []string
+	// Kept are files an interrupted unarchive had put in place and that
+	// changed since: they are newer than the archive's and stay.
+	Kept []string
 }
 
 // ErrTargetExists means a file of the archive already exists in the
 // config dir.
 var ErrTargetExists = errors.New("already exists (pass --force to keep it as a backup and restore the archived one)")
 
-// Extract verifies an archive completely, then restores its files under
-// configDir byte for byte with their modes and mtimes: each is written to
-// a temp file beside its place and hashed again, and only when all are
-// on disk are they renamed into place. Then the archive and its sidecar
-// are removed. A corrupt archive, or an existing file without Force, is
-// refused and nothing changes.
-func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Manifest, error) {
-	m, err := Verify(path)
+// placed is one file of the archive and where it goes.
+type placed struct {
+	e        Entry
+	dest     string
+	kind     fileKind
+	done     bool   // already in place, as archived (or kept, newer)
+	kept     bool   // in place and newer than the archive's: left as it is
+	conflict bool   // another file is there: --force backs it up
+	tmp      string // staged copy
+}
+
+// Extract verifies an archive completely, then restores it: its content
+// into the store (durable, verified), its files under configDir byte for
+// byte with their modes and mtimes, each written to a temp file beside its
+// place and hashed again, then renamed into place with the transcript
+// last. Then the archive and its sidecar are removed. A corrupt archive, a
+// path outside the session's, or an existing file without Force is
+// refused and nothing changes. A kill at any point leaves a marker that
+// Recover (or the next Extract of the archive) acts on.
+func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Extracted, error) {
+	sc, err := scopeOf(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var conflicts []string
-	for _, e := range m.Files {
-		if _, err := os.Lstat(filepath.Join(configDir, filepath.FromSlash(e.Path))); err == nil {
-			conflicts = append(conflicts, e.Path)
-		}
-	}
-	if len(conflicts) > 0 && !o.Force {
-		return nil, fmt.Errorf("%s %w", filepath.Join(configDir, filepath.FromSlash(conflicts[0])), ErrTargetExists)
-	}
-	byPath := map[string]Entry{}
-	for _, e := range m.Files {
-		byPath[e.Path] = e
-	}
-	// Folders first, private until their modes are set at the end.
-	var created []string
-	for _, d := range m.Dirs {
-		p := filepath.Join(configDir, filepath.FromSlash(d.Path))
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			created = append(created, p)
-		}
-		if err := fsutil.MkdirPrivate(p); err != nil {
+	if !o.resume {
+		if err := o.pickUp(ctx, path, configDir); err != nil {
 			return nil, err
 		}
 	}
-	type staged struct{ tmp, dest string }
-	var temps []staged
-	ok := false
+	m, bad, err := verify(path, o.AllowMissingContent)
+	if err != nil {
+		return nil, err
+	}
+	x := &Extracted{Manifest: m}
+	for k := range bad {
+		x.BadContent = append(x.BadContent, k)
+	}
+	sort.Strings(x.BadContent)
+	files, err := o.plan(sc, m, configDir, x)
+	if err != nil {
+		return nil, err
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	// Stage: a marker first, then folders, temp files and content.
+	created := missingDirs(configDir, sc, m, files)
+	if !o.resume {
+		if err := writeMarker(path, &pending{Op: opUnarchive, Phase: phaseStage, ConfigDir: configDir, Started: o.Now, Created: created}, false); err != nil {
+			return nil, err
+		}
+	}
+	staged := false
 	defer func() {
-		if !ok {
-			for _, t := range temps {
-				os.Remove(t.tmp)
-			}
-			for i := len(created) - 1; i >= 0; i-- {
-				os.Remove(created[i])
-			}
+		if !staged && !o.resume {
+			undoStage(path, configDir, &pending{Created: created})
 		}
 	}()
-	// Shared for deletion: on Windows the archive is removed at the end.
+	for _, rel := range created {
+		if err := fsutil.MkdirPrivate(filepath.Join(configDir, filepath.FromSlash(rel))); err != nil {
+			return nil, err
+		}
+	}
+	step("unarchive-staging")
+	stubs, err := o.stage(ctx, path, sc, m, files, bad, x)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	x.StaysStub = staysStub(o.Store, stubs, m, bad)
+	step("unarchive-staged")
+	// Commit: from here on the files move, and a recovery finishes the job.
+	if err := writeMarker(path, &pending{Op: opUnarchive, Phase: phaseCommit, ConfigDir: configDir, Started: o.Now, Force: o.Force, Touch: o.Touch}, true); err != nil {
+		return nil, err
+	}
+	staged = true
+	step("unarchive-committed")
+	if err := o.commit(configDir, sc, m, files); err != nil {
+		return nil, err
+	}
+	step("unarchive-restored")
+	// The session is back and durable: the archive goes, then its marker.
+	if err := os.Remove(path); err != nil {
+		return x, fmt.Errorf("restored, but removing the archive failed: %w", err)
+	}
+	step("unarchive-removed")
+	os.Remove(SidecarPath(path))
+	if err := removeMarker(path); err != nil {
+		return x, err
+	}
+	os.Remove(filepath.Dir(path)) // the project's archive folder, when now empty
+	return x, nil
+}
+
+// pickUp deals with a marker an earlier run left on the archive: an
+// interrupted archive is finished or undone first, an interrupted stage
+// undone, an interrupted commit resumed with its options.
+func (o *ExtractOptions) pickUp(ctx context.Context, path, configDir string) error {
+	p, err := readMarker(path)
+	if err != nil || p == nil {
+		return err
+	}
+	if !sameDir(p.ConfigDir, configDir) {
+		return fmt.Errorf("%s: an unfinished %s of it into %s is pending: run ccm there first", path, p.Op, p.ConfigDir)
+	}
+	switch {
+	case p.Op == opArchive:
+		if _, err := recoverArchive(path, configDir); err != nil {
+			return err
+		}
+		if _, err := os.Lstat(path); err != nil {
+			return fmt.Errorf("%s: %w (an interrupted archive of it was undone: the session is in place)", path, err)
+		}
+	case p.Phase == phaseCommit:
+		o.Force, o.Touch, o.resume = p.Force, p.Touch, true
+		for _, e := range mustSidecarFiles(path) {
+			removeTemps(filepath.Join(configDir, filepath.FromSlash(e.Path)))
+		}
+	default:
+		return undoStage(path, configDir, p)
+	}
+	return nil
+}
+
+// mustSidecarFiles lists the files of an archive's sidecar (none when it
+// cannot be read: the verify that follows says why).
+func mustSidecarFiles(path string) []Entry {
+	m, err := ReadSidecar(SidecarPath(path))
+	if err != nil {
+		return nil
+	}
+	return m.Files
+}
+
+// stage reads the archive again: every file not in place yet goes to a
+// temp file beside its place (hashed again, synced), the content into the
+// store (committed and verified). It returns the keys of the stubs in the
+// archived transcripts.
+func (o *ExtractOptions) stage(ctx context.Context, path string, sc scope, m *Manifest, files []*placed, bad map[string]bool, x *Extracted) (map[ccm.Key]struct{}, error) {
+	byPath := map[string]*placed{}
+	for _, f := range files {
+		byPath[f.e.Path] = f
+	}
+	var sink *contentSink
+	if o.Store != nil && len(m.Content) > 0 {
+		sink = newContentSink(o.Store)
+		defer sink.close()
+	}
+	stubs := &stub.KeyScanner{}
 	f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	_, err = walkArchive(f, m, func(e Entry, r io.Reader) error {
+	w := walk{scope: sc, want: m, lenient: o.AllowMissingContent, skip: bad}
+	w.file = func(e Entry, r io.Reader) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		want := byPath[e.Path]
-		dest := filepath.Join(configDir, filepath.FromSlash(e.Path))
-		if err := fsutil.MkdirPrivate(filepath.Dir(dest)); err != nil {
+		p := byPath[e.Path]
+		if strings.Contains(e.Path, ".jsonl") && !strings.HasSuffix(e.Path, ".zst") {
+			r = io.TeeReader(r, stubs)
+			defer stubs.Flush()
+		}
+		if p.done {
+			_, err := io.Copy(io.Discard, r)
 			return err
 		}
-		t, err := fsutil.CreateTemp(dest)
+		removeTemps(p.dest)
+		t, err := fsutil.CreateTemp(p.dest)
 		if err != nil {
 			return err
 		}
-		temps = append(temps, staged{t.Name(), dest})
+		p.tmp = t.Name()
 		h := sha256.New()
-		if _, err := io.Copy(io.MultiWriter(t, h), r); err != nil {
-			t.Close()
-			return err
+		_, err = io.Copy(io.MultiWriter(t, h), r)
+		if err == nil && hex.EncodeToString(h.Sum(nil)) != e.SHA256 {
+			err = fmt.Errorf("%w: restored bytes differ", ErrCorrupt)
 		}
-		if hex.EncodeToString(h.Sum(nil)) != want.SHA256 {
-			t.Close()
-			return fmt.Errorf("%s: %w: restored bytes differ", e.Path, ErrCorrupt)
+		if err == nil {
+			err = t.Chmod(e.Mode.Perm() &^ 0o022)
 		}
-		if err := t.Chmod(want.Mode); err != nil {
-			t.Close()
-			return err
+		if err == nil {
+			err = fsutil.Sync(t)
 		}
-		if err := fsutil.Sync(t); err != nil {
-			t.Close()
-			return err
+		if cerr := t.Close(); err == nil {
+			err = cerr
 		}
-		return t.Close()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		if err == nil && p.kind == kindLegacyAgent && !ownAgent(p.tmp, sc.id) {
+			err = fmt.Errorf("%w: its records are not the session's", ErrForeign)
+		}
+		return err
 	}
-	stamp := o.Now.Format("20060102_150405.000")
-	syncDirs := map[string]bool{}
-	for _, t := range temps {
-		if o.Force {
-			if _, err := os.Lstat(t.dest); err == nil {
-				if err := fsutil.Rename(t.dest, t.dest+".backup."+stamp); err != nil {
-					return nil, err
-				}
+	if sink != nil {
+		w.content = func(c Content, r io.Reader) error { return sink.put(ctx, c, r) }
+	}
+	res, err := walkArchive(f, w)
+	if err != nil {
+		return nil, err
+	}
+	for k := range res.bad {
+		if !bad[k] {
+			bad[k] = true
+			x.BadContent = append(x.BadContent, k)
+		}
+	}
+	if sink != nil {
+		if err := sink.commit(); err != nil {
+			return nil, err
+		}
+		x.Content = len(sink.keys)
+	}
+	return stubs.Keys, nil
+}
+
+// staysStub lists the stub keys (found in the transcripts, or listed as
+// missing when archived) whose content the store does not hold.
+func staysStub(st *ccm.Store, stubs map[ccm.Key]struct{}, m *Manifest, bad map[string]bool) []string {
+	all := map[string]bool{}
+	for k := range stubs {
+		all[string(k)] = true
+	}
+	for _, k := range m.Missing {
+		all[k] = true
+	}
+	for k := range bad {
+		if _, err := ccm.ParseKey(k); err == nil {
+			all[k] = true
+		}
+	}
+	var out []string
+	for k := range all {
+		if st != nil {
+			if _, err := st.Stat(ccm.Key(k)); err == nil {
+				continue
 			}
 		}
+		out = append(out, k)
 	}
-	for _, t := range temps {
-		if err := fsutil.Rename(t.tmp, t.dest); err != nil {
-			return nil, err
-		}
-		syncDirs[filepath.Dir(t.dest)] = true
-	}
-	ok = true
-	for _, e := range m.Files {
-		mt := e.MTime
-		if o.Touch {
-			mt = o.Now
-		}
-		p := filepath.Join(configDir, filepath.FromSlash(e.Path))
-		if err := os.Chtimes(p, mt, mt); err != nil {
-			return nil, err
-		}
-	}
-	dirs := append([]Entry(nil), m.Dirs...)
-	sort.Slice(dirs, func(i, j int) bool { return dirs[i].Path > dirs[j].Path }) // deepest first
-	for _, d := range dirs {
-		p := filepath.Join(configDir, filepath.FromSlash(d.Path))
-		os.Chmod(p, d.Mode)
-		os.Chtimes(p, d.MTime, d.MTime)
-		syncDirs[filepath.Dir(p)] = true
-	}
-	for d := range syncDirs {
-		if err := fsutil.SyncDir(d); err != nil {
-			return nil, err
-		}
-	}
-	// The session is back and durable: the archive goes (closed first:
-	// Windows removes an open file only once it is closed).
-	f.Close()
-	if err := os.Remove(path); err != nil {
-		return m, fmt.Errorf("restored, but removing the archive failed: %w", err)
-	}
-	os.Remove(SidecarPath(path))
-	fsutil.SyncDir(filepath.Dir(path))
-	os.Remove(filepath.Dir(path)) // the project's archive folder, when now empty
-	return m, nil
+	sort.Strings(out)
+	return out
 }

@@ -1,4 +1,4 @@
-package capture
+package jsonstr
 
 import (
 	"strings"
@@ -6,19 +6,19 @@ import (
 	"unicode/utf8"
 )
 
-// unquote decodes a raw JSON string (quotes included) into bytes. gjson
+// Unquote decodes a raw JSON string (quotes included) into bytes. gjson
 // decodes strings one character at a time and then the caller copies the
 // result again; a captured output is up to 16 MB, so this copies the runs
 // between escapes whole, into one buffer. ok is false for a malformed
-// string (the input was validated, so only a bug gets there).
-func unquote(raw string) ([]byte, bool) {
+// string.
+func Unquote(raw string) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return nil, false
 	}
 	s := raw[1 : len(raw)-1]
 	out := make([]byte, 0, len(s))
 	for {
-		i := indexByte(s, '\\')
+		i := strings.IndexByte(s, '\\')
 		if i < 0 {
 			return append(out, s...), true
 		}
@@ -63,10 +63,6 @@ func unquote(raw string) ([]byte, bool) {
 			return nil, false
 		}
 	}
-}
-
-func indexByte(s string, c byte) int {
-	return strings.IndexByte(s, c)
 }
 
 func hex4(s string) (rune, int) {
