@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"math"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -68,7 +70,7 @@ func (c *Counter) take(raw []byte) {
 	if c.stride == 0 {
 		s := decodeText(raw)
 		c.est.Bytes += int64(len(s))
-		c.pieces = append(c.pieces, textPiece{s: s, owner: -1})
+		c.pieces = appendSplit(c.pieces, s, c.budget)
 		return
 	}
 	c.restBytes += textSize(raw)
@@ -103,14 +105,17 @@ func (c *Counter) Estimate() (Estimate, error) {
 	}
 	e := c.est
 	var sampleBytes, sampleTokens int64
+	var exact float64
 	for i, p := range c.pieces {
 		if p.owner < 0 {
-			e.Tokens += int64(counts[i])
+			exact += p.tokens(counts[i])
+			e.Sampled = e.Sampled || p.scale > 0
 		} else {
 			sampleBytes += int64(len(p.s))
 			sampleTokens += int64(counts[i])
 		}
 	}
+	e.Tokens = int64(math.Round(exact))
 	if c.stride > 0 && sampleBytes > 0 {
 		e.Sampled = true
 		e.Bytes += c.restBytes
