@@ -84,17 +84,18 @@ python3 - "$work/ccm-base" "$ccm" "$corpus" <<'PY'
 import glob, json, os, subprocess, sys
 base, new, corpus = sys.argv[1:4]
 def est(ccm, p):
-    out = json.loads(subprocess.run([ccm, "analyze", "--json", p], check=True, capture_output=True).stdout)
-    e = (out[0] if isinstance(out, list) else out)["context_estimate"]
-    return e["tokens"], e["sampled"]
-tb = tn = worst = 0
-rows = 0
-for p in sorted(glob.glob(os.path.join(corpus, "*", "*.jsonl"))):
-    (b, bs), (n, ns) = est(base, p), est(new, p)
-    tb, tn, rows = tb + b, tn + n, rows + 1
-    d = 100 * abs(n - b) / max(1, b)
-    worst = max(worst, d)
-    if n != b:
-        print("  %-60s %9d -> %9d  %+.3f %%  sampled %s -> %s" % (os.path.relpath(p, corpus)[-60:], b, n, 100 * (n - b) / max(1, b), bs, ns))
-print("%d sessions: %d tokens before, %d after (%+.4f %%); largest difference on one session %.3f %%" % (rows, tb, tn, 100 * (tn - tb) / max(1, tb), worst))
+    """analyze's estimate, and purge --dry-run's of what the purge leaves."""
+    a = json.loads(subprocess.run([ccm, "analyze", "--json", p], check=True, capture_output=True).stdout)[0]
+    e = a.get("context_estimate") or {"tokens": 0}  # none without an active chain
+    d = json.loads(subprocess.run([ccm, "purge", "--dry-run", "--json", p], check=True, capture_output=True).stdout)[0]
+    return e["tokens"], (d.get("tokens_after") or {"tokens": 0})["tokens"]
+for i, what in enumerate(["analyze", "purge --dry-run (after)"]):
+    tb = tn = worst = rows = 0
+    for p in sorted(glob.glob(os.path.join(corpus, "*", "*.jsonl"))):
+        b, n = est(base, p)[i], est(new, p)[i]
+        tb, tn, rows = tb + b, tn + n, rows + 1
+        worst = max(worst, 100 * abs(n - b) / max(1, b))
+        if n != b:
+            print("  %-60s %9d -> %9d  %+.3f %%" % (os.path.relpath(p, corpus)[-60:], b, n, 100 * (n - b) / max(1, b)))
+    print("%s, %d sessions: %d tokens before, %d after (%+.4f %%); largest difference on one session %.3f %%" % (what, rows, tb, tn, 100 * (tn - tb) / max(1, tb), worst))
 PY
