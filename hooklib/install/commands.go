@@ -79,9 +79,10 @@ func installCommands(o Options) ([]string, map[string]string, error) {
 		if err := fsutil.MkdirPrivate(dir); err != nil {
 			return changes, written, err
 		}
-		// Command files are read by Claude Code and, in a project, by
-		// teammates: the usual 0644, not ccm's private 0600.
-		if err := fsutil.WriteFileBytes(p, 0o644, files[n]); err != nil {
+		// Command files are read by Claude Code as the user who runs it:
+		// 0600 like everything ccm writes. In a project, teammates get
+		// them through git, which keeps no mode but the executable bit.
+		if err := fsutil.WriteFileBytes(p, fsutil.FileMode, files[n]); err != nil {
 			return changes, written, err
 		}
 	}
