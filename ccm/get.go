@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"ccm/fsutil"
 )
 
 // maxMetaSize bounds what is read as a metadata file; real ones are under
@@ -350,14 +352,11 @@ func metaFromFile(key Key, f BlobFile) (*Meta, error) {
 	return m, nil
 }
 
-// readRegular reads a regular file, refusing symlinks (O_NOFOLLOW) and
+// readRegular reads a regular file, refusing symlinks, special files and
 // files larger than max.
 func readRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(path, os.O_RDONLY)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s is a symlink, not a store file", path)
-		}
 		return nil, err
 	}
 	defer f.Close()
@@ -379,7 +378,7 @@ func (s *Store) openFile(key Key, bf BlobFile) (io.ReadCloser, error) {
 	if bf.Packed {
 		return s.openPacked(key, bf)
 	}
-	f, err := os.OpenFile(bf.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(bf.Path, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", key, ErrNotFound)

@@ -33,7 +33,7 @@ func LockFile(ctx context.Context, path string, exclusive bool, wait time.Durati
 	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+	f, err := OpenPrivate(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func Funlock(f *os.File) error {
 // creates nothing (a dry run must not change the directory it inspects)
 // and returns an error wrapping fs.ErrNotExist when the file is missing.
 func LockExisting(ctx context.Context, path string, exclusive bool, wait time.Duration) (*Lock, error) {
-	f, err := os.Open(path) // flock works on a read-only descriptor
+	f, err := OpenPrivate(path, os.O_RDONLY) // flock works on a read-only descriptor
 	if err != nil {
 		return nil, err
 	}

@@ -233,10 +233,12 @@ func (s *Store) MaybeGC(ctx context.Context, now time.Time) (int, error) {
 		return 0, err
 	}
 	defer l.Unlock()
-	if err := os.WriteFile(stamp, nil, fsutil.FileMode); err != nil {
+	f, err := fsutil.OpenPrivate(stamp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
 		return 0, err
 	}
-	os.Chtimes(stamp, now, now)
+	fsutil.SetModTime(f, now)
+	f.Close()
 	return removeIdle(s.Dir, now, IdleLimit, func(name string) bool {
 		return strings.HasSuffix(name, ".json") || strings.Contains(name, ".ccm-tmp-")
 	})

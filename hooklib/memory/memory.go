@@ -160,7 +160,7 @@ func (s *Store) Record(ctx context.Context, e Entry) (bool, error) {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		line = append([]byte{'\n'}, line...) // end a torn last line first
 	}
-	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.OpenPrivate(s.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return false, err
 	}
