@@ -100,7 +100,7 @@ func (s *Store) lock(ctx context.Context) (*fsutil.Lock, error) {
 // a fresh state; an unreadable one is an error.
 func (s *Store) Load(session string) (State, error) {
 	st := State{SessionID: session}
-	data, err := os.ReadFile(s.path(session))
+	data, err := fsutil.ReadRegular(s.path(session), maxReadFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}

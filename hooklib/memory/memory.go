@@ -89,10 +89,14 @@ func (s *Store) lock(ctx context.Context) (*fsutil.Lock, error) {
 	return fsutil.LockFile(ctx, s.Path+".lock", true, w)
 }
 
+// maxFile bounds the lessons file read back; the entries it keeps are a
+// few hundred kilobytes.
+const maxFile = 64 << 20
+
 // List returns the entries, oldest first. A missing file is empty; lines
 // that are not entries (a torn last line) are skipped.
 func (s *Store) List() ([]Entry, error) {
-	data, err := os.ReadFile(s.Path)
+	data, err := fsutil.ReadRegular(s.Path, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -134,7 +138,7 @@ func (s *Store) Record(ctx context.Context, e Entry) (bool, error) {
 		return false, err
 	}
 	defer l.Unlock()
-	data, err := os.ReadFile(s.Path)
+	data, err := fsutil.ReadRegular(s.Path, maxFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
