@@ -25,9 +25,9 @@ func ccmName(exe string) string {
 	return ShellQuote(exe)
 }
 
-// commandFiles returns the slash commands to install, with {{CCM}}
-// replaced by ccmName.
-func commandFiles(o Options) (map[string][]byte, error) {
+// CommandFiles returns the slash commands install writes, by file name,
+// with {{CCM}} replaced by how they call ccm (ccmName).
+func CommandFiles(o Options) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	if o.Commands == nil {
 		return files, nil
@@ -51,7 +51,7 @@ func commandFiles(o Options) (map[string][]byte, error) {
 // ccm's own; a file the user changed is kept and reported. It returns the
 // changes and the sha256 of each file it wrote (or would write).
 func installCommands(o Options) ([]string, map[string]string, error) {
-	files, err := commandFiles(o)
+	files, err := CommandFiles(o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,7 +92,7 @@ func installCommands(o Options) ([]string, map[string]string, error) {
 // removeCommands deletes command files ccm wrote and nobody changed since:
 // their content matches what install recorded or what it would write now.
 func removeCommands(o Options, recorded map[string]string) ([]string, error) {
-	files, err := commandFiles(o)
+	files, err := CommandFiles(o)
 	if err != nil {
 		return nil, err
 	}
