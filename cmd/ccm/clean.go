@@ -20,6 +20,7 @@ type cleanOptions struct {
 	Quiet    bool // maintain: no plan lines
 	HaveLock bool // maintain holds the maintenance lock already
 	Now      time.Time
+	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
 }
 
 func newCleanCommand() *cli.Command {
@@ -107,7 +108,7 @@ func runClean(ctx context.Context, o cleanOptions) error {
 	} else {
 		fmt.Fprintln(o.Stdout, cleanSummaryLine(sum))
 	}
-	if sum.Failed > 0 || len(sum.Errors) > 0 {
+	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
 	}
 	return nil
@@ -115,7 +116,11 @@ func runClean(ctx context.Context, o cleanOptions) error {
 
 func cleanSummaryLine(s *cleanSummary) string {
 	if s.DryRun {
-		return fmt.Sprintf("clean: would remove %d items, %s", s.Planned, humanBytes(s.Bytes))
+		line := fmt.Sprintf("clean: would remove %d items, %s", s.Planned, humanBytes(s.Bytes))
+		if s.Failed > 0 {
+			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
+		}
+		return line
 	}
 	return fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, humanBytes(s.Freed), s.Failed)
 }
@@ -138,10 +143,14 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range errs {
-		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
+	failed := o.Failed
+	if failed == nil {
+		failed = newItemErrors(o.globalOptions)
 	}
+	// What the scan could not read are failed items: reported, counted,
+	// and the rest cleaned.
 	sum := &cleanSummary{DryRun: o.DryRun, Planned: len(plan.Items), Bytes: plan.Bytes, Plan: plan, Errors: errStrings(errs)}
+	sum.Failed += failed.addAll(errs)
 	if !o.JSON && !o.Quiet {
 		for _, it := range plan.Items {
 			fmt.Fprintf(o.Stdout, "remove  %-6s  %s  %s  %s\n", it.Kind, humanBytes(it.Bytes), it.Path, it.Reason)
@@ -174,9 +183,8 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 			mu.Lock()
 			if err != nil {
 				it.Result, it.Error = "failed", err.Error()
-				sum.Failed++
-				if !o.JSON {
-					fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
+				if failed.add(err) {
+					sum.Failed++
 				}
 			} else {
 				it.Result = "removed"

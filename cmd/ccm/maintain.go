@@ -82,10 +82,10 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		defer lk.Unlock()
 	}
 	sum := &maintainSummary{Errors: []string{}}
-	failed := false
+	failed := newItemErrors(o.globalOptions) // one rule and one count for all three parts
 	quiet := o.globalOptions
 	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
-		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now}
+		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
 		if mb := cfg.Number("CCM_ARCHIVE_MIN_SIZE_MB"); mb > 0 {
 			ao.MinSize = int64(mb * prune.MiB)
 		}
@@ -94,27 +94,25 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 			return err
 		}
 		sum.Archive = s
-		failed = failed || s.Failed > 0
 	}
 	if cfg.Bool("CCM_MAINTAIN_CLEAN") {
 		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY"), KeepBackups: cfg.Int("CCM_CLEAN_KEEP_BACKUPS")}
 		if d := cfg.Number("CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS"); d > 0 {
 			pol.BackupsOlderThan = time.Duration(d * 24 * float64(time.Hour))
 		}
-		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now})
+		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed})
 		if err != nil {
 			return err
 		}
 		sum.Clean = s
-		failed = failed || s.Failed > 0
 	}
-	po, err := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"))
+	po, err := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"), failed)
 	if err != nil {
 		return err
 	}
 	sum.Prune = po
-	failed = failed || po.Failed > 0
 	_ = lockErr
+	sum.Errors = failed.strings()
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
 			return err
@@ -122,15 +120,12 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	} else if line := maintainLine(sum, o.DryRun); line != "" {
 		fmt.Fprintln(o.Stdout, line)
 	}
-	if failed {
-		return silentError{code: exitFindings}
-	}
-	return nil
+	return failed.status()
 }
 
 // maintainPrune prunes the store by age and size; no store yet, or no
 // limit configured, is nothing to do.
-func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float64) (*pruneOutcome, error) {
+func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float64, failed *itemErrors) (*pruneOutcome, error) {
 	pol := prune.Policy{}
 	if ageDays >= 0 {
 		pol.AgeLimit, pol.MaxAge = true, time.Duration(ageDays*24*float64(time.Hour))
@@ -167,7 +162,7 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && res != nil {
 		for _, e := range res.Errors {
-			fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+			failed.add(errors.New(e))
 		}
 		return out, nil
 	}
@@ -191,7 +186,7 @@ func maintainLine(s *maintainSummary, dry bool) string {
 			parts = append(parts, p)
 		}
 	}
-	if c := s.Clean; c != nil && c.Planned > 0 {
+	if c := s.Clean; c != nil && (c.Planned > 0 || c.Failed > 0) {
 		if dry {
 			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, humanBytes(c.Bytes)))
 		} else {

@@ -23,6 +23,10 @@ type Selection struct {
 	Session string
 	// Dirs allows directory arguments, walked for *.jsonl.
 	Dirs bool
+	// Skip, when set, is told of each folder under a directory argument
+	// that cannot be read, and the walk carries on (a batch reports it
+	// and purges the rest); unset, such a folder fails Files.
+	Skip func(path string, err error)
 }
 
 // File is one transcript to work on.
@@ -80,6 +84,11 @@ func Files(claudeDir string, o Selection) ([]File, error) {
 		return nil, &UsageError{"no transcript given (pass FILE, --current or --session ID)"}
 	}
 	var out []File
+	skipped := 0
+	skip := o.Skip
+	if skip != nil {
+		skip = func(path string, err error) { skipped++; o.Skip(path, err) }
+	}
 	for _, a := range o.Args {
 		fi, err := os.Stat(a)
 		if err != nil {
@@ -93,14 +102,14 @@ func Files(claudeDir string, o Selection) ([]File, error) {
 			return nil, fmt.Errorf("%s: is a directory (pass a transcript file)", a)
 		}
 		var found []string
-		err = transcript.WalkTranscripts(a, func(path string, _ fs.DirEntry) error {
+		err = transcript.WalkTranscriptsSkipping(a, func(path string, _ fs.DirEntry) error {
 			found = append(found, path)
 			return nil
-		})
+		}, skip)
 		if err != nil {
 			return nil, &FileError{a, err}
 		}
-		if len(found) == 0 {
+		if len(found) == 0 && skipped == 0 {
 			return nil, fmt.Errorf("%s: no transcripts (*.jsonl) in this directory", a)
 		}
 		sort.Strings(found)
