@@ -69,6 +69,8 @@ var ownFiles = []struct {
 		}},
 	{name: "maintain lock", path: func(e ownEnv) string { return filepath.Join(e.home, "locks", "maintain.lock") },
 		run: func(t *testing.T, e ownEnv) (int, string, string) { return e.ccm(t, "archive", "--older-than", "1h") }},
+	{name: "migrate lock", path: func(e ownEnv) string { return filepath.Join(e.home, "locks", "migrate.lock") },
+		run: func(t *testing.T, e ownEnv) (int, string, string) { return e.ccm(t, "migrate", "--yes") }},
 	{name: "captures.jsonl", path: func(e ownEnv) string { return filepath.Join(e.home, "captures.jsonl") }, hook: true,
 		run: func(t *testing.T, e ownEnv) (int, string, string) { return e.hook(t, bigBashOutput) }},
 	{name: "hooks.log", path: func(e ownEnv) string { return filepath.Join(e.home, "logs", "hooks.log") }, hook: true,
