@@ -32,8 +32,9 @@ const EstimateBudget = 256 << 10
 // Counter accumulates a token estimate record by record as a purge writes
 // them (their sizes are not known beforehand, unlike EstimateContext's).
 // It keeps the texts to tokenize, never the records: every text until
-// EstimateBudget bytes are kept, then every k-th text only (at most
-// sampleText of each), whose tokens per byte scale the rest. Estimate
+// EstimateBudget bytes are kept (one longer than that as windows,
+// appendSplit), then every k-th text only (at most sampleText of each),
+// whose tokens per byte scale the rest. Estimate
 // tokenizes them at the end on every core, so the vocabulary (100k
 // strings that every garbage collection marks) need not be loaded while
 // the purge runs.

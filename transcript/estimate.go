@@ -22,7 +22,8 @@ const (
 )
 
 // EstimateContext estimates the tokens msgs send to the model. The first
-// EstimateBudget bytes of text are tokenized exactly. Beyond them, the
+// EstimateBudget bytes of text are tokenized exactly (one text longer
+// than that on windows, appendSplit). Beyond them, the
 // index already knows every record's text size (Facts.TextBytes, from the
 // scan), so only a sample of records is read again: sampleRecords of
 // them, drawn with a probability proportional to their text (systematic
