@@ -388,7 +388,7 @@ func (b *Batch) keysSince() (func(Key) bool, error) {
 	if loaded || p == nil {
 		return func(k Key) bool { _, ok, _ := s.packLookup(k); return ok }, nil
 	}
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|fsutil.NoFollow, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return func(Key) bool { return false }, nil
 	}
@@ -484,7 +484,7 @@ func (b *Batch) open(fp **os.File, path string, flag int) (f *os.File, opened bo
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if *fp == nil {
-		f, err := fsutil.OpenFile(path, flag, fsutil.FileMode)
+		f, err := fsutil.OpenPrivate(path, flag)
 		if err != nil {
 			return nil, false, err
 		}

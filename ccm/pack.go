@@ -141,7 +141,7 @@ func (s *Store) packFile(e *packEntry) BlobFile {
 // openPacked opens a blob's frame for verified reading. A frame past the
 // pack's end, or whose CRC does not match, is ErrCorrupt with a reason.
 func (s *Store) openPacked(key Key, bf BlobFile) (io.ReadCloser, error) {
-	f, err := os.OpenFile(bf.Path, os.O_RDONLY|fsutil.NoFollow, 0)
+	f, err := fsutil.OpenPrivate(bf.Path, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s (%s): %w: its pack is missing", key, bf.Path, ErrCorrupt)

@@ -99,7 +99,7 @@ func validPackID(id string) bool {
 // appended since the last call are read, the whole log again when it was
 // replaced (a repack). The caller holds s.idxMu.
 func (s *Store) loadIndexLocked() error {
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|fsutil.NoFollow, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
 			s.idx = &packIndex{entries: map[Key]*packEntry{}}
@@ -480,7 +480,7 @@ func (s *Store) appendIndexLines(data []byte, sync bool) error {
 	path := s.packIndexPath()
 	_, statErr := os.Lstat(path)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	f, err := fsutil.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.OpenPrivate(path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("pack index: %w", err)
 	}
@@ -562,7 +562,7 @@ var keyField = []byte(`"key":"`)
 // newPresence reads the cache's key table and scans the rest of the log.
 func (s *Store) newPresence() (*packPresence, error) {
 	p := &packPresence{tail: map[Key]struct{}{}}
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|fsutil.NoFollow, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
 			return p, nil
@@ -646,7 +646,7 @@ const maxScans = 8
 // about one key, so they alone give its entry. The log is read 1 MB at a
 // time.
 func (s *Store) scanLookup(key Key) (packEntry, bool, error) {
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|fsutil.NoFollow, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
 			return packEntry{}, false, nil

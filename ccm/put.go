@@ -396,7 +396,7 @@ func (s *Store) appendIndex(p *pending, src Source) error {
 		return nil
 	}
 	path := s.path(indexFile)
-	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.OpenPrivate(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}

@@ -29,7 +29,7 @@ func LockFile(ctx context.Context, path string, exclusive bool, wait time.Durati
 	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+	f, err := OpenPrivate(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func Flock(ctx context.Context, f *os.File, path string, exclusive bool, wait ti
 // creates nothing (a dry run must not change the directory it inspects)
 // and returns an error wrapping fs.ErrNotExist when the file is missing.
 func LockExisting(ctx context.Context, path string, exclusive bool, wait time.Duration) (*Lock, error) {
-	f, err := OpenFile(path, os.O_RDONLY, 0) // both locks work on a read-only descriptor
+	f, err := OpenPrivate(path, os.O_RDONLY) // flock works on a read-only descriptor
 	if err != nil {
 		return nil, err
 	}

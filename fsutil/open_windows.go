@@ -5,6 +5,7 @@ package fsutil
 import (
 	"io/fs"
 	"os"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -92,4 +93,32 @@ func longPath(path string) string {
 		return `\\?\UNC\` + abs[2:] // \\server\share\...
 	}
 	return `\\?\` + abs
+}
+
+// openPrivate opens path without following a symlink (NoFollow opens a
+// reparse point itself) and checks what it opened: Windows has no
+// O_NOFOLLOW, and a symlink there needs a privilege to create.
+func openPrivate(path string, flag int) (*os.File, error) {
+	f, err := OpenFile(path, flag|NoFollow, FileMode)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
+	case !fi.Mode().IsRegular():
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: notRegular(fi.Mode())}
+	}
+	return f, nil
+}
+
+func setModTime(f *os.File, t time.Time) error {
+	return os.Chtimes(f.Name(), t, t)
 }

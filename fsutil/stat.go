@@ -14,8 +14,8 @@ type Stat struct {
 	Mode fs.FileMode // type bits, and the permission bits where the system has them
 }
 
-// ErrSymlink is returned by ReadSmall for a symlink, which it never
-// follows.
+// ErrSymlink is returned by ReadSmall and OpenPrivate for a symlink,
+// which they never follow: ccm never opens its own files through one.
 var ErrSymlink = errors.New("is a symlink")
 
 // ErrTooLarge is returned by ReadSmall for a file larger than its limit.

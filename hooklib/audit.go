@@ -1,8 +1,7 @@
 package hooklib
 
 import (
-	"os"
-
+	"ccm/fsutil"
 	"ccm/hooklib/monitor"
 	"ccm/transcript/audit"
 )
@@ -19,7 +18,7 @@ func (h *Hook) updateAudit(st *monitor.State) {
 		st.Audit = nil
 		return
 	}
-	f, err := os.Open(h.In.TranscriptPath())
+	f, err := fsutil.OpenRegular(h.In.TranscriptPath())
 	if err != nil {
 		h.Log.Printf("context audit: %v", err)
 		return

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ccm/fsutil"
 	"ccm/hooklib/compress"
 )
 
@@ -290,7 +291,7 @@ func DisabledByEnv(lookup func(string) (string, bool)) bool {
 // skipped, "export " is allowed, and one level of matching quotes is
 // removed. It is the .env dialect the earlier tools read.
 func readEnvFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path, maxReadFile)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,11 @@ var caches = sync.Pool{New: func() any { return make(map[string]int, 4096) }}
 
 const maxCachedChunks = 200_000
 
+// maxCachedLen is the longest chunk cached: words and symbols are
+// shorter, and a chunk that long (a run of one character, an encoded
+// blob) seldom comes back, so caching it would only hold its copy.
+const maxCachedLen = 64
+
 // load parses the cl100k_base vocabulary that tiktoken-go-loader embeds:
 // one "base64(token) rank" per line.
 func load() {
@@ -81,9 +86,13 @@ func count(s string) int {
 		w := chunkLen(s, i)
 		chunk := s[i : i+w]
 		i += w
+		if len(chunk) > maxCachedLen {
+			n += bpeCount(ranks, chunk)
+			continue
+		}
 		k, ok := cache[chunk]
 		if !ok {
-			k = bpeCount(ranks, []byte(chunk))
+			k = bpeCount(ranks, chunk)
 			if len(cache) >= maxCachedChunks {
 				clear(cache)
 			}

@@ -147,6 +147,67 @@ func TestLongChunk(t *testing.T) {
 	}
 }
 
+// TestHeapMerge: chunks long enough for the heap merge (words run
+// together, runs of one character, base64, punctuation) count what
+// tiktoken counts, exactly, up to maxPiece bytes.
+func TestHeapMerge(t *testing.T) {
+	enc := reference(t)
+	words := strings.Fields("the quick brown fox jumps over lazy dog authentication kubernetes Ünïcödé CONTEXT REFRESH aaaa zz")
+	rng := rand.New(rand.NewSource(3))
+	for n := 0; n < 400; n++ {
+		var b strings.Builder
+		switch n % 4 {
+		case 0:
+			for b.Len() < heapFrom+rng.Intn(maxPiece-heapFrom) {
+				b.WriteString(words[rng.Intn(len(words))])
+			}
+		case 1:
+			b.WriteString(strings.Repeat(string("ax=!"[rng.Intn(4)]), heapFrom+rng.Intn(maxPiece-heapFrom)))
+		case 2:
+			for b.Len() < heapFrom+rng.Intn(maxPiece-heapFrom) {
+				b.WriteByte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[rng.Intn(52)])
+			}
+		case 3:
+			for b.Len() < heapFrom+rng.Intn(maxPiece-heapFrom) {
+				b.WriteByte("!#$%&()*+,-./:;<=>?@[]^_`{|}~"[rng.Intn(29)])
+			}
+		}
+		s := b.String()
+		if len(s) > maxPiece {
+			s = s[:maxPiece]
+		}
+		// Every chunk is at most maxPiece long: the count is exact.
+		if got, want := MustCount(s), len(enc.EncodeOrdinary(strings.ToValidUTF8(s, "\uFFFD"))); got != want {
+			t.Fatalf("Count(%q) = %d, tiktoken says %d", s, got, want)
+		}
+		if scan, heap := bpeCountScan(s), bpeCountHeap(ranks, s); scan != heap {
+			t.Fatalf("heap merge of %q = %d, the scan says %d", s, heap, scan)
+		}
+	}
+}
+
+// bpeCountScan is the merge by scan, on any length, to check the heap
+// against.
+func bpeCountScan(s string) int {
+	piece := []byte(s)
+	parts := make([]int, len(piece)+1)
+	for i := range parts {
+		parts[i] = i
+	}
+	for {
+		best, at := -1, -1
+		for i := 0; i+2 < len(parts); i++ {
+			if r, ok := ranks[string(piece[parts[i]:parts[i+2]])]; ok && (best < 0 || r < best) {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			return len(parts) - 1
+		}
+		parts = append(parts[:at+1], parts[at+2:]...)
+	}
+}
+
 // BenchmarkLongChunk counts a 600 KB chunk of letters, which the merge,
 // quadratic in a chunk's length, takes in pieces.
 func BenchmarkLongChunk(b *testing.B) {

@@ -194,21 +194,23 @@ func Projects(configDir string) ([]string, error) {
 	return out, nil
 }
 
-// AllSessions lists the main sessions of every project.
-func AllSessions(configDir string) ([]Session, error) {
+// AllSessions lists the main sessions of every project. A project folder
+// that cannot be read is returned in failed and the listing carries on;
+// err is for the projects folder itself.
+func AllSessions(configDir string) (sessions []Session, failed []error, err error) {
 	projects, err := Projects(configDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []Session
 	for _, p := range projects {
 		ss, err := ProjectSessions(filepath.Join(ProjectsDir(configDir), p))
 		if err != nil {
-			return nil, err
+			failed = append(failed, err)
+			continue
 		}
-		out = append(out, ss...)
+		sessions = append(sessions, ss...)
 	}
-	return out, nil
+	return sessions, failed, nil
 }
 
 // SubagentFiles lists the subagent transcripts that belong to a session:
@@ -244,9 +246,23 @@ func IsSubagentPath(path string) bool {
 // files included, skipping temp files. Backups (*.jsonl.backup.*) do not
 // end in .jsonl and are not visited.
 func WalkTranscripts(root string, fn func(path string, d fs.DirEntry) error) error {
+	return WalkTranscriptsSkipping(root, fn, nil)
+}
+
+// WalkTranscriptsSkipping is WalkTranscripts for a batch: a folder under
+// root that cannot be read is passed to skip and the walk carries on with
+// the rest (with skip nil, it fails the walk).
+func WalkTranscriptsSkipping(root string, fn func(path string, d fs.DirEntry) error, skip func(path string, err error)) error {
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if skip == nil || path == root {
+				return err
+			}
+			skip(path, err)
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") || strings.HasPrefix(d.Name(), ".") {
 			return nil

@@ -31,6 +31,7 @@ type archiveOptions struct {
 	Quiet     bool // maintain: no plan lines
 	HaveLock  bool // maintain holds the maintenance lock already
 	Now       time.Time
+	Failed    *itemErrors // maintain's, shared by its parts; nil: the run's own
 }
 
 func newArchiveCommand() *cli.Command {
@@ -156,7 +157,7 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 	} else {
 		fmt.Fprintln(o.Stdout, archiveSummaryLine(sum))
 	}
-	if sum.Failed > 0 || len(sum.ScanErrors) > 0 {
+	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
 	}
 	return nil
@@ -164,7 +165,11 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 
 func archiveSummaryLine(s *archiveSummary) string {
 	if s.DryRun {
-		return fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, humanBytes(s.Bytes), s.Root)
+		line := fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, humanBytes(s.Bytes), s.Root)
+		if s.Failed > 0 {
+			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
+		}
+		return line
 	}
 	return fmt.Sprintf("archive: archived %d of %d sessions, %s into %s (%d left in place: written to meanwhile, %d failed)",
 		s.Archived, s.Planned, humanBytes(s.Bytes), humanBytes(s.Packed), s.LeftLive, s.Failed)
@@ -199,13 +204,17 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if err != nil {
 		return nil, err
 	}
+	failed := o.Failed
+	if failed == nil {
+		failed = newItemErrors(o.globalOptions)
+	}
 	var recovered []archive.Recovered
 	recoverFailed := 0
 	if !o.DryRun {
 		if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 			return nil, err // a missing config dir: nothing to recover into
 		}
-		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, o.Quiet); err != nil {
+		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, o.Quiet, failed); err != nil {
 			return nil, err
 		}
 	}
@@ -219,6 +228,9 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	}
 	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
 		Recovered: recovered, Failed: recoverFailed}
+	// Folders and transcripts the scan could not read are failed items:
+	// reported and counted, the rest archived.
+	sum.Failed += failed.addAll(scanErrs)
 	var todo []*archivePlanItem
 	for _, r := range rows {
 		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
@@ -234,7 +246,10 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		case r.TotalBytes < o.MinSize:
 			it.Reason = fmt.Sprintf("%s, under --min-size", humanBytes(r.TotalBytes))
 		case r.Error != "":
-			it.Reason = "unreadable: " + r.Error
+			it.Reason, it.Result, it.Error = "unreadable: "+r.Error, "failed", r.Error
+			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, r.Error)) {
+				sum.Failed++
+			}
 		default:
 			it.Archive = true
 			it.Reason = fmt.Sprintf("not written for %s (limit %s)", humanAge(idle), humanAge(age))
@@ -301,9 +316,8 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			}
 		default:
 			it.Result, it.Error = "failed", err.Error()
-			sum.Failed++
-			if !o.JSON {
-				fmt.Fprintf(o.Stderr, "ccm: %s: %v\n", it.Session, err)
+			if failed.add(fmt.Errorf("%s: %w", it.Session, err)) {
+				sum.Failed++
 			}
 		}
 	}

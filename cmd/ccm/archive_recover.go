@@ -26,8 +26,9 @@ func archiveAge(g globalOptions, ret sessions.Retention) time.Duration {
 // recoverArchives finishes or undoes the archives and unarchives an
 // earlier run left unfinished (killed, crashed), before a run plans its
 // own work. Each is said on stdout unless quiet; one that cannot be
-// recovered is an error line on stderr, and counted in the result.
-func recoverArchives(ctx context.Context, o globalOptions, root string, st *ccm.Store, now time.Time, quiet bool) ([]archive.Recovered, int, error) {
+// recovered is a failed item of errs (said on stderr and counted), and
+// counted in the result.
+func recoverArchives(ctx context.Context, o globalOptions, root string, st *ccm.Store, now time.Time, quiet bool, errs *itemErrors) ([]archive.Recovered, int, error) {
 	rec, err := archive.Recover(ctx, root, o.ClaudeDir, archive.ExtractOptions{Store: st, Now: now})
 	if err != nil {
 		return rec, 0, err
@@ -40,9 +41,8 @@ func recoverArchives(ctx context.Context, o globalOptions, root string, st *ccm.
 			back = append(back, r.Session)
 		}
 		if r.Err != nil {
-			failed++
-			if !o.JSON {
-				fmt.Fprintf(o.Stderr, "ccm: %s: interrupted %s: %v\n", r.Session, r.Op, r.Err)
+			if errs.add(fmt.Errorf("%s: interrupted %s: %w", r.Session, r.Op, r.Err)) {
+				failed++
 			}
 			continue
 		}

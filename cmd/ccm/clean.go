@@ -22,6 +22,7 @@ type cleanOptions struct {
 	Quiet    bool // maintain: no plan lines
 	HaveLock bool // maintain holds the maintenance lock already
 	Now      time.Time
+	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
 }
 
 func newCleanCommand() *cli.Command {
@@ -112,7 +113,7 @@ func runClean(ctx context.Context, o cleanOptions) error {
 	} else {
 		fmt.Fprintln(o.Stdout, cleanSummaryLine(sum))
 	}
-	if sum.Failed > 0 || len(sum.Errors) > 0 {
+	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
 	}
 	return nil
@@ -122,6 +123,9 @@ func cleanSummaryLine(s *cleanSummary) string {
 	line := fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, humanBytes(s.Freed), s.Failed)
 	if s.DryRun {
 		line = fmt.Sprintf("clean: would remove %d items, %s", s.Planned, humanBytes(s.Bytes))
+		if s.Failed > 0 {
+			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
+		}
 	}
 	return line + keptSummary(s.Plan)
 }
@@ -173,10 +177,14 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range errs {
-		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
+	failed := o.Failed
+	if failed == nil {
+		failed = newItemErrors(o.globalOptions)
 	}
+	// What the scan could not read are failed items: reported, counted,
+	// and the rest cleaned.
 	sum := &cleanSummary{DryRun: o.DryRun, Planned: len(plan.Items), Bytes: plan.Bytes, Plan: plan, Errors: errStrings(errs)}
+	sum.Failed += failed.addAll(errs)
 	if !o.JSON && !o.Quiet {
 		for _, it := range plan.Items {
 			fmt.Fprintf(o.Stdout, "remove  %-6s  %s  %s  %s\n", it.Kind, humanBytes(it.Bytes), it.Path, it.Reason)
@@ -220,9 +228,8 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 			mu.Lock()
 			if err != nil {
 				it.Result, it.Error = "failed", err.Error()
-				sum.Failed++
-				if !o.JSON {
-					fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
+				if failed.add(err) {
+					sum.Failed++
 				}
 			} else {
 				it.Result = "removed"

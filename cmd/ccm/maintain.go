@@ -95,10 +95,10 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		defer lk.Unlock()
 	}
 	sum := &maintainSummary{Errors: []string{}}
-	failed := false
+	failed := newItemErrors(o.globalOptions) // one rule and one count for all three parts
 	quiet := o.globalOptions
 	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
-		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now}
+		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
 		if mb := cfg.Number("CCM_ARCHIVE_MIN_SIZE_MB"); mb > 0 {
 			ao.MinSize = int64(mb * prune.MiB)
 		}
@@ -107,7 +107,6 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 			return err
 		}
 		sum.Archive = s
-		failed = failed || s.Failed > 0
 	} else if _, err := sessions.ListProjects(o.ClaudeDir); err == nil && !o.DryRun {
 		// Not archiving, but an interrupted archive or unarchive is still
 		// finished or undone (archiveSessions does it when it runs).
@@ -115,11 +114,9 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		if err != nil {
 			return err
 		}
-		_, n, err := recoverArchives(ctx, quiet, archiveRoot(quiet, ""), st, o.Now, true)
-		if err != nil {
+		if _, _, err := recoverArchives(ctx, quiet, archiveRoot(quiet, ""), st, o.Now, true, failed); err != nil {
 			return err
 		}
-		failed = failed || n > 0
 	}
 	if cfg.Bool("CCM_MAINTAIN_CLEAN") {
 		// In config.env 0 (or empty) turns either backup rule off, as
@@ -131,26 +128,26 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		if d := cfg.Number("CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS"); d > 0 {
 			pol.OldBackups, pol.BackupsOlderThan = true, time.Duration(d*24*float64(time.Hour))
 		}
-		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now})
+		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed})
 		if err != nil {
 			return err
 		}
 		sum.Clean = s
-		failed = failed || s.Failed > 0
 	}
 	// A prune that cannot run (the store locked past --lock-wait) is
 	// reported after the summary of what archive and clean did.
-	po, pruneErr := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"))
-	if pruneErr != nil {
-		if errors.Is(pruneErr, context.Canceled) {
-			return pruneErr
-		}
-		sum.Errors = append(sum.Errors, "prune: "+pruneErr.Error())
-	} else {
+	po, pruneErr := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"), failed)
+	if errors.Is(pruneErr, context.Canceled) {
+		return pruneErr
+	}
+	if pruneErr == nil {
 		sum.Prune = po
-		failed = failed || po.Failed > 0
 	}
 	_ = lockErr
+	sum.Errors = failed.strings()
+	if pruneErr != nil {
+		sum.Errors = append(sum.Errors, "prune: "+pruneErr.Error())
+	}
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
 			return err
@@ -161,15 +158,12 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	if pruneErr != nil {
 		return fmt.Errorf("prune: %w", pruneErr)
 	}
-	if failed {
-		return silentError{code: exitFindings}
-	}
-	return nil
+	return failed.status()
 }
 
 // maintainPrune prunes the store by age and size; no store yet, or no
 // limit configured, is nothing to do.
-func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float64) (*pruneOutcome, error) {
+func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float64, failed *itemErrors) (*pruneOutcome, error) {
 	pol := prune.Policy{}
 	if ageDays >= 0 {
 		pol.AgeLimit, pol.MaxAge = true, time.Duration(ageDays*24*float64(time.Hour))
@@ -209,7 +203,7 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && res != nil {
 		for _, e := range res.Errors {
-			fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+			failed.add(errors.New(e))
 		}
 		return out, nil
 	}
@@ -233,7 +227,7 @@ func maintainLine(s *maintainSummary, dry bool) string {
 			parts = append(parts, p)
 		}
 	}
-	if c := s.Clean; c != nil && c.Planned > 0 {
+	if c := s.Clean; c != nil && (c.Planned > 0 || c.Failed > 0) {
 		if dry {
 			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, humanBytes(c.Bytes)))
 		} else {

@@ -252,10 +252,11 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 		if errors.Is(execErr, context.Canceled) {
 			return execErr
 		}
+		failed := newItemErrors(o.globalOptions)
 		for _, e := range res.Errors {
-			fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+			failed.add(errors.New(e))
 		}
-		return errFindings
+		return silentError{code: exitFindings}
 	}
 	if plan.OverLimit > 0 {
 		return errFindings

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -16,6 +17,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/hooklib"
+	"ccm/internal/batch"
 	"ccm/internal/locate"
 	"ccm/purge"
 	"ccm/transcript"
@@ -267,31 +269,45 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	if o.Analyze {
 		return runAnalyze(ctx, analyzeOptions{globalOptions: o.globalOptions, inputOptions: o.inputOptions, Top: 10})
 	}
-	batch := o.All || o.OlderThan > 0 || o.MinSize > 0
+	isBatch := o.All || o.OlderThan > 0 || o.MinSize > 0
 	var files []inputFile
+	var unread []batch.Failure // folders a batch could not read: reported, the rest purged
 	if o.All {
 		if len(o.Args) > 0 || o.Current || o.Session != "" {
 			return usagef("--all purges every session; give no files, --current or --session with it")
 		}
-		ss, err := transcript.AllSessions(o.ClaudeDir)
+		ss, failed, err := transcript.AllSessions(o.ClaudeDir)
 		if err != nil {
 			return err
 		}
-		if len(ss) == 0 {
+		if len(ss) == 0 && len(failed) == 0 {
 			return fmt.Errorf("no sessions under %s", transcript.ProjectsDir(o.ClaudeDir))
+		}
+		for _, err := range failed {
+			var pe *fs.PathError
+			path := ""
+			if errors.As(err, &pe) {
+				path = pe.Path
+			}
+			unread = append(unread, batch.Failure{Path: path, Err: err})
 		}
 		for _, s := range ss {
 			files = append(files, inputFile{Path: s.Path})
 		}
 	} else {
 		var err error
-		if files, err = resolveInputs(o.globalOptions, o.inputOptions); err != nil {
+		sel := o.inputOptions
+		sel.Skip = func(path string, err error) { unread = append(unread, batch.Failure{Path: path, Err: err}) }
+		if files, err = resolveInputs(o.globalOptions, sel); err != nil {
 			return err
 		}
 	}
+	if len(unread) > 0 {
+		isBatch = true
+	}
 	for _, f := range files {
 		if !f.Named {
-			batch = true
+			isBatch = true
 		}
 	}
 	if !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
@@ -304,9 +320,9 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	o.Purge.LockDir = filepath.Join(ccmHome(o.globalOptions), "locks")
 	// Token estimates cost a tokenizer start and up to a second per file:
 	// on by default for single files, off for batches.
-	o.Purge.Tokens = !o.NoTokens && !batch
-	if batch {
-		return runPurgeBatch(ctx, o, files)
+	o.Purge.Tokens = !o.NoTokens && !isBatch
+	if isBatch {
+		return runPurgeBatch(ctx, o, files, unread)
 	}
 	boundMemory(purgeMemoryLimitFor(largestFile(files), o.Purge.Store != nil))
 	var failed error

@@ -100,24 +100,20 @@ func runSessions(ctx context.Context, o sessionsOptions) error {
 		}
 	}
 	sortRows(rows, o.Sort)
-	for _, e := range errs {
-		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
-	}
+	failed := newItemErrors(o.globalOptions)
+	failed.addAll(errs)
 	if o.JSON {
 		ret := sessions.ReadRetention(o.ClaudeDir)
 		if rows == nil {
 			rows = []*sessions.Row{}
 		}
-		if err := writeJSON(o.Stdout, map[string]any{"retention": ret, "sessions": rows, "errors": errStrings(errs)}); err != nil {
+		if err := writeJSON(o.Stdout, map[string]any{"retention": ret, "sessions": rows, "errors": failed.strings()}); err != nil {
 			return err
 		}
 	} else if err := printSessions(o, rows); err != nil {
 		return err
 	}
-	if len(errs) > 0 {
-		return silentError{code: exitFindings}
-	}
-	return nil
+	return failed.status()
 }
 
 func errStrings(errs []error) []string {

@@ -120,7 +120,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	if err != nil {
 		return err
 	}
-	recovered, failed, err := recoverArchives(ctx, o.globalOptions, root, st, o.Now, false)
+	recovered, failed, err := recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions))
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,11 @@ package memory
 
 import (
 	"bytes"
-	"os"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
+	"ccm/fsutil"
 	"ccm/internal/filemap"
 )
 
@@ -30,7 +30,7 @@ const maxScanLine = 8 << 20
 // looked at where they lie: copying each long line out of a 64 KB buffer
 // was most of the scan's time on a first Stop.
 func ScanTranscript(path string, from int64) (found []Entry, next int64, err error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, from, err
 	}

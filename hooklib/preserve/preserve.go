@@ -15,10 +15,12 @@ package preserve
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
+	"ccm/fsutil"
 	"ccm/internal/filemap"
 	"ccm/transcript"
 	"ccm/transcript/worklog"
@@ -88,7 +90,7 @@ func Region(f *os.File) (start, end int64, err error) {
 // lines (in a hook process, whose memory is all new, touching fresh
 // buffers cost more than reading the lines).
 func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -136,13 +138,23 @@ func Build(o Options) (string, Stats, error) {
 	return Render(facts, o, diff, &st), st, nil
 }
 
+// readHead reads at most max bytes from the start of a regular file.
+func readHead(path string, max int64) ([]byte, error) {
+	f, err := fsutil.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
 // readInstructions returns the text of the files that exist, each cut to
 // 2,000 bytes.
 func readInstructions(files []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range files {
-		data, err := os.ReadFile(p)
+		data, err := readHead(p, 64<<10)
 		if err != nil || len(data) == 0 {
 			continue
 		}

@@ -29,6 +29,10 @@ type Selection struct {
 	// it, walking ~ or another config dir by mistake would rewrite every
 	// transcript found there.
 	AnyDir bool
+	// Skip, when set, is told of each folder under a directory argument
+	// that cannot be read, and the walk carries on (a batch reports it
+	// and purges the rest); unset, such a folder fails Files.
+	Skip func(path string, err error)
 }
 
 // RecursiveFlag is the flag that lets a command walk a folder outside the
@@ -90,6 +94,11 @@ func Files(claudeDir string, o Selection) ([]File, error) {
 		return nil, &UsageError{"no transcript given (pass FILE, --current or --session ID)"}
 	}
 	var out []File
+	skipped := 0
+	skip := o.Skip
+	if skip != nil {
+		skip = func(path string, err error) { skipped++; o.Skip(path, err) }
+	}
 	for _, a := range o.Args {
 		fi, err := os.Stat(a)
 		if err != nil {
@@ -113,14 +122,14 @@ func Files(claudeDir string, o Selection) ([]File, error) {
 			// separator makes the walk's Lstat follow it).
 			root = a + string(filepath.Separator)
 		}
-		err = transcript.WalkTranscripts(root, func(path string, _ fs.DirEntry) error {
+		err = transcript.WalkTranscriptsSkipping(root, func(path string, _ fs.DirEntry) error {
 			found = append(found, path)
 			return nil
-		})
+		}, skip)
 		if err != nil {
 			return nil, &FileError{a, err}
 		}
-		if len(found) == 0 {
+		if len(found) == 0 && skipped == 0 {
 			return nil, fmt.Errorf("%s: no transcripts (*.jsonl) in this directory", a)
 		}
 		sort.Strings(found)

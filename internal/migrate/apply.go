@@ -3,8 +3,6 @@ package migrate
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,38 +21,105 @@ import (
 	"ccm/hooklib/memory"
 )
 
-// Entry is one file a migration changed: where its previous content was
-// kept (none when migrate created it) and the sha256 of what migrate left.
-type Entry struct {
-	Path    string      `json:"path"`
-	Backup  string      `json:"backup,omitempty"` // "" when the file did not exist
-	Mode    fs.FileMode `json:"mode,omitempty"`
-	After   string      `json:"after_sha256,omitempty"` // "" when migrate removed it
-	Existed bool        `json:"existed"`
+// Installer is how a migration installs ccm.
+type Installer struct {
+	// Install registers ccm's hooks (and slash commands) in a scope, as
+	// ccm install does.
+	Install func(scope string) error
+	// Commands are ccm's slash commands by file name, as install writes
+	// them: they take the place of the earlier tool's of the same names.
+	Commands map[string][]byte
 }
-
-// Manifest lists what one migration changed: <ccm home>/backups/migrate-<stamp>/manifest.json.
-type Manifest struct {
-	Time    string  `json:"time"`
-	Entries []Entry `json:"files"`
-}
-
-// Installer registers ccm's hooks (and slash commands) in a scope, as
-// ccm install does.
-type Installer func(scope string) error
 
 // commandNames are the slash commands ccm install writes.
 var commandNames = []string{"ccm.md", "purge.md", "pin-last.md", "pin-next.md", "pin-start.md", "pin-end.md"}
 
-// Apply carries the plan out: every file it may change is copied under
-// <ccm home>/backups/migrate-<stamp>/ first, and the manifest records
-// which ones changed. It returns the manifest's path ("" when nothing
-// changed).
-func Apply(ctx context.Context, o Options, p *Plan, install Installer, now time.Time) (string, error) {
+// maxFile bounds a file a migration backs up or reads whole.
+const maxFile = 64 << 20
+
+// Apply carries the plan out as a journaled operation (see journal):
+// every file it may change is backed up and listed first, each step is
+// recorded as it ends, and a failure puts every file back. It returns
+// the journal's path ("" when nothing changed). The caller holds Lock
+// and has recovered any interrupted migration (Recover).
+func Apply(ctx context.Context, o Options, p *Plan, inst Installer, now time.Time) (string, error) {
 	if !p.Changes() {
 		return "", nil
 	}
-	// Every file that may change, before anything is touched.
+	paths := filesToChange(o, p)
+	RemoveUnjournaled(o.Home)
+	dir, err := newJournalDir(o.Home, now)
+	if err != nil {
+		return "", fmt.Errorf("create the backup folder: %w", err)
+	}
+	j := &journal{path: filepath.Join(dir, "manifest.json"),
+		m: Manifest{Time: now.UTC().Format(time.RFC3339), State: stateApplying, Dirs: missingDirs(paths)}}
+	for i, path := range paths {
+		e := Entry{Path: path}
+		data, err := fsutil.ReadRegular(path, maxFile)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("back up %s: %w; nothing was changed", path, err)
+		default:
+			fi, err := os.Stat(path)
+			if err != nil {
+				os.RemoveAll(dir)
+				return "", fmt.Errorf("back up %s: %w; nothing was changed", path, err)
+			}
+			e.Existed, e.Mode, e.Before = true, fi.Mode().Perm(), sha(data)
+			e.Backup = filepath.Join(dir, fmt.Sprintf("%03d-%s", i, filepath.Base(path)))
+			if err := fsutil.WriteFileBytes(e.Backup, fsutil.FileMode, data); err != nil {
+				os.RemoveAll(dir)
+				return "", fmt.Errorf("back up %s: %w; nothing was changed", path, err)
+			}
+			crashPoint()
+		}
+		j.m.Entries = append(j.m.Entries, e)
+	}
+	// From here on, a kill leaves a journal that says how to finish.
+	if err := j.save(); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	if err := apply(ctx, o, p, inst, j); err != nil {
+		if _, uerr := j.putBack(false); uerr != nil {
+			return j.path, fmt.Errorf("%v; putting the files back failed too (%v): ccm migrate --undo or --yes finishes it", err, uerr)
+		}
+		return "", fmt.Errorf("%w; every file was put back, nothing was changed", err)
+	}
+	// Done: the journal keeps the files that changed, with what they hold.
+	var changed []Entry
+	var unchanged []string
+	for _, e := range j.m.Entries {
+		cur, ok := current(e.Path)
+		if ok && (e.Existed && cur == e.Before || !e.Existed && cur == "") {
+			if e.Backup != "" {
+				unchanged = append(unchanged, e.Backup)
+			}
+			continue
+		}
+		e.After = cur
+		changed = append(changed, e)
+	}
+	j.m.Entries, j.m.State = changed, stateDone
+	if err := j.save(); err != nil {
+		return j.path, err
+	}
+	for _, b := range unchanged {
+		os.Remove(b)
+	}
+	if len(changed) == 0 {
+		os.RemoveAll(dir) // nothing changed after all: no migration to undo
+		return "", nil
+	}
+	return j.path, nil
+}
+
+// filesToChange lists every file the plan may change, symlinks resolved
+// (a settings file kept in a dotfiles repository stays a link to it).
+func filesToChange(o Options, p *Plan) []string {
 	var paths []string
 	scopes := map[string]bool{}
 	for _, s := range p.Settings {
@@ -94,95 +159,94 @@ func Apply(ctx context.Context, o Options, p *Plan, install Installer, now time.
 	for _, s := range p.Summaries {
 		paths = append(paths, filepath.Join(p.SummaryDir, filepath.Base(s)))
 	}
-	paths = dedupe(paths)
-
-	dir := filepath.Join(o.Home, "backups", "migrate-"+now.UTC().Format("20060102T150405.000Z"))
-	if err := fsutil.MkdirPrivate(dir); err != nil {
-		return "", fmt.Errorf("create the backup folder: %w", err)
-	}
-	before := make([]Entry, len(paths))
 	for i, path := range paths {
-		e := Entry{Path: path}
-		data, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return "", fmt.Errorf("back up %s: %w; nothing was changed", path, err)
-		default:
-			fi, _ := os.Stat(path)
-			e.Existed, e.Mode = true, fi.Mode().Perm()
-			e.Backup = filepath.Join(dir, fmt.Sprintf("%03d-%s", i, filepath.Base(path)))
-			if err := fsutil.WriteFileBytes(e.Backup, fsutil.FileMode, data); err != nil {
-				return "", fmt.Errorf("back up %s: %w; nothing was changed", path, err)
-			}
-		}
-		before[i] = e
+		paths[i] = resolve(path)
 	}
-	// The manifest is written before the changes, so an interrupted run can
-	// still be undone; it is rewritten with the results at the end.
-	man := filepath.Join(dir, "manifest.json")
-	if err := writeManifest(man, Manifest{Time: now.UTC().Format(time.RFC3339), Entries: before}); err != nil {
-		return "", err
-	}
-	err := apply(ctx, o, p, install)
-	var changed []Entry
-	for _, e := range before {
-		data, rerr := os.ReadFile(e.Path)
-		switch {
-		case errors.Is(rerr, fs.ErrNotExist):
-			if !e.Existed {
-				continue
-			}
-		case rerr != nil:
-			continue
-		default:
-			if e.Existed && bytes.Equal(data, readOr(e.Backup)) {
-				os.Remove(e.Backup)
-				continue
-			}
-			e.After = sha(data)
-		}
-		changed = append(changed, e)
-	}
-	if len(changed) == 0 && err == nil {
-		// Nothing changed after all: leave no migration to undo.
-		os.RemoveAll(dir)
-		return "", nil
-	}
-	if werr := writeManifest(man, Manifest{Time: now.UTC().Format(time.RFC3339), Entries: changed}); werr != nil && err == nil {
-		err = werr
-	}
-	return man, err
+	sort.Strings(paths)
+	return dedupe(paths)
 }
 
-func apply(ctx context.Context, o Options, p *Plan, install Installer) error {
-	for _, s := range p.Settings {
-		if s.Problem != "" || len(s.Handlers) == 0 {
+// resolve follows the symlinks of path when it exists.
+func resolve(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
+}
+
+// missingDirs returns the folders above paths that do not exist, the
+// shallowest first.
+func missingDirs(paths []string) []string {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, p := range paths {
+		for d := filepath.Dir(p); !seen[d] && d != filepath.Dir(d); d = filepath.Dir(d) {
+			seen[d] = true
+			if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	sort.Slice(dirs, func(a, b int) bool { return len(dirs[a]) < len(dirs[b]) })
+	return dirs
+}
+
+// apply makes the changes, one step at a time, each ending in the
+// journal. The order keeps every intermediate state working: ccm's
+// slash commands replace the earlier ones in place (never a missing
+// /purge), and ccm's hooks are installed before the earlier tools' are
+// removed (never a settings file with neither).
+func apply(ctx context.Context, o Options, p *Plan, inst Installer, j *journal) error {
+	for _, f := range p.OldCommands {
+		data, ok := inst.Commands[filepath.Base(f)]
+		if !ok {
+			return fmt.Errorf("ccm has no slash command %s to take the place of %s", filepath.Base(f), f)
+		}
+		if err := fsutil.WriteFileBytes(resolve(f), fsutil.FileMode, data); err != nil {
+			return err
+		}
+		if err := j.note(); err != nil {
+			return err
+		}
+	}
+	scopes := []string{}
+	for _, scope := range []string{"user", "project", "local"} {
+		if p.Install[scope] || scope == "user" && len(p.OldCommands) > 0 {
+			scopes = append(scopes, scope)
+		}
+	}
+	for _, scope := range scopes {
+		if err := inst.Install(scope); err != nil {
+			return fmt.Errorf("ccm install --scope %s: %w", scope, err)
+		}
+		if err := j.note(); err != nil {
+			return err
+		}
+	}
+	for _, planned := range p.Settings {
+		if planned.Problem != "" || len(planned.Handlers) == 0 {
 			continue
+		}
+		// Found again in the file as it is now, after ccm's hooks went in.
+		s := Settings{Scope: planned.Scope, Path: planned.Path}
+		if !o.readSettings(&s) || s.Problem != "" {
+			return fmt.Errorf("%s changed while migrating: %s", s.Path, s.Problem)
 		}
 		if err := removeHandlers(s); err != nil {
 			return fmt.Errorf("%s: %w", s.Path, err)
 		}
-	}
-	for _, f := range p.OldCommands {
-		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := j.note(); err != nil {
 			return err
-		}
-	}
-	for _, scope := range []string{"user", "project", "local"} {
-		if p.Install[scope] {
-			if err := install(scope); err != nil {
-				return fmt.Errorf("ccm install --scope %s: %w", scope, err)
-			}
-		}
-	}
-	if len(p.OldCommands) > 0 && !p.Install["user"] {
-		if err := install("user"); err != nil {
-			return fmt.Errorf("ccm install: %w", err)
 		}
 	}
 	if len(p.Config) > 0 {
 		if err := appendConfig(filepath.Join(o.Home, "config.env"), p.Config); err != nil {
+			return err
+		}
+		if err := j.note(); err != nil {
 			return err
 		}
 	}
@@ -190,9 +254,12 @@ func apply(ctx context.Context, o Options, p *Plan, install Installer) error {
 		if err := importToolMemory(ctx, p.ToolMemoryFrom, p.ToolMemoryTo); err != nil {
 			return fmt.Errorf("import the tool memory: %w", err)
 		}
+		if err := j.note(); err != nil {
+			return err
+		}
 	}
 	for _, s := range p.Summaries {
-		data, err := os.ReadFile(s)
+		data, err := fsutil.ReadRegular(s, maxFile)
 		if err != nil {
 			return err
 		}
@@ -200,6 +267,9 @@ func apply(ctx context.Context, o Options, p *Plan, install Installer) error {
 			return err
 		}
 		if err := fsutil.WriteFileBytes(filepath.Join(p.SummaryDir, filepath.Base(s)), fsutil.FileMode, data); err != nil {
+			return err
+		}
+		if err := j.note(); err != nil {
 			return err
 		}
 	}
@@ -210,11 +280,12 @@ func apply(ctx context.Context, o Options, p *Plan, install Installer) error {
 // then the matcher groups and events they leave empty, editing the bytes
 // (sjson) so the rest of the file keeps its formatting.
 func removeHandlers(s Settings) error {
-	data, err := os.ReadFile(s.Path)
+	path := resolve(s.Path)
+	data, err := fsutil.ReadRegular(path, maxFile)
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(s.Path)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
@@ -245,13 +316,14 @@ func removeHandlers(s Settings) error {
 	if !json.Valid(data) {
 		return fmt.Errorf("removing the earlier tools' hooks gave invalid JSON; nothing written")
 	}
-	return fsutil.WriteFileBytes(s.Path, fi.Mode().Perm(), data)
+	return fsutil.WriteFileBytes(path, fi.Mode().Perm(), data)
 }
 
 // appendConfig adds NAME=value lines to config.env, each name only when
 // the file does not set it yet.
 func appendConfig(path string, lines []string) error {
-	old, err := os.ReadFile(path)
+	path = resolve(path)
+	old, err := fsutil.ReadRegular(path, maxFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -315,19 +387,6 @@ func importToolMemory(ctx context.Context, from, to string) error {
 		}
 	}
 	return nil
-}
-
-func writeManifest(path string, m Manifest) error {
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return fsutil.WriteFileBytes(path, fsutil.FileMode, append(data, '\n'))
-}
-
-func sha(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 func dedupe(ss []string) []string {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"ccm/fsutil"
 	"ccm/hooklib/memory"
 )
 
@@ -109,8 +110,9 @@ func agentihooksHome(o Options) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// readOr reads a regular file whole, nil when it cannot.
 func readOr(p string) []byte {
-	b, _ := os.ReadFile(p)
+	b, _ := fsutil.ReadRegular(p, maxFile)
 	return b
 }
 

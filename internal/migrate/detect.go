@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"ccm/fsutil"
 	"ccm/hooklib"
 )
 
@@ -155,7 +156,7 @@ func (o Options) expand(p string) string {
 
 // readSettings finds the earlier tools' handlers in one settings file.
 func (o Options) readSettings(s *Settings) bool {
-	data, err := os.ReadFile(s.Path)
+	data, err := fsutil.ReadRegular(s.Path, maxFile)
 	if os.IsNotExist(err) {
 		return false
 	}
