@@ -137,11 +137,17 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	// A prune that cannot run (the store locked past --lock-wait) is
 	// reported after the summary of what archive and clean did.
 	po, pruneErr := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"), failed)
-	if errors.Is(pruneErr, context.Canceled) {
+	switch {
+	case errors.Is(pruneErr, context.Canceled):
 		return pruneErr
-	}
-	if pruneErr == nil {
+	case pruneErr == nil:
 		sum.Prune = po
+	case !errors.Is(pruneErr, ccm.ErrLocked):
+		// Prune refuses what it cannot decide safely (a transcript it
+		// cannot read may reference any blob): a failed item, and the
+		// rest of maintain's work stands.
+		failed.add(fmt.Errorf("prune skipped: %w", pruneErr))
+		pruneErr = nil
 	}
 	_ = lockErr
 	sum.Errors = failed.strings()
