@@ -9,19 +9,18 @@ package rewrite
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"ccm/fsutil"
+	"ccm/testutil"
 )
 
 // Environment of the holder helper process.
@@ -44,7 +43,7 @@ func holdLine(n int) string { return fmt.Sprintf(`{"type":"held","n":%d}`+"\n", 
 // its lines through that one descriptor, one every millisecond.
 func holder(path string) int {
 	n, _ := strconv.Atoi(os.Getenv(envHoldLines))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -98,7 +97,7 @@ func rewritten(n int) []byte { return bytes.ReplaceAll(original(n), []byte(`"old
 // modification time age ago.
 func file(t *testing.T, n int, age time.Duration) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "s.jsonl")
+	path := filepath.Join(testutil.TempDir(t), "s.jsonl")
 	if err := os.WriteFile(path, original(n), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +112,7 @@ func file(t *testing.T, n int, age time.Duration) string {
 // turned to "new".
 func replace(t *testing.T, path string, mode BackupMode) (Result, error) {
 	t.Helper()
-	src, err := os.Open(path)
+	src, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func appendLine(t *testing.T, path, line string) {
 
 func openAppend(t *testing.T, path string) *os.File {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +208,7 @@ func TestLateLineKeepsOrder(t *testing.T) {
 				if res.Swaps != 2 || res.TailBytes != int64(len("late\nnext\n")) {
 					t.Errorf("swaps %d, tail %d bytes", res.Swaps, res.TailBytes)
 				}
-				if !fsutil.PortableDetect() && len(res.Kept)+len(res.HeldOpen) > 0 {
+				if !res.Blind && len(res.Kept)+len(res.HeldOpen) > 0 {
 					t.Errorf("kept %v for %v: nothing holds the old files", res.Kept, res.HeldOpen)
 				}
 				checkNames(t, path, res, mode)
@@ -256,115 +255,6 @@ func TestRacesAtEverySwap(t *testing.T) {
 	})
 }
 
-// A line torn across the rename: its first half was there when the
-// rewrite began (copied verbatim after the rewritten lines), its second
-// half lands on the old file after the rename, and the next line on the
-// new file. The line comes out whole, before the next one.
-func TestTornLineAcrossRename(t *testing.T) {
-	detections(t, func(t *testing.T) {
-		path := file(t, 30, time.Hour)
-		w := openAppend(t, path)
-		defer w.Close()
-		write(t, w, `{"type":"torn","text":"first half, `)
-		defer SetHooks(path, Hooks{AfterRename: func(n int) {
-			if n == 0 {
-				write(t, w, "second half\"}\n")
-				appendLine(t, path, "next\n")
-			}
-		}})()
-		if _, err := replace(t, path, BackupLink); err != nil {
-			t.Fatal(err)
-		}
-		want := string(rewritten(30)) + `{"type":"torn","text":"first half, second half"}` + "\nnext\n"
-		if got := readFile(t, path); got != want {
-			t.Fatalf("transcript ends %q, want %q", tail(got), tail(want))
-		}
-	})
-}
-
-// A writer that keeps the file open is seen before the rename: the file
-// is left as it was, with everything the writer wrote, and nothing the
-// rewrite made stays behind, whatever the backup.
-func TestHolderBeforeRenameRefused(t *testing.T) {
-	seesWriters(t)
-	for _, mode := range modes {
-		t.Run(string(mode), func(t *testing.T) {
-			t.Parallel()
-			path := file(t, 40, 0)
-			cmd := startHolder(t, path, 3000)
-			_, err := replace(t, path, mode)
-			var held *HeldOpenError
-			if !errors.As(err, &held) || !slices.Contains(held.Pids, cmd.Process.Pid) {
-				t.Fatalf("err %v, want held open by %d", err, cmd.Process.Pid)
-			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatal(err)
-			}
-			want := string(original(40)) + heldLines(0, 3000)
-			if got := readFile(t, path); got != want {
-				t.Errorf("transcript changed: %d bytes, want %d", len(got), len(want))
-			}
-			if names := dirNames(t, path); len(names) != 1 {
-				t.Errorf("left beside the transcript: %v", names)
-			}
-		})
-	}
-}
-
-// A writer that opens the file in the instant before the rename and keeps
-// it open: its lines reach the transcript while the rewrite waits for it,
-// and after the wait the old file keeps a name, which the result gives;
-// every line it wrote is there, for every backup kind. Where the system
-// cannot see it, its writing past the wait gives it away the same way.
-func TestHolderAfterRenameKept(t *testing.T) {
-	detections(t, func(t *testing.T) {
-		for _, mode := range modes {
-			t.Run(string(mode), func(t *testing.T) {
-				t.Parallel()
-				path := file(t, 40, time.Hour)
-				const lines = 3000 // at least 3 s: past HeldWait
-				var cmd *exec.Cmd
-				defer SetHooks(path, Hooks{BeforeRename: func(n int) {
-					if n == 0 {
-						cmd = startHolder(t, path, lines)
-					}
-				}})()
-				res, err := replace(t, path, mode)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := cmd.Wait(); err != nil {
-					t.Fatal(err)
-				}
-				// Where the system cannot tell, the file the late lines
-				// were put in place in is kept too: it was live.
-				if len(res.Kept) != 1 && !(fsutil.PortableDetect() && len(res.Kept) == 2) {
-					t.Fatalf("kept %v, want the old file", res.Kept)
-				}
-				if !fsutil.PortableDetect() && !slices.Equal(res.HeldOpen, []int{cmd.Process.Pid}) {
-					t.Errorf("held open by %v, want [%d]", res.HeldOpen, cmd.Process.Pid)
-				}
-				// The old file got every line; the transcript a prefix of
-				// them, after the rewritten lines.
-				if got, want := readFile(t, res.Kept[0]), string(original(40))+heldLines(0, lines); got != want {
-					t.Errorf("kept file: %d bytes, want %d", len(got), len(want))
-				}
-				got := readFile(t, path)
-				carried, ok := strings.CutPrefix(got, string(rewritten(40)))
-				if !ok || carried != heldLines(0, strings.Count(carried, "\n")) {
-					t.Errorf("the transcript's held lines are not the first ones in order: %q", tail(got))
-				}
-				if mode == BackupLink && res.Kept[0] != res.Backup {
-					t.Errorf("kept %s, want the backup %s", res.Kept[0], res.Backup)
-				}
-				if mode != BackupLink && !strings.HasSuffix(res.Kept[0], HeldTag) {
-					t.Errorf("kept %s, want a %s link", res.Kept[0], HeldTag)
-				}
-			})
-		}
-	})
-}
-
 // Where the system cannot tell who has the file open, the old file of a
 // transcript written to lately keeps a name, and that of one left alone
 // for longer than ActiveWindow does not.
@@ -401,7 +291,7 @@ func TestPortableKeepsLiveOldFile(t *testing.T) {
 // have a file open.
 func seesWriters(t *testing.T) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "probe")
+	f, err := os.CreateTemp(testutil.TempDir(t), "probe")
 	if err != nil {
 		t.Fatal(err)
 	}
