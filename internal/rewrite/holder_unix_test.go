@@ -5,9 +5,10 @@ package rewrite
 // These tests keep a descriptor of the transcript open across the rename
 // (from another process, as a program that keeps one does, or from the
 // test itself, for a line torn across the rename) and expect Unix's
-// answer: the writer is named, or its bytes are carried over. On Windows such a writer either allows deletion (and is then
-// replaced like any reader) or makes the replace refuse (fsutil's tests
-// cover both), and the system cannot name it, so they run on Unix only.
+// answer: the writer is named, or its bytes are carried over. On Windows
+// such a writer either allows deletion (and is then replaced like any
+// reader) or makes the replace refuse (fsutil's tests cover both), and
+// the system cannot name it, so they run on Unix only.
 
 import (
 	"errors"
