@@ -12,7 +12,7 @@ import (
 	"sort"
 	"sync"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Batch stores many blobs with one durability barrier. Every new blob of a

@@ -38,6 +38,6 @@
 // back by plan.
 //
 // The text formats that point into the store live elsewhere: the
-// [CCM_CACHED] stub in internal/stub, the ccm:pin directives in
-// internal/pins.
+// [CCM_CACHED] stub in ccm/stub, the ccm:pin directives in
+// ccm/pins.
 package ccm

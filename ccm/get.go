@@ -11,7 +11,7 @@ import (
 	"os"
 	"syscall"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // maxMetaSize bounds what is read as a metadata file; real ones are under

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Entry is one blob of a listing, or metadata whose blob is gone.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // S2 is the codec of pack frames: an S2 block (klauspost/compress/s2).

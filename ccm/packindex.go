@@ -15,7 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // The pack index (packs/index.jsonl) is an append-only log, one JSON

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Put stores content and returns its key. It is atomic (a crash leaves

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Remove deletes key's blob files and then its metadata, and returns the

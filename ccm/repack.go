@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sort"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // RepackThreshold is the share of a pack's bytes that must be unused

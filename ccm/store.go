@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Errors callers test with errors.Is.

@@ -1,8 +1,8 @@
 package hooklib
 
 import (
-	"ccm/fsutil"
 	"ccm/hooklib/monitor"
+	"ccm/internal/fsutil"
 	"ccm/transcript/audit"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"ccm/fsutil"
 	"ccm/hooklib/install"
+	"ccm/internal/fsutil"
 )
 
 // TestHookGivesUpAtBudget: a hook held up past its budget (here by the

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"path/filepath"
 
-	"ccm/fsutil"
 	"ccm/hooklib/compress"
+	"ccm/internal/fsutil"
 )
 
 // compressCacheDir holds compressed texts keyed by what determines them.

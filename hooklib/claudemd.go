@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // MemoryFile is one CLAUDE.md-like file to re-inject.

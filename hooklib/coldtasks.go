@@ -8,9 +8,9 @@ import (
 	"io/fs"
 	"slices"
 
-	"ccm/fsutil"
 	"ccm/hooklib/coldtask"
 	"ccm/hooklib/preserve"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
 )
 

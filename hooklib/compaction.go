@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
 	"ccm/hooklib/preserve"
+	"ccm/internal/fsutil"
 )
 
 func init() {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"ccm/fsutil"
 	"ccm/hooklib/compress"
+	"ccm/internal/fsutil"
 )
 
 // Var describes one configuration variable.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // fifoCases put a FIFO, which nobody ever writes to, at every path a hook

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // LegacyFile is a configuration file of one of the earlier tools, read

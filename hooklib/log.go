@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // maxLogSize caps hooks.log; past it the log moves to hooks.log.1 (one

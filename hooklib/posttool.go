@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
+	"ccm/ccm/pins"
 	"ccm/hooklib/capture"
-	"ccm/internal/pins"
+	"ccm/internal/fsutil"
 )
 
 // storeWait bounds how long a capture waits for the store lock (a prune

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // DefaultPriority is a rule's priority without frontmatter. Lower goes

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ccm/fsutil"
 	"ccm/hooklib/monitor"
+	"ccm/internal/fsutil"
 )
 
 // State is what ccm remembers about one session between hook runs.

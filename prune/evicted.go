@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // evictedFile lists, one JSON object a line, the blobs that transcripts,

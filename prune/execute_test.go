@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
 )
 
 // testStore returns a store under a temp Claude dir (never ~/.claude).

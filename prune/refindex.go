@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // The reference index says which blobs the files that point into the

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/rewrite"
+	"ccm/internal/fsutil"
+	"ccm/transcript/rewrite"
 )
 
 // IndexStats describes a refresh of the reference index.

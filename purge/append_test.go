@@ -26,11 +26,11 @@ import (
 	"sync"
 	"testing"
 
-	"ccm/fsutil"
-	"ccm/internal/rewrite"
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/fsutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 // appended returns n records for writers to append, each the child of

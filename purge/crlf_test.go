@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // A transcript whose lines end in CRLF (one that went through a Windows

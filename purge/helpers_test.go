@@ -14,12 +14,12 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/restore"
-	"ccm/internal/rewrite"
-	"ccm/internal/stub"
-	"ccm/jsonstr"
-	"ccm/synth"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
+	"ccm/internal/synth"
+	"ccm/purge/restore"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 // env is one purge test's world: a transcript directory, a CCM store and
@@ -669,7 +669,7 @@ func nullable(s string) any {
 
 // js encodes a string as JSON with non-ASCII kept raw.
 func js(s string) string {
-	return string(jsonstr.Append(nil, s))
+	return string(rawjson.Append(nil, s))
 }
 
 // sig is a plausible base64 thinking signature.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/internal/rewrite"
+	"ccm/transcript/rewrite"
 )
 
 // BackupMode says how the original is kept before it is replaced

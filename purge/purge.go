@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/rewrite"
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 // Report says what a purge of one file did (or, in a dry run, would do).

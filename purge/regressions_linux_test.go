@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // D1 #19: the whole file was read again after the write, to find /context

@@ -18,11 +18,11 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/rewrite"
-	"ccm/internal/stub"
-	"ccm/synth"
+	"ccm/ccm/stub"
+	"ccm/internal/fsutil"
+	"ccm/internal/synth"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 // D1 #3: no locking between hooks, purge and prune. A purge holds the

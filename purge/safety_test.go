@@ -29,10 +29,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/restore"
-	"ccm/internal/rewrite"
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
+	"ccm/purge/restore"
+	"ccm/transcript/rewrite"
 )
 
 // Environment variables of the appender helper process.

@@ -6,7 +6,7 @@
 #    windows/amd64 and run under Wine: fsutil (LockFileEx across processes,
 #    replacing a file another process holds open, with and without
 #    share-delete, the share-mode writer probe, durable writes), transcript
-#    (drive-letter project folder names, records) and internal/rewrite.
+#    (drive-letter project folder names, records) and transcript/rewrite.
 # 2. ccm.exe end to end on a config dir whose transcript names a
 #    C:\Users\... working directory in some records and a /home/... one in
 #    others, plus a CRLF copy: check, analyze, audit, report, sessions, du,
@@ -37,7 +37,7 @@ fi
 wine=$(wine_bin)
 
 start=$(date +%s)
-[ -n "${SKIP_GO_TEST:-}" ] || GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -count=1 -exec "$repo/scripts/wine-exec.sh" ./fsutil ./transcript ./internal/rewrite
+[ -n "${SKIP_GO_TEST:-}" ] || GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -count=1 -exec "$repo/scripts/wine-exec.sh" ./internal/fsutil ./transcript ./transcript/rewrite
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-windows.XXXXXX")
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT

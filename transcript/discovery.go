@@ -2,7 +2,7 @@ package transcript
 
 import (
 	"bytes"
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"

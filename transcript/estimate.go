@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"ccm/tokens"
+	"ccm/internal/tokens"
 )
 
 // sampleRecords is how many records a sampled estimate tokenizes beyond

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 )
 
 // TestSampledEstimate: beyond EstimateBudget the estimate tokenizes a

@@ -12,11 +12,11 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/archive"
-	"ccm/internal/rewrite"
-	"ccm/internal/sessions"
+	"ccm/internal/fsutil"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 type archiveOptions struct {

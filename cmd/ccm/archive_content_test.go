@@ -15,7 +15,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"ccm/synth"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 )
 
 // contentEnv is a config dir of purged sessions: synth transcripts (with
@@ -299,7 +300,7 @@ func TestUnarchiveFormat1SaysStubsLeft(t *testing.T) {
 	os.MkdirAll(dir, 0o700)
 	os.MkdirAll(filepath.Join(base, "claude"), 0o700)
 	for _, ext := range []string{".tar.zst", ".manifest.json"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "archive", "testdata", "v1", "-tmp-v1", id+ext))
+		data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "sessions", "archive", "testdata", "v1", "-tmp-v1", id+ext))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/internal/archive"
-	"ccm/testutil"
+	"ccm/internal/testutil"
+	"ccm/sessions/archive"
 )
 
 // killWorld is a config dir of purged sessions, its store and ccm home

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/internal/archive"
-	"ccm/internal/sessions"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 )
 
 // archiveAge is the age past which ccm archive takes a session when no

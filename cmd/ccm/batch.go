@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"ccm/internal/batch"
-	"ccm/internal/locate"
+	"ccm/sessions/locate"
 )
 
 // forEach runs fn over n items with batch.Run on jobs workers (0: number

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 )
 
 // exeSuffix is what an executable's name ends in here.

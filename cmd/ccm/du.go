@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/internal/usage"
+	"ccm/sessions/usage"
 )
 
 type duOptions struct {

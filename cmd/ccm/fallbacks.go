@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // noteFallbacks makes a -v run say, once each, where the filesystem

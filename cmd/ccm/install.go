@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
+	"ccm/hooklib/commands"
 	"ccm/hooklib/install"
-	"ccm/scripts/commands"
 )
 
 // installOptions are the inputs of ccm install and ccm uninstall.

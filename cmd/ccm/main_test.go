@@ -13,7 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 )
 
 // TestMain registers ccm as a command that testscript scripts can exec

@@ -10,9 +10,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/internal/clean"
-	"ccm/internal/sessions"
 	"ccm/prune"
+	"ccm/sessions"
+	"ccm/sessions/clean"
 )
 
 type maintainOptions struct {

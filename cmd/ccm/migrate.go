@@ -14,7 +14,7 @@ import (
 
 	"ccm/hooklib"
 	"ccm/hooklib/install"
-	"ccm/internal/migrate"
+	"ccm/hooklib/migrate"
 )
 
 // migrateOptions are the inputs of ccm migrate.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ccm/internal/rewrite"
+	"ccm/transcript/rewrite"
 )
 
 // ownEnv is a sandbox for one row of TestOwnFilesNoFollow: a Claude

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"ccm/fsutil"
-	"ccm/internal/stub"
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/ccm/stub"
+	"ccm/internal/fsutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 )
 
 // The promise, end to end, as a cron user runs ccm: purge everything,

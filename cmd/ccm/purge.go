@@ -18,8 +18,8 @@ import (
 	"ccm/ccm"
 	"ccm/hooklib"
 	"ccm/internal/batch"
-	"ccm/internal/locate"
 	"ccm/purge"
+	"ccm/sessions/locate"
 	"ccm/transcript"
 )
 

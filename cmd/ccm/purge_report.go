@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"ccm/internal/rewrite"
 	"ccm/purge"
+	"ccm/transcript/rewrite"
 )
 
 // printPurgeReport prints what a purge of one file did.

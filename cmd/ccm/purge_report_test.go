@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"ccm/internal/rewrite"
 	"ccm/purge"
+	"ccm/transcript/rewrite"
 )
 
 // TestSizeChange: a purge that saved bytes says how many; one that grew

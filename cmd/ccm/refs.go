@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/locate"
+	"ccm/internal/fsutil"
 	"ccm/prune"
+	"ccm/sessions/locate"
 	"ccm/transcript"
 )
 

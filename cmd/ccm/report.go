@@ -15,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/fsutil"
-	"ccm/internal/report"
+	"ccm/internal/fsutil"
 	"ccm/purge"
+	"ccm/report"
 )
 
 // reportOptions are the inputs of ccm report.

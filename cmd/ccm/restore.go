@@ -8,9 +8,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/internal/restore"
 	"ccm/prune"
 	"ccm/purge"
+	"ccm/purge/restore"
 )
 
 // restoreOptions are the inputs of ccm restore.

@@ -14,9 +14,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
-	"ccm/internal/archive"
-	"ccm/internal/report"
-	"ccm/internal/sessions"
+	"ccm/report"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 )
 
 type sessionsOptions struct {

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // TestSIGTERMEndsABlockedCommand: a command blocked in a read that no

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 )
 
 // TestNoCgoDependencies: `go install ./cmd/ccm` gives a static binary

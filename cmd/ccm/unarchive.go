@@ -13,9 +13,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/internal/archive"
-	"ccm/internal/sessions"
 	"ccm/prune"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 	"ccm/transcript"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 )
 
 // ccm unarchive --force of a crafted archive (a folder entry out of the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // maxWhole bounds what ccm reads back from disk to store an output whole.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/jsonstr"
+	"ccm/internal/rawjson"
 )
 
 // field is where a tool_response keeps the content ccm may replace: a
@@ -34,7 +34,7 @@ func stringMember(raw, key string) (field, string, bool) {
 
 // decoded returns a string field with its decoded content.
 func decoded(f field, raw string) (field, []byte, bool) {
-	b, ok := jsonstr.Unquote(raw)
+	b, ok := rawjson.Unquote(raw)
 	return f, b, ok
 }
 

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"ccm/transcript/worklog"
 )
 

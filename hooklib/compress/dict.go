@@ -10,7 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // builtinDict is the earlier preprocessor's data/abbreviations.json

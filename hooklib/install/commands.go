@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // ccmName is how the slash commands call ccm: "ccm" when that name finds

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 const exe = "/opt/ccm/bin/ccm"

@@ -6,8 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/fsutil"
-	"ccm/internal/filemap"
+	"ccm/internal/fsutil"
 )
 
 // FirstScan bounds the first scan of a session's transcript: only its last
@@ -44,13 +43,13 @@ func ScanTranscript(path string, from int64) (found []Entry, next int64, err err
 	if from <= 0 || from > size {
 		from, skipFirst = max(0, size-FirstScan), size > FirstScan
 	}
-	rg, err := filemap.Open(f, from, size-from)
+	rg, err := fsutil.MapRegion(f, from, size-from)
 	if err != nil {
 		return nil, from, err
 	}
 	defer rg.Close()
 	next = from
-	err = filemap.Guard(func() error {
+	err = fsutil.GuardMapped(func() error {
 		data := rg.Data
 		if skipFirst { // start at a line boundary
 			j := bytes.IndexByte(data, '\n')

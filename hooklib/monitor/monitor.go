@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
 	"ccm/transcript/audit"
 )

@@ -20,8 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
-	"ccm/internal/filemap"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
 	"ccm/transcript/worklog"
 )
@@ -104,7 +103,7 @@ func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) 
 	}
 	end := fi.Size()
 	from := max(0, end-Window)
-	rg, err := filemap.Open(f, from, end-from)
+	rg, err := fsutil.MapRegion(f, from, end-from)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -112,7 +111,7 @@ func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) 
 	start := from // past Window, the first, partial line is skipped as invalid
 	facts := worklog.New()
 	facts.NoTaskDetail = !taskDetail
-	err = filemap.Guard(func() error {
+	err = fsutil.GuardMapped(func() error {
 		if tf := transcript.ReadTailBytes(rg.Data, from, true); tf.Boundary >= 0 {
 			start = tf.Boundary
 		}

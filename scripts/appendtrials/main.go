@@ -40,7 +40,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 type options struct {

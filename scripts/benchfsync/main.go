@@ -17,7 +17,7 @@ import (
 	"slices"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 func main() {
