@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"ccm/internal/fsutil"
-	"ccm/purge"
 	"ccm/sessions"
 	"ccm/transcript/rewrite"
 )
@@ -223,7 +222,7 @@ func backupTime(f sessions.File) time.Time {
 	if i >= 0 {
 		stamp := strings.TrimSuffix(name[i+len(".jsonl.backup."):], ".zst")
 		stamp, _, _ = strings.Cut(stamp, "-")
-		if t, err := time.ParseInLocation(purge.BackupStamp, stamp, time.Local); err == nil {
+		if t, err := time.ParseInLocation(rewrite.BackupStamp, stamp, time.Local); err == nil {
 			return t
 		}
 	}
