@@ -10,7 +10,7 @@ import (
 	"ccm/internal/synth"
 )
 
-// D1 #19: the whole file was read again after the write, to find /context
+// claude-context-manager read the whole file again after the write, to find /context
 // output. Once the new file is in place, purge reads neither it nor the
 // old one (no appends happened), token estimate included.
 func TestNoRereadAfterWrite(t *testing.T) {

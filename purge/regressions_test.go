@@ -1,8 +1,10 @@
 package purge
 
-// Regression tests for the defects of the Python purge (prior-art.md D1).
-// D1 #1 (appends lost during the rewrite) and #2 (no atomic write) are in
-// safety_test.go, where they need a second process.
+// Regression tests for the defects of claude-context-manager's purge
+// (docs/earlier-tools.md): each comment says what that tool did, and the
+// test holds what ccm does instead. Appends lost during the rewrite and
+// the missing atomic write are in safety_test.go, where they need a
+// second process.
 
 import (
 	"bytes"
@@ -25,7 +27,7 @@ import (
 	"ccm/transcript/rewrite"
 )
 
-// D1 #3: no locking between hooks, purge and prune. A purge holds the
+// claude-context-manager: no locking between hooks, purge and prune. A purge holds the
 // store's shared lock while it writes blobs, so a prune (exclusive lock)
 // waits; and two purges of one transcript never run at once.
 func TestLocking(t *testing.T) {
@@ -149,7 +151,7 @@ func snapshot(t testing.TB, root string) map[string]string {
 	return out
 }
 
-// D1 #4: --dry-run wrote the cache. A dry run has no side effect at all:
+// claude-context-manager: --dry-run wrote the cache. A dry run has no side effect at all:
 // no store, no backup, no temp file, no lock file, the transcript's bytes
 // and mtime unchanged; it still reports what would change.
 func TestDryRunNoSideEffects(t *testing.T) {
@@ -214,7 +216,7 @@ func TestDryRunNoSideEffects(t *testing.T) {
 	}
 }
 
-// D1 #5: backup names had 1-second resolution (two runs in one second
+// claude-context-manager: backup names had 1-second resolution (two runs in one second
 // overwrote the first backup), and the backup was made after processing.
 func TestBackupNamesUnique(t *testing.T) {
 	e := newEnv(t)
@@ -265,7 +267,7 @@ func TestBackupNamesUnique(t *testing.T) {
 	}
 }
 
-// D1 #6: removing an orphan tool_result left "content": [] (rejected by
+// claude-context-manager: removing an orphan tool_result left "content": [] (rejected by
 // the API).
 func TestNoEmptyContent(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 106, Turns: 20, Defects: []synth.Defect{synth.OrphanToolResult, synth.EmptyContent, synth.EmptyText}})
@@ -289,7 +291,7 @@ func TestNoEmptyContent(t *testing.T) {
 	}
 }
 
-// D1 #7: an orphan tool_use alone in its record was kept, so the API error
+// claude-context-manager: an orphan tool_use alone in its record was kept, so the API error
 // stayed. It gets a synthesised is_error result.
 func TestOrphanToolUseAlone(t *testing.T) {
 	in, m := gen(t, synth.Options{Seed: 107, Turns: 20, Defects: []synth.Defect{synth.OrphanToolUse}})
@@ -314,7 +316,7 @@ func TestOrphanToolUseAlone(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// D1 #8: pairing was global: a result whose tool_use exists anywhere
+// claude-context-manager: pairing was global: a result whose tool_use exists anywhere
 // counted as paired, across messages and compaction boundaries. The API
 // wants the result in the very next message.
 func TestPairingByAdjacency(t *testing.T) {
@@ -373,7 +375,7 @@ func TestPairingByAdjacency(t *testing.T) {
 	})
 }
 
-// D1 #9: the parent relink took the previous line with any uuid (progress,
+// claude-context-manager: the parent relink took the previous line with any uuid (progress,
 // system, sidechain, other branch). Relinks go to the logical parent, and
 // saved_hook_context records sharing one uuid are not a cycle.
 func TestRelinkLogicalParent(t *testing.T) {
@@ -417,7 +419,7 @@ func TestRelinkLogicalParent(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// D1 #10: --remove-thinking left empty assistant records, stripped the
+// claude-context-manager: --remove-thinking left empty assistant records, stripped the
 // latest turn's thinking and removed redacted_thinking uncounted.
 func TestOlderThinkingRemoved(t *testing.T) {
 	in := thinkingFixture()
@@ -437,7 +439,7 @@ func TestOlderThinkingRemoved(t *testing.T) {
 	}
 }
 
-// D1 #11: a synthetic compaction was injected by default (a fake summary,
+// claude-context-manager: a synthetic compaction was injected by default (a fake summary,
 // no boundary, a "now" timestamp out of order). By default nothing is
 // injected; when asked for, the pair is a real one.
 func TestNoInjectionByDefault(t *testing.T) {
@@ -500,7 +502,7 @@ func TestNoInjectionByDefault(t *testing.T) {
 	}
 }
 
-// D1 #12: lossy paths: recent results truncated without caching, tools
+// claude-context-manager: lossy paths: recent results truncated without caching, tools
 // without metadata truncated, --no-ccm truncating everything. Nothing is
 // ever cut without its bytes stored: every output value is the input's,
 // or a stub whose blob holds exactly what it replaced.
@@ -591,7 +593,7 @@ func unstubbedBytes(v gjson.Result) int {
 	return n
 }
 
-// D1 #13: missed savings: toolUseResult copies, thinking, list-form
+// claude-context-manager: missed savings: toolUseResult copies, thinking, list-form
 // results, images in tool results and tool_use inputs stayed. After a
 // default purge, no content over the threshold is left before the recent
 // window.
@@ -654,7 +656,7 @@ func TestNoMissedSavings(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// D1 #14: --current replaced only "/" in the working directory, so paths
+// claude-context-manager: --current replaced only "/" in the working directory, so paths
 // with "_", "." or spaces never matched, and CLAUDE_CONFIG_DIR was
 // ignored. The CLI side is in cmd/ccm/testdata/script/purge_current.txtar.
 func TestCurrentSessionFolderNaming(t *testing.T) {
@@ -688,7 +690,7 @@ func TestCurrentSessionFolderNaming(t *testing.T) {
 	mustCheck(t, readFile(t, p), false)
 }
 
-// D1 #15: a JSON line that is not an object crashed the tool before any
+// claude-context-manager: a JSON line that is not an object crashed the tool before any
 // write. Such lines, and every other bad line, pass through verbatim.
 func TestNonObjectLines(t *testing.T) {
 	in := jsonl(
@@ -725,7 +727,7 @@ func TestNonObjectLines(t *testing.T) {
 	e.invariants(in, rep.Path, e.opts(), false)
 }
 
-// D1 #16: thresholds counted characters, and modified lines were
+// claude-context-manager: thresholds counted characters, and modified lines were
 // re-serialised with \uXXXX escapes. Sizes are bytes; edited lines keep
 // their raw non-ASCII text and escapes as written.
 func TestBytesAndRawText(t *testing.T) {
@@ -764,7 +766,7 @@ func TestBytesAndRawText(t *testing.T) {
 	e.invariants(in, rep.Path, e.opts(), false)
 }
 
-// D1 #17: the savings report was absurd ("15,839 % of message space").
+// claude-context-manager: the savings report was absurd ("15,839 % of message space").
 // The report's sizes are the files' sizes and the token estimate shrinks.
 func TestHonestReport(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 117, Turns: 14, Thinking: true, Progress: true, Images: true})
@@ -801,7 +803,7 @@ func TestHonestReport(t *testing.T) {
 	}
 }
 
-// D1 #18: the proxy flag (~/.claude/proxy-state/no-thinking/<stem>) was
+// claude-context-manager: the proxy flag (~/.claude/proxy-state/no-thinking/<stem>) was
 // touched on every run, even in tests. ccm writes nothing outside the
 // transcript's directory (new file, backup), the store and the lock dir.
 func TestNoStrayFiles(t *testing.T) {
