@@ -103,7 +103,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
 			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
 			&cli.BoolFlag{Name: "keep-hook-context", Usage: "keep hook context replayed on resume that a later hook gave again"},
-			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn; else $CCM_RECENT_LINES_WINDOW)"},
+			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for claude-context-manager's scripts: mapped to --recent-turns (10 lines a turn; else $CCM_RECENT_LINES_WINDOW)"},
 			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
 			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
 			&cli.BoolFlag{Name: "keep-progress", Usage: "keep progress records"},
