@@ -5,9 +5,10 @@
 // the tool ran (hookSpecificOutput.updatedToolOutput), as long as the
 // replacement has the tool's own output shape: a Read output that is not
 // Read's shape is rejected and the original goes through
-// (realclient-findings.md §7). So the tool runs once, where Claude Code
-// runs it, and only its result is swapped: the earlier intercept hooks ran
-// every command a second time, in the wrong directory (D3 #27, #28).
+// (docs/hooks-protocol.md, "Replacing a tool's output"). So the tool runs once, where Claude Code
+// runs it, and only its result is swapped: claude-context-manager's
+// intercept hooks ran every command a second time, in the wrong directory
+// (docs/earlier-tools.md).
 //
 // Decide looks at one call (tool name, tool_input, tool_response) and
 // returns what to store, or why the output passes through untouched.
@@ -134,7 +135,7 @@ func Decide(c Call, t Thresholds) (*Capture, string) {
 // that always pass through in full: CLAUDE.md, README*, *.json, *.yaml,
 // *.yml, *.toml, *.lock and .env files. ".env" is matched as a name part
 // (.env, .env.local, prod.env), not as a substring: app.envoy.py is not an
-// env file (D3 #31).
+// env file (claude-context-manager matched a substring).
 func bypassed(path string) bool {
 	base := filepath.Base(path)
 	lower := strings.ToLower(base)

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// trivialWords are the commands the earlier Bash interceptor let through
-// untouched (prior-art.md a.18 step 4 and its documentation's list): their
+// trivialWords are the commands claude-context-manager's Bash interceptor
+// let through untouched (docs/earlier-tools.md, and its documentation's list): their
 // output is small or the model asked for exactly what it shows.
 var trivialWords = map[string]bool{
 	"ls": true, "pwd": true, "whoami": true, "id": true, "date": true,

@@ -4,8 +4,8 @@
 // history, so that the preservation block at the next compaction can carry
 // them verbatim instead of the compaction model re-deriving them.
 //
-// Each summary is one JSON file in the earlier tool's shape (seed 004,
-// "Summary File Format") and layout: <dir>/<md5(session_id:task_id)>.json,
+// Each summary is one JSON file in claude-agentic-framework's shape and
+// layout (docs/earlier-tools.md, "The cold-task summary"): <dir>/<md5(session_id:task_id)>.json,
 // where dir is <ccm home>/compressed_context.
 package coldtask
 

@@ -11,7 +11,7 @@ import (
 func input8K() string {
 	var b strings.Builder
 	for b.Len() < 8000 {
-		for _, s := range samplesD51 {
+		for _, s := range tokenSamples {
 			b.WriteString(s)
 			b.WriteString("\n")
 		}

@@ -22,8 +22,8 @@ type Registration struct {
 
 // Matchers of the tool events, as narrow as each feature allows: every
 // matching registration is one process start per tool call and writes
-// progress records into the transcript (the earlier tools' unmatched
-// registrations cost two Python starts per tool call, D4 #39).
+// progress records into the transcript (agentihooks' unmatched
+// registrations cost two Python starts per tool call).
 const (
 	// CaptureMatcher: the tools whose output shape ccm knows, and MCP
 	// tools (whose error results the tool memory records).

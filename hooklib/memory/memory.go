@@ -8,9 +8,9 @@
 // (SHA-256 of tool, input summary and error, for de-duplication) and
 // count. It holds at most Max entries, the oldest dropped first. Every
 // change takes an exclusive flock on <path>.lock and either appends one
-// line or atomically replaces the file: the earlier tool's unlocked read,
+// line or atomically replaces the file: agentihooks' unlocked read,
 // append and rewrite kept only 38-42 of 200 entries under 8 concurrent
-// writers and resurrected dropped ones (D4 #63). Readers take no lock: they
+// writers and resurrected dropped ones. Readers take no lock: they
 // see the file before or after a replace, and skip a torn last line.
 package memory
 

@@ -77,8 +77,8 @@ func TestLegacyAndTornLines(t *testing.T) {
 	}
 }
 
-// TestLessonsFilter: only the tool's lessons (D4 #65: a Bash error was
-// shown on the first Read), only this project's, not those already shown,
+// TestLessonsFilter: only the tool's lessons (agentihooks showed a Bash
+// error on the first Read), only this project's, not those already shown,
 // newest n, newest last.
 func TestLessonsFilter(t *testing.T) {
 	s := newStore(t, 100)
