@@ -1,9 +1,9 @@
 package ccm
 
 // The 21 cases of claude-context-manager tests/test_ccm_cache.py
-// (docs/earlier-tools.md, "The earlier tools' own tests"), ported one to
-// one. Where a case relied on a defect (an invalid "sha256:abc123" key in stubs), the
-// intent is kept with a valid key.
+// (docs/earlier-tools.md, "The earlier tools' own tests"), ported one to one.
+// Where a case relied on a defect (an invalid "sha256:abc123" key in stubs),
+// the intent is kept with a valid key.
 
 import (
 	"context"

@@ -8,11 +8,12 @@ import (
 	"strings"
 )
 
-// Key names a blob by the hash of its content: "sha256:" and 64 lowercase
-// hex digits for everything ccm stores, or "b2s:" and 16 hex digits (an
-// 8-byte BLAKE2s digest) for blobs written by claude-context-hooks, claude-context-manager's successor.
-// A Key obtained from ParseKey or KeyOf is always well-formed, so its hex
-// part can be used as a file name without further checks.
+// Key names a blob by the hash of its content: "sha256:" and 64 lowercase hex
+// digits for everything ccm stores, or "b2s:" and 16 hex digits (an 8-byte
+// BLAKE2s digest) for blobs written by claude-context-hooks,
+// claude-context-manager's successor. A Key obtained from ParseKey or KeyOf
+// is always well-formed, so its hex part can be used as a file name without
+// further checks.
 type Key string
 
 const (

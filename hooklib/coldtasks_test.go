@@ -71,11 +71,11 @@ func readSummary(t *testing.T, dir, session, task string) (coldtask.Summary, boo
 	return s, true
 }
 
-// TestColdTasks: at 75 % the first check writes, in claude-agentic-framework's shape, a
-// summary of task #1 (completed by a TaskUpdate naming its id) and of the
-// TodoWrite item completed in a later list, and none of the open task nor
-// of the task named in a recent turn; the preservation block carries
-// them.
+// TestColdTasks: at 75 % the first check writes, in
+// claude-agentic-framework's shape, a summary of task #1 (completed by a
+// TaskUpdate naming its id) and of the TodoWrite item completed in a later
+// list, and none of the open task nor of the task named in a recent turn; the
+// preservation block carries them.
 func TestColdTasks(t *testing.T) {
 	s := newSandbox(t)
 	x := newTx(t, s)

@@ -260,8 +260,9 @@ func randomText(seed, n int) string {
 }
 
 // TestAgePrune: by last access, compared as times (a naive
-// claude-context-manager timestamp and an RFC 3339 one with a zone compare correctly), pinned
-// blobs kept, and only deletions that happened are counted.
+// claude-context-manager timestamp and an RFC 3339 one with a zone compare
+// correctly), pinned blobs kept, and only deletions that happened are
+// counted.
 func TestAgePrune(t *testing.T) {
 	s, claude := testStore(t)
 	now := time.Now()

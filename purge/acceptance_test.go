@@ -1,8 +1,9 @@
 package purge
 
 // The 20 cases of claude-context-manager's tests/test_purge.py
-// (docs/earlier-tools.md, "The earlier tools' own tests"), kept for their intent. Cases marked as encoding a
-// defect (12, 20) assert the intent, not the old behaviour.
+// (docs/earlier-tools.md, "The earlier tools' own tests"), kept for their
+// intent. Cases marked as encoding a defect (12, 20) assert the intent, not
+// the old behaviour.
 
 import (
 	"bytes"

@@ -93,7 +93,8 @@ func envelope(b []byte, rec transcript.Record) []byte {
 }
 
 // lines renders the boundary and summary records, in Claude Code's shape
-// (docs/transcript-format.md, "The envelope"), with the envelope of the record they precede.
+// (docs/transcript-format.md, "The envelope"), with the envelope of the
+// record they precede.
 func (inj *injection) lines(next []byte) [][]byte {
 	rec := transcript.NewRecord(next)
 	ts := rec.Get("timestamp").Str

@@ -27,9 +27,9 @@ import (
 	"ccm/transcript/rewrite"
 )
 
-// claude-context-manager: no locking between hooks, purge and prune. A purge holds the
-// store's shared lock while it writes blobs, so a prune (exclusive lock)
-// waits; and two purges of one transcript never run at once.
+// claude-context-manager: no locking between hooks, purge and prune. A purge
+// holds the store's shared lock while it writes blobs, so a prune (exclusive
+// lock) waits; and two purges of one transcript never run at once.
 func TestLocking(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 103, Turns: 10, Images: true})
 	ctx := context.Background()
@@ -151,9 +151,9 @@ func snapshot(t testing.TB, root string) map[string]string {
 	return out
 }
 
-// claude-context-manager: --dry-run wrote the cache. A dry run has no side effect at all:
-// no store, no backup, no temp file, no lock file, the transcript's bytes
-// and mtime unchanged; it still reports what would change.
+// claude-context-manager: --dry-run wrote the cache. A dry run has no side
+// effect at all: no store, no backup, no temp file, no lock file, the
+// transcript's bytes and mtime unchanged; it still reports what would change.
 func TestDryRunNoSideEffects(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 104, Turns: 16, Thinking: true, Progress: true, Images: true, Defects: synth.AllDefects})
 	e := newEnv(t)
@@ -216,8 +216,9 @@ func TestDryRunNoSideEffects(t *testing.T) {
 	}
 }
 
-// claude-context-manager: backup names had 1-second resolution (two runs in one second
-// overwrote the first backup), and the backup was made after processing.
+// claude-context-manager: backup names had 1-second resolution (two runs in
+// one second overwrote the first backup), and the backup was made after
+// processing.
 func TestBackupNamesUnique(t *testing.T) {
 	e := newEnv(t)
 	v1 := thinkingFixture()
@@ -267,8 +268,8 @@ func TestBackupNamesUnique(t *testing.T) {
 	}
 }
 
-// claude-context-manager: removing an orphan tool_result left "content": [] (rejected by
-// the API).
+// claude-context-manager: removing an orphan tool_result left "content": []
+// (rejected by the API).
 func TestNoEmptyContent(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 106, Turns: 20, Defects: []synth.Defect{synth.OrphanToolResult, synth.EmptyContent, synth.EmptyText}})
 	hand := jsonl(
@@ -291,8 +292,8 @@ func TestNoEmptyContent(t *testing.T) {
 	}
 }
 
-// claude-context-manager: an orphan tool_use alone in its record was kept, so the API error
-// stayed. It gets a synthesised is_error result.
+// claude-context-manager: an orphan tool_use alone in its record was kept, so
+// the API error stayed. It gets a synthesised is_error result.
 func TestOrphanToolUseAlone(t *testing.T) {
 	in, m := gen(t, synth.Options{Seed: 107, Turns: 20, Defects: []synth.Defect{synth.OrphanToolUse}})
 	if n := len(checkErrors(t, in, false)); n == 0 {
@@ -316,9 +317,9 @@ func TestOrphanToolUseAlone(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// claude-context-manager: pairing was global: a result whose tool_use exists anywhere
-// counted as paired, across messages and compaction boundaries. The API
-// wants the result in the very next message.
+// claude-context-manager: pairing was global: a result whose tool_use exists
+// anywhere counted as paired, across messages and compaction boundaries. The
+// API wants the result in the very next message.
 func TestPairingByAdjacency(t *testing.T) {
 	t.Run("result two messages late", func(t *testing.T) {
 		in := jsonl(
@@ -375,9 +376,9 @@ func TestPairingByAdjacency(t *testing.T) {
 	})
 }
 
-// claude-context-manager: the parent relink took the previous line with any uuid (progress,
-// system, sidechain, other branch). Relinks go to the logical parent, and
-// saved_hook_context records sharing one uuid are not a cycle.
+// claude-context-manager: the parent relink took the previous line with any
+// uuid (progress, system, sidechain, other branch). Relinks go to the logical
+// parent, and saved_hook_context records sharing one uuid are not a cycle.
 func TestRelinkLogicalParent(t *testing.T) {
 	in := jsonl(
 		userPrompt("u1", "", "one"),
@@ -419,8 +420,9 @@ func TestRelinkLogicalParent(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// claude-context-manager: --remove-thinking left empty assistant records, stripped the
-// latest turn's thinking and removed redacted_thinking uncounted.
+// claude-context-manager: --remove-thinking left empty assistant records,
+// stripped the latest turn's thinking and removed redacted_thinking
+// uncounted.
 func TestOlderThinkingRemoved(t *testing.T) {
 	in := thinkingFixture()
 	e := newEnv(t)
@@ -439,9 +441,9 @@ func TestOlderThinkingRemoved(t *testing.T) {
 	}
 }
 
-// claude-context-manager: a synthetic compaction was injected by default (a fake summary,
-// no boundary, a "now" timestamp out of order). By default nothing is
-// injected; when asked for, the pair is a real one.
+// claude-context-manager: a synthetic compaction was injected by default (a
+// fake summary, no boundary, a "now" timestamp out of order). By default
+// nothing is injected; when asked for, the pair is a real one.
 func TestNoInjectionByDefault(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 111, Turns: 12, Thinking: true})
 	e := newEnv(t)
@@ -502,10 +504,10 @@ func TestNoInjectionByDefault(t *testing.T) {
 	}
 }
 
-// claude-context-manager: lossy paths: recent results truncated without caching, tools
-// without metadata truncated, --no-ccm truncating everything. Nothing is
-// ever cut without its bytes stored: every output value is the input's,
-// or a stub whose blob holds exactly what it replaced.
+// claude-context-manager: lossy paths: recent results truncated without
+// caching, tools without metadata truncated, --no-ccm truncating everything.
+// Nothing is ever cut without its bytes stored: every output value is the
+// input's, or a stub whose blob holds exactly what it replaced.
 func TestNeverTruncate(t *testing.T) {
 	tools := jsonl(
 		userPrompt("u1", "", "one"),
@@ -656,9 +658,10 @@ func TestNoMissedSavings(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// claude-context-manager: --current replaced only "/" in the working directory, so paths
-// with "_", "." or spaces never matched, and CLAUDE_CONFIG_DIR was
-// ignored. The CLI side is in cmd/ccm/testdata/script/purge_current.txtar.
+// claude-context-manager: --current replaced only "/" in the working
+// directory, so paths with "_", "." or spaces never matched, and
+// CLAUDE_CONFIG_DIR was ignored. The CLI side is in
+// cmd/ccm/testdata/script/purge_current.txtar.
 func TestCurrentSessionFolderNaming(t *testing.T) {
 	cfg := t.TempDir()
 	cwd := "/home/u/x/my_proj.v2/with space+plus"
@@ -690,8 +693,9 @@ func TestCurrentSessionFolderNaming(t *testing.T) {
 	mustCheck(t, readFile(t, p), false)
 }
 
-// claude-context-manager: a JSON line that is not an object crashed the tool before any
-// write. Such lines, and every other bad line, pass through verbatim.
+// claude-context-manager: a JSON line that is not an object crashed the tool
+// before any write. Such lines, and every other bad line, pass through
+// verbatim.
 func TestNonObjectLines(t *testing.T) {
 	in := jsonl(
 		`[{"type":"user"}]`,
@@ -766,8 +770,9 @@ func TestBytesAndRawText(t *testing.T) {
 	e.invariants(in, rep.Path, e.opts(), false)
 }
 
-// claude-context-manager: the savings report was absurd ("15,839 % of message space").
-// The report's sizes are the files' sizes and the token estimate shrinks.
+// claude-context-manager: the savings report was absurd ("15,839 % of message
+// space"). The report's sizes are the files' sizes and the token estimate
+// shrinks.
 func TestHonestReport(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 117, Turns: 14, Thinking: true, Progress: true, Images: true})
 	e := newEnv(t)
@@ -803,9 +808,10 @@ func TestHonestReport(t *testing.T) {
 	}
 }
 
-// claude-context-manager: the proxy flag (~/.claude/proxy-state/no-thinking/<stem>) was
-// touched on every run, even in tests. ccm writes nothing outside the
-// transcript's directory (new file, backup), the store and the lock dir.
+// claude-context-manager: the proxy flag
+// (~/.claude/proxy-state/no-thinking/<stem>) was touched on every run, even
+// in tests. ccm writes nothing outside the transcript's directory (new file,
+// backup), the store and the lock dir.
 func TestNoStrayFiles(t *testing.T) {
 	home := t.TempDir()
 	tmp := t.TempDir()

@@ -259,11 +259,11 @@ func (c *cli) run(args ...string) (int, string, string) {
 
 func sum(b []byte) [32]byte { return sha256.Sum256(b) }
 
-// claude-context-manager had no atomic write: a crash mid-rewrite left a truncated transcript
-// (and truncated blobs that dedup trusted). ccm purge is SIGKILLed at
-// random points: the path always holds the original or the complete
-// purged file, a purged file has its backup, every stored blob verifies,
-// and the next purge completes with the same result.
+// claude-context-manager had no atomic write: a crash mid-rewrite left a
+// truncated transcript (and truncated blobs that dedup trusted). ccm purge is
+// SIGKILLed at random points: the path always holds the original or the
+// complete purged file, a purged file has its backup, every stored blob
+// verifies, and the next purge completes with the same result.
 func TestKillDuringPurge(t *testing.T) {
 	base := t.TempDir()
 	src := filepath.Join(base, "orig.jsonl")

@@ -15,8 +15,9 @@ type toolInfo struct {
 	Name, Detail, Desc, FilePath, Command string
 }
 
-// source renders the stub's source line: the tool and its file path,
-// command or pattern, with $HOME shown as ~ (claude-context-manager's version 2 stubs).
+// source renders the stub's source line: the tool and its file path, command
+// or pattern, with $HOME shown as ~ (claude-context-manager's version 2
+// stubs).
 func (t toolInfo) source() string {
 	name := t.Name
 	if name == "" {

@@ -126,9 +126,9 @@ func TestCorpusCounts(t *testing.T) {
 	}
 }
 
-// TestCorpusParallelResultAttached pins the one off-walk tool result of
-// the 2.1.39 file (docs/transcript-format.md, "Seen in the corpus"): it hangs off the first
-// tool_use line of a split message and is attached by tool id.
+// TestCorpusParallelResultAttached pins the one off-walk tool result of the
+// 2.1.39 file (docs/transcript-format.md, "Seen in the corpus"): it hangs off
+// the first tool_use line of a split message and is attached by tool id.
 func TestCorpusParallelResultAttached(t *testing.T) {
 	ix := indexCorpus(t, testutil.Spotter)
 	c := ix.ActiveChain()

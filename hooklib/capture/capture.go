@@ -5,10 +5,10 @@
 // the tool ran (hookSpecificOutput.updatedToolOutput), as long as the
 // replacement has the tool's own output shape: a Read output that is not
 // Read's shape is rejected and the original goes through
-// (docs/hooks-protocol.md, "Replacing a tool's output"). So the tool runs once, where Claude Code
-// runs it, and only its result is swapped: claude-context-manager's
-// intercept hooks ran every command a second time, in the wrong directory
-// (docs/earlier-tools.md).
+// (docs/hooks-protocol.md, "Replacing a tool's output"). So the tool runs
+// once, where Claude Code runs it, and only its result is swapped:
+// claude-context-manager's intercept hooks ran every command a second time,
+// in the wrong directory (docs/earlier-tools.md).
 //
 // Decide looks at one call (tool name, tool_input, tool_response) and
 // returns what to store, or why the output passes through untouched.

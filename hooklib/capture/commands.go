@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// trivialWords are the commands claude-context-manager's Bash interceptor
-// let through untouched (docs/earlier-tools.md, and its documentation's list): their
-// output is small or the model asked for exactly what it shows.
+// trivialWords are the commands claude-context-manager's Bash interceptor let
+// through untouched (docs/earlier-tools.md, and its documentation's list):
+// their output is small or the model asked for exactly what it shows.
 var trivialWords = map[string]bool{
 	"ls": true, "pwd": true, "whoami": true, "id": true, "date": true,
 	"echo": true, "printf": true, "cd": true, "mkdir": true, "touch": true,

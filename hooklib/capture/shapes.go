@@ -99,7 +99,7 @@ var shapes = map[string]shape{
 		},
 		pick: func(r gjson.Result) (field, []byte, bool) {
 			if t, _, _ := Member(r.Raw, "type"); t != `"text"` {
-				return field{}, nil, false // images, PDFs, notebooks: their own shapes (read as text, they broke claude-context-manager's Read hook)
+				return field{}, nil, false // images, PDFs, notebooks: their own shapes (docs/earlier-tools.md)
 			}
 			file, off, ok := Member(r.Raw, "file")
 			if !ok {

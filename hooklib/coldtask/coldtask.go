@@ -5,8 +5,9 @@
 // them verbatim instead of the compaction model re-deriving them.
 //
 // Each summary is one JSON file in claude-agentic-framework's shape and
-// layout (docs/earlier-tools.md, "The cold-task summary"): <dir>/<md5(session_id:task_id)>.json,
-// where dir is <ccm home>/compressed_context.
+// layout (docs/earlier-tools.md, "The cold-task summary"):
+// <dir>/<md5(session_id:task_id)>.json, where dir is <ccm
+// home>/compressed_context.
 package coldtask
 
 import (

@@ -434,11 +434,11 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 	return rep, nil
 }
 
-// valueFromText is the splice that puts back a stub whose stored content
-// is text rather than the JSON value cut out of the line:
-// claude-context-manager's stubs. A tool output or text goes back as a JSON string; an
-// image (source "Image (PNG)"; the store holds its base64 data) goes
-// back as the image block the text block stood for.
+// valueFromText is the splice that puts back a stub whose stored content is
+// text rather than the JSON value cut out of the line:
+// claude-context-manager's stubs. A tool output or text goes back as a JSON
+// string; an image (source "Image (PNG)"; the store holds its base64 data)
+// goes back as the image block the text block stood for.
 func valueFromText(ctx context.Context, store *ccm.Store, st stub.Stub, v, parent gjson.Result, key string) (rawjson.Edit, error) {
 	content, err := store.Get(ctx, st.Key)
 	if err != nil {
