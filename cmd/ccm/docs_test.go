@@ -173,8 +173,11 @@ func TestDocLinks(t *testing.T) {
 		}
 	}
 
-	// Comments and scripts point to pages by path: docs/NAME.md.
+	// Comments and scripts point to pages by path, docs/NAME.md, and
+	// sometimes to a part of one by its words: docs/NAME.md, "Heading".
 	ref := regexp.MustCompile(`docs/[a-z0-9-]+\.md`)
+	part := regexp.MustCompile(`(docs/[a-z0-9-]+\.md)[,:] "([^"]+)"`)
+	joinComment := regexp.MustCompile(`\n\s*(//|#)\s*`)
 	err := filepath.WalkDir(repoRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -195,6 +198,12 @@ func TestDocLinks(t *testing.T) {
 		for _, r := range slices.Compact(ref.FindAllString(string(b), -1)) {
 			if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(r))); err != nil && !slices.Contains(pendingPages, r) {
 				t.Errorf("%s mentions %s, which does not exist", p, r)
+			}
+		}
+		for _, m := range part.FindAllStringSubmatch(joinComment.ReplaceAllString(string(b), " "), -1) {
+			page, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(m[1])))
+			if err == nil && !strings.Contains(strings.Join(strings.Fields(string(page)), " "), m[2]) {
+				t.Errorf("%s points to %s, %q, which that page does not say", p, m[1], m[2])
 			}
 		}
 		return nil
