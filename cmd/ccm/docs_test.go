@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"go/parser"
 	"go/token"
 	"io"
@@ -285,6 +286,9 @@ func TestDocCommandLines(t *testing.T) {
 	root := newApp(nil, io.Discard, io.Discard)
 	checked := 0
 	for _, f := range docFiles(t) {
+		if f == "docs/commands.md" {
+			continue // the help itself, generated from the tree (TestCommandsPage)
+		}
 		fenced := false
 		for i, line := range strings.Split(readRepo(t, f), "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), "```") {
@@ -521,5 +525,55 @@ func TestLayers(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Fatalf("checked only %d imports", checked)
+	}
+}
+
+// updateDocs rewrites docs/commands.md from the commands' help.
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/commands.md from every command's --help")
+
+// TestCommandsPage: docs/commands.md is every command's --help, as the
+// binary prints it, so the reference of every flag has one source, the
+// command. After changing a command's help, run
+//
+//	go test ./cmd/ccm -run TestCommandsPage -update-docs
+//
+// and commit the page.
+func TestCommandsPage(t *testing.T) {
+	var page strings.Builder
+	page.WriteString(`# Command reference
+
+Every command's ` + "`--help`" + `, as ` + "`ccm`" + ` prints it. This page is generated from the
+commands themselves (` + "`go test ./cmd/ccm -run TestCommandsPage -update-docs`" + `), so it says
+exactly what the binary says; what the commands do and why is on the page of each area
+(the [README](../README.md#documentation) lists them).
+`)
+	root := newApp(nil, io.Discard, io.Discard)
+	var walk func(cmd *cli.Command, path []string)
+	walk = func(cmd *cli.Command, path []string) {
+		var out bytes.Buffer
+		args := append(append([]string{}, path...), "--help")
+		if code := ccmMain(args, strings.NewReader(""), &out, io.Discard); code != 0 {
+			t.Fatalf("%s: exit %d", strings.Join(args, " "), code)
+		}
+		page.WriteString("\n## " + strings.Join(path, " ") + "\n\n```text\n")
+		page.WriteString(strings.TrimRight(out.String(), "\n") + "\n```\n")
+		for _, sub := range cmd.Commands {
+			if sub.Hidden || sub.Name == "help" {
+				continue
+			}
+			walk(sub, append(append([]string{}, path...), sub.Name))
+		}
+	}
+	walk(root, []string{root.Name})
+	name := filepath.Join(repoRoot, "docs", "commands.md")
+	if *updateDocs {
+		if err := os.WriteFile(name, []byte(page.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(name)
+	if err != nil || string(got) != page.String() {
+		t.Errorf("docs/commands.md is not the commands' --help (%v): run go test ./cmd/ccm -run TestCommandsPage -update-docs", err)
 	}
 }
