@@ -203,7 +203,7 @@ func TestNotificationsAreNotPrompts(t *testing.T) {
 }
 
 // TestForcedRefreshRestartsCadence: the last-refresh turns the state
-// records are what the cadence counts from (the earlier tool wrote a
+// records are what the cadence counts from (agentihooks wrote a
 // last_rules_turn nothing read), so a forced refresh is not followed by a
 // periodic copy a few prompts later.
 func TestForcedRefreshRestartsCadence(t *testing.T) {

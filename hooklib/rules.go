@@ -56,7 +56,7 @@ func LoadRules(dir, labelPrefix string, warn func(string)) []Rule {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		fi, err := os.Stat(path) // follows symlinks, as the earlier tool did
+		fi, err := os.Stat(path) // follows symlinks, as agentihooks did
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}

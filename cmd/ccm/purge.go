@@ -188,7 +188,7 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	case p.InjectCompaction && cmd.Bool("no-inject-compaction"):
 		return o, usagef("--inject-compaction and --no-inject-compaction contradict each other")
 	}
-	// The earlier tool's settings (environment, config.env, its config.py)
+	// claude-context-manager's settings (environment, config.env, its config.py)
 	// stand in for flags that were not given.
 	cfg := hooklib.LoadConfig(g.ClaudeDir, os.LookupEnv)
 	if !cmd.IsSet("threshold") && cfg.Lookup("CCM_STUB_THRESHOLD_BYTES").IsSet() {

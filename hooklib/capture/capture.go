@@ -26,14 +26,14 @@ import (
 )
 
 // Thresholds are the output sizes, in bytes, above which a tool's output
-// is captured. The names and defaults are the earlier tool's
+// is captured. The names and defaults are claude-context-manager's
 // (BASH_THRESHOLD, GLOB_THRESHOLD, GREP_THRESHOLD, READ_THRESHOLD); Other
 // applies to every other tool ccm knows the shape of.
 type Thresholds struct {
 	Bash, Glob, Grep, Read, Other int
 }
 
-// DefaultThresholds are the earlier tool's v1.0 values and 10,000 bytes
+// DefaultThresholds are claude-context-manager's v1.0 values and 10,000 bytes
 // for the rest.
 var DefaultThresholds = Thresholds{Bash: 2000, Glob: 2000, Grep: 2000, Read: 25000, Other: 10000}
 
@@ -131,7 +131,7 @@ func Decide(c Call, t Thresholds) (*Capture, string) {
 	return cp, ""
 }
 
-// bypassed reports whether a file is on the earlier tool's list of files
+// bypassed reports whether a file is on claude-context-manager's list of files
 // that always pass through in full: CLAUDE.md, README*, *.json, *.yaml,
 // *.yml, *.toml, *.lock and .env files. ".env" is matched as a name part
 // (.env, .env.local, prod.env), not as a substring: app.envoy.py is not an

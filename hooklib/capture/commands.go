@@ -22,8 +22,8 @@ var trivialWords = map[string]bool{
 var trivialGit = map[string]bool{"status": true, "branch": true, "remote": true, "config": true}
 
 // Trivial reports whether a Bash command is one whose output always
-// passes through: a single command (no &&, ;, | or newline) from the
-// earlier tool's list, `git status|branch|remote|config`, `git log -N`,
+// passes through: a single command (no &&, ;, | or newline) from
+// claude-context-manager's list, `git status|branch|remote|config`, `git log -N`,
 // `command -v`, or only VAR=value assignments.
 func Trivial(cmd string) bool {
 	cmd = strings.TrimSpace(cmd)

@@ -27,7 +27,7 @@ import (
 	"ccm/transcript/worklog"
 )
 
-// Summary is one cold task's summary, in the earlier tool's JSON shape.
+// Summary is one cold task's summary, in claude-agentic-framework's JSON shape.
 type Summary struct {
 	SessionID      string   `json:"session_id"`
 	TaskID         string   `json:"task_id"`
@@ -41,7 +41,7 @@ type Summary struct {
 	ErrorsResolved []string `json:"errors_resolved"`
 }
 
-// TimeLayout is compressed_at's format (the earlier tool's isoformat).
+// TimeLayout is compressed_at's format (claude-agentic-framework's isoformat).
 const TimeLayout = "2006-01-02T15:04:05"
 
 // Dir is where the summaries live under ccm's home.

@@ -6,7 +6,7 @@ import (
 )
 
 // input8K is 8,000 characters of rule-like markdown, the size of a full
-// refresh budget. The earlier preprocessor took about 107 ms for this at
+// refresh budget. agentihooks' preprocessor took about 107 ms for this at
 // level 2.
 func input8K() string {
 	var b strings.Builder

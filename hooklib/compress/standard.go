@@ -144,8 +144,8 @@ func hasLetter(s string) bool {
 //   - if it would read as a protected word: "Delete the deployment" must
 //     not become "Delete deploy" (as it did in agentihooks);
 //   - if it costs more tokens than the words it replaces: for cl100k
-//     "kubernetes" is 2 tokens and "k8s" 3, "staging" 1 and "stg" 2. The
-//     earlier tool applied them anyway, which is part of why its level 2
+//     "kubernetes" is 2 tokens and "k8s" 3, "staging" 1 and "stg" 2. agentihooks
+//     applied them anyway, which is part of why its level 2
 //     saved so little.
 func abbreviate(lx *lexed, d *Dict, c Counter) {
 	toks := lx.toks

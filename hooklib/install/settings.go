@@ -42,7 +42,7 @@ const (
 var Events = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd"}
 
 // ColdTaskTools are the tools after which the cold-task check may run: the
-// ones that finish work (the earlier tool's Bash|Write|Edit, and the task
+// ones that finish work (claude-agentic-framework's Bash|Write|Edit, and the task
 // tools whose updates complete a task).
 var ColdTaskTools = []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "TaskUpdate", "TodoWrite"}
 

@@ -51,7 +51,7 @@ func TestRecordDedupesAndBounds(t *testing.T) {
 	}
 }
 
-// TestLegacyAndTornLines: the earlier tool's records (no project, no hash)
+// TestLegacyAndTornLines: agentihooks' records (no project, no hash)
 // are read and match every project; a torn last line is skipped and the
 // next lesson still lands on a line of its own.
 func TestLegacyAndTornLines(t *testing.T) {
