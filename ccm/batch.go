@@ -55,7 +55,7 @@ type Batch struct {
 
 	held  *fsutil.Lock // the store's shared lock
 	metaF *os.File     // meta.lock, flocked around each metadata update
-	index *os.File     // index.jsonl (the Python tool's log), appended to
+	index *os.File     // index.jsonl (claude-context-manager's log), appended to
 }
 
 // batchOp is a pending index line: a new frame (put) or a store of content
@@ -464,7 +464,7 @@ func (b *Batch) lockMeta(ctx context.Context) (func(), error) {
 	return func() { fsutil.Funlock(f); s.metaMu.Unlock() }, nil
 }
 
-// appendIndex writes a line of the Python tool's index.jsonl through the
+// appendIndex writes a line of claude-context-manager's index.jsonl through the
 // batch's open file.
 func (b *Batch) appendIndex(line string) error {
 	f, opened, err := b.open(&b.index, b.s.path(indexFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE)

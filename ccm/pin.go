@@ -33,7 +33,7 @@ func (l PinLevel) String() string {
 }
 
 // ParsePinLevel parses "none", "soft" or "hard" (any case). The empty
-// string is "none", as the Python tool's metadata has it for unpinned blobs.
+// string is "none", as claude-context-manager's metadata has it for unpinned blobs.
 func ParsePinLevel(s string) (PinLevel, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "none", "":
@@ -54,7 +54,7 @@ func (l PinLevel) MarshalText() ([]byte, error) {
 	return []byte(l.String()), nil
 }
 
-// UnmarshalText reads a level written by MarshalText or by the Python tool.
+// UnmarshalText reads a level written by MarshalText or by claude-context-manager.
 func (l *PinLevel) UnmarshalText(b []byte) error {
 	v, err := ParsePinLevel(string(b))
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The earlier thinking policy's texts (prior-art.md b.7), unchanged.
+// agentihooks' thinking policy's texts (docs/earlier-tools.md), unchanged.
 const (
 	effortLow    = "Default effort: low. Use minimal reasoning for straightforward tasks. Only escalate to medium/high for complex architectural decisions."
 	effortMedium = "Default effort: medium. Use standard reasoning depth. Reserve high/ultrathink for complex architectural decisions or debugging. Prefer Sonnet for implementation; reserve Opus for planning."
@@ -35,9 +35,9 @@ func EffortText(effort string, budget int) string {
 }
 
 // OpusNote returns the note for a subagent about to start on opus under a
-// low or medium profile, or "". The earlier tool sent its warning on
+// low or medium profile, or "". agentihooks sent its warning on
 // PostToolUse, after the subagent had run, as plain stdout that never
-// reached the model (D4 #36, #72); ccm sends it from PreToolUse as
+// reached the model; ccm sends it from PreToolUse as
 // additionalContext.
 func OpusNote(toolName, model, subagentType, effort string) string {
 	if toolName != "Agent" && toolName != "Task" {

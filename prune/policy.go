@@ -11,7 +11,7 @@ import (
 	"ccm/ccm"
 )
 
-// MiB is the unit of --max-size-mb: the Python tool's "MB" was 1,048,576
+// MiB is the unit of --max-size-mb: claude-context-manager's "MB" was 1,048,576
 // bytes, and cron lines written for it keep their meaning.
 const MiB = 1 << 20
 

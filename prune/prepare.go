@@ -45,7 +45,7 @@ type Progress interface {
 
 // TranscriptRoots returns where gc looks for references under a Claude
 // config directory: projects/ (sessions, subagent files, purge backups) and
-// sessions/, which the Python tool also scanned.
+// sessions/, which claude-context-manager also scanned.
 func TranscriptRoots(claudeDir string) []string {
 	return []string{filepath.Join(claudeDir, "projects"), filepath.Join(claudeDir, "sessions")}
 }

@@ -226,7 +226,7 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 		raw := line[v.Index : v.Index+len(v.Raw)]
 		if desc == "" {
 			// The Bash description (or Task's) is the stub's desc line, as
-			// in the Python tool's v2 stubs.
+			// in claude-context-manager's version 2 stubs.
 			desc = info.Desc
 		}
 		ps := plannedStub{off: v.Index, n: len(v.Raw), key: ccm.KeyOf(raw), info: info, desc: desc,

@@ -161,7 +161,7 @@ func TestRestoreMissingBlob(t *testing.T) {
 	}
 }
 
-// TestRestoreForeignStubs: stubs ccm did not write (the Python tool's, a
+// TestRestoreForeignStubs: stubs ccm did not write (claude-context-manager's, a
 // hook's) hold the output as plain text, not as a raw JSON value. Restore
 // must never splice such a blob in as JSON (an output that happens to be
 // JSON would turn a tool_result's content into an object, which the API

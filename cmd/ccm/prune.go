@@ -24,7 +24,7 @@ type pruneOptions struct {
 	DryRun     bool
 	Verbose    bool
 	LockWait   time.Duration
-	// The Python tool's one-action spellings.
+	// claude-context-manager's one-action spellings.
 	Stats    bool
 	ListPins bool
 	Pin      string
@@ -79,7 +79,7 @@ the repack: each pack removed or rewritten and each blob copied, with why
 one summary line, for cron. Prune takes the store's lock exclusively and
 waits at most --lock-wait for running purges and hooks.
 
-The Python tool's spellings still work, one per run: --stats, --list-pins,
+claude-context-manager's spellings still work, one per run: --stats, --list-pins,
 --pin KEY --level soft|hard [--reason R], --unpin KEY.
 
 ` + exitStatusHelp,
@@ -173,7 +173,7 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 	if err != nil {
 		return err
 	}
-	// The Python tool ran one action per invocation; combining them with
+	// claude-context-manager ran one action per invocation; combining them with
 	// rules is more likely a mistake than a wish, so it is refused.
 	var actions []string
 	for _, a := range []struct {

@@ -103,7 +103,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
 			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
 			&cli.BoolFlag{Name: "keep-hook-context", Usage: "keep hook context replayed on resume that a later hook gave again"},
-			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn; else $CCM_RECENT_LINES_WINDOW)"},
+			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for claude-context-manager's scripts: mapped to --recent-turns (10 lines a turn; else $CCM_RECENT_LINES_WINDOW)"},
 			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
 			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
 			&cli.BoolFlag{Name: "keep-progress", Usage: "keep progress records"},
@@ -188,7 +188,7 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	case p.InjectCompaction && cmd.Bool("no-inject-compaction"):
 		return o, usagef("--inject-compaction and --no-inject-compaction contradict each other")
 	}
-	// The earlier tool's settings (environment, config.env, its config.py)
+	// claude-context-manager's settings (environment, config.env, its config.py)
 	// stand in for flags that were not given.
 	cfg := hooklib.LoadConfig(g.ClaudeDir, os.LookupEnv)
 	if !cmd.IsSet("threshold") && cfg.Lookup("CCM_STUB_THRESHOLD_BYTES").IsSet() {

@@ -182,7 +182,7 @@ func printRestoreReport(o restoreOptions, rep *restore.Report) {
 		fmt.Fprintf(o.Stdout, "%s %d stubs in %s (%s -> %s)\n", verb, rep.Restored, rep.Path, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
 	}
 	if rep.ByValue > 0 {
-		fmt.Fprintf(o.Stdout, "  %d of them the Python tool's, restored by value (the text as Claude Code writes it, not byte for byte) on lines %s\n",
+		fmt.Fprintf(o.Stdout, "  %d of them claude-context-manager's, restored by value (the text as Claude Code writes it, not byte for byte) on lines %s\n",
 			rep.ByValue, joinInts(rep.ByValueLines))
 	}
 	if rep.Backup != "" {

@@ -22,8 +22,8 @@ type Registration struct {
 
 // Matchers of the tool events, as narrow as each feature allows: every
 // matching registration is one process start per tool call and writes
-// progress records into the transcript (the earlier tools' unmatched
-// registrations cost two Python starts per tool call, D4 #39).
+// progress records into the transcript (agentihooks' unmatched
+// registrations cost two Python starts per tool call).
 const (
 	// CaptureMatcher: the tools whose output shape ccm knows, and MCP
 	// tools (whose error results the tool memory records).
@@ -42,7 +42,7 @@ const (
 var Events = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd"}
 
 // ColdTaskTools are the tools after which the cold-task check may run: the
-// ones that finish work (the earlier tool's Bash|Write|Edit, and the task
+// ones that finish work (claude-agentic-framework's Bash|Write|Edit, and the task
 // tools whose updates complete a task).
 var ColdTaskTools = []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "TaskUpdate", "TodoWrite"}
 

@@ -1,6 +1,6 @@
 // Package restore undoes a purge: it puts the stored content of every
 // stub in a transcript back in place (byte for byte for ccm's stubs, by
-// value for the Python tool's), or brings back a backup a purge made. The
+// value for claude-context-manager's), or brings back a backup a purge made. The
 // file is replaced through package rewrite, with a backup first.
 package restore
 
@@ -63,7 +63,7 @@ type Report struct {
 	// Holders says what may still write to the replaced file and where
 	// that goes.
 	rewrite.Holders
-	// ByValue counts the stubs of the Python tool, restored by value: its
+	// ByValue counts the stubs of claude-context-manager, restored by value: its
 	// store holds the decoded text, which goes back as the JSON string
 	// Claude Code writes for it, not as the original bytes. ByValueLines
 	// are their lines (the first 50).
@@ -255,7 +255,7 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 				return
 			}
 			if meta, err := store.Stat(st.Key); err == nil && meta.Source.Type != stub.RawValueType {
-				// Not cut out by ccm purge: the Python tool stored the
+				// Not cut out by ccm purge: claude-context-manager stored the
 				// decoded text, so the value goes back as the JSON Claude
 				// Code would have written for it (by value, not byte for
 				// byte).
@@ -434,11 +434,11 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 	return rep, nil
 }
 
-// valueFromText is the splice that puts back a stub whose stored content
-// is text rather than the JSON value cut out of the line: the Python
-// tool's stubs. A tool output or text goes back as a JSON string; an
-// image (source "Image (PNG)"; the store holds its base64 data) goes
-// back as the image block the text block stood for.
+// valueFromText is the splice that puts back a stub whose stored content is
+// text rather than the JSON value cut out of the line:
+// claude-context-manager's stubs. A tool output or text goes back as a JSON
+// string; an image (source "Image (PNG)"; the store holds its base64 data)
+// goes back as the image block the text block stood for.
 func valueFromText(ctx context.Context, store *ccm.Store, st stub.Stub, v, parent gjson.Result, key string) (rawjson.Edit, error) {
 	content, err := store.Get(ctx, st.Key)
 	if err != nil {

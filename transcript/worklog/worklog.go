@@ -15,7 +15,8 @@ import (
 	"ccm/transcript"
 )
 
-// Caps of the lists kept (the preservation block's, prior-art.md c.2).
+// Caps of the lists kept (the preservation block's, claude-agentic-framework's:
+// docs/earlier-tools.md).
 const (
 	MaxRequests  = 6
 	MaxCommands  = 15
