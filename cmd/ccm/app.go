@@ -113,8 +113,29 @@ func requireConfigDir(cmd *cli.Command) {
 		return
 	}
 	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
+		if readsOnlyNamedFiles(c) {
+			return ctx, nil
+		}
 		return ctx, transcript.CheckConfigDir(globals(c).ClaudeDir)
 	}
+}
+
+// readsOnlyNamedFiles reports whether c only reads the transcripts named
+// on its command line: check, analyze, audit and report of files, and a
+// dry run of purge on files. Such a run needs no config dir (a newcomer's
+// first command, purge --dry-run on the shipped sample, runs on a machine
+// without one) and creates nothing anywhere.
+func readsOnlyNamedFiles(c *cli.Command) bool {
+	if c.Args().Len() == 0 || c.Bool("all") || c.Bool("current") || c.String("session") != "" {
+		return false
+	}
+	switch c.Name {
+	case "check", "analyze", "audit", "report":
+		return true
+	case "purge":
+		return c.Bool("dry-run")
+	}
+	return false
 }
 
 // globals reads the global flags from any command of the tree.
