@@ -205,7 +205,7 @@ func TestMigrateAgenticFramework(t *testing.T) {
 		if strings.Contains(s, "auto_context_manager") || strings.Contains(s, "pre_compact_preserve") || strings.Contains(s, "PostCompact") {
 			t.Errorf("hooks not taken over:\n%s", s)
 		}
-		sum := filepath.Join(claude, "ccm", "compressed-context", "3f2a9c1d0b7e.json")
+		sum := filepath.Join(claude, "ccm", "compressed_context", "3f2a9c1d0b7e.json") // coldtask.Dir: ccm tasks reads it
 		if mustRead(t, sum) != mustRead(t, filepath.Join(claude, "data", "compressed_context", "3f2a9c1d0b7e.json")) {
 			t.Error("summary not imported byte for byte")
 		}
