@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/rawjson"
 )
 
 // The index walks records as raw spans instead of decoding them, and
@@ -43,7 +45,7 @@ func (w *walker) object(i int, fn func(key []byte, vs int) int) int {
 	if i >= len(b) || b[i] != '{' {
 		return w.value(i)
 	}
-	i = skipWS(b, i+1)
+	i = rawjson.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1
 	}
@@ -56,18 +58,18 @@ func (w *walker) object(i int, fn func(key []byte, vs int) int) int {
 			break
 		}
 		key := b[i+1 : ke-1]
-		i = skipWS(b, ke)
+		i = rawjson.SkipSpace(b, ke)
 		if i >= len(b) || b[i] != ':' {
 			break
 		}
-		i = fn(key, skipWS(b, i+1))
-		i = skipWS(b, i)
+		i = fn(key, rawjson.SkipSpace(b, i+1))
+		i = rawjson.SkipSpace(b, i)
 		if i >= len(b) {
 			break
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = rawjson.SkipSpace(b, i+1)
 			continue
 		case '}':
 			return i + 1
@@ -85,18 +87,18 @@ func (w *walker) array(i int, fn func(vs int) int) int {
 	if i >= len(b) || b[i] != '[' {
 		return w.value(i)
 	}
-	i = skipWS(b, i+1)
+	i = rawjson.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1
 	}
 	for !w.bad {
-		i = skipWS(b, fn(i))
+		i = rawjson.SkipSpace(b, fn(i))
 		if i >= len(b) {
 			break
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = rawjson.SkipSpace(b, i+1)
 			continue
 		case ']':
 			return i + 1
@@ -105,20 +107,6 @@ func (w *walker) array(i int, fn func(vs int) int) int {
 	}
 	w.bad = true
 	return len(b)
-}
-
-// eachMember calls fn for every member of the object b with its raw
-// value; b must be valid JSON (a value the walker already validated).
-func eachMember(b []byte, fn func(key, val []byte) bool) {
-	w := &walker{b: b}
-	stop := false
-	w.object(skipWS(b, 0), func(k []byte, vs int) int {
-		ve := w.value(vs)
-		if !stop {
-			stop = !fn(k, b[vs:ve])
-		}
-		return ve
-	})
 }
 
 // str decodes a raw JSON string value to a new string ("" for anything
