@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 )
 
@@ -366,48 +367,41 @@ func readNames(dir string) ([]dirName, error) {
 // fillEntries stats blob files and reads metadata for every entry, with a
 // few workers: the work is system calls, which overlap well.
 func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(done, total int)) error {
-	workers := 2 * runtime.GOMAXPROCS(0)
-	if workers > 8 {
-		workers = 8
-	}
+	workers := min(2*runtime.GOMAXPROCS(0), 8)
 	// Metadata is opened relative to its folder: a shorter path walk per
 	// file, which at 100,000 files is measurable.
 	dir := fsutil.OpenDir(s.path(metaDir))
 	defer dir.Close()
-	var next, done atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			buf := make([]byte, 8192)
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(entries) {
-					return
-				}
-				if i%1024 == 0 {
-					if err := ctx.Err(); err != nil {
-						errs[w] = err
-						return
-					}
-				}
-				if err := fillEntry(&entries[i], &buf, dir); err != nil {
-					errs[w] = err
-					return
-				}
-				if d := done.Add(1); progress != nil && d%2048 == 0 {
-					progress(int(d), len(entries))
-				}
-			}
-		}(w)
+	// The first error stops the listing: a store that cannot be read
+	// whole is not listed.
+	run, stop := context.WithCancel(ctx)
+	defer stop()
+	var done atomic.Int64
+	var mu sync.Mutex
+	var errs []error
+	newBuf := func() *[]byte { b := make([]byte, 8192); return &b }
+	batch.RunWith(run, len(entries), workers, newBuf, func(buf *[]byte, i int) {
+		if err := fillEntry(&entries[i], buf, dir); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			stop()
+			return
+		}
+		if d := done.Add(1); progress != nil && d%2048 == 0 {
+			progress(int(d), len(entries))
+		}
+	}, nil)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	wg.Wait()
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	if progress != nil {
 		progress(len(entries), len(entries))
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // fillEntry decodes one entry's metadata and sizes its files.

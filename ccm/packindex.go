@@ -2,6 +2,7 @@ package ccm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +11,11 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 )
 
@@ -154,15 +155,7 @@ func (s *Store) loadIndexLocked() error {
 func (idx *packIndex) replay(b []byte) {
 	parts := splitLines(b, runtime.GOMAXPROCS(0), 1<<20)
 	ops := make([][]parsedLine, len(parts))
-	var wg sync.WaitGroup
-	for i, part := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ops[i] = parseLines(part)
-		}()
-	}
-	wg.Wait()
+	batch.Run(context.Background(), len(parts), len(parts), func(i int) { ops[i] = parseLines(parts[i]) }, nil)
 	for _, part := range ops {
 		for _, pl := range part {
 			idx.lines++

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
+
+	"ccm/internal/batch"
 )
 
 // Damage is one damaged blob (or unusable index line) found by VerifyAll.
@@ -54,33 +54,15 @@ func (s *Store) VerifyAll(ctx context.Context, keys []Key, progress func(done, t
 		}
 	}
 	damage := make([]*Damage, len(entries))
-	var next, done atomic.Int64
-	var wg sync.WaitGroup
-	var ctxErr error
-	var once sync.Once
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(entries) {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					once.Do(func() { ctxErr = err })
-					return
-				}
-				damage[i] = s.verifyEntry(&entries[i])
-				if d := done.Add(1); progress != nil && d%256 == 0 {
-					progress(int(d), len(entries))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if ctxErr != nil {
-		return nil, ctxErr
+	var done atomic.Int64
+	batch.Run(ctx, len(entries), 0, func(i int) {
+		damage[i] = s.verifyEntry(&entries[i])
+		if d := done.Add(1); progress != nil && d%256 == 0 {
+			progress(int(d), len(entries))
+		}
+	}, nil)
+	if int(done.Load()) < len(entries) {
+		return nil, ctx.Err()
 	}
 	for i, e := range entries {
 		if e.Orphan() {

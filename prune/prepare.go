@@ -10,9 +10,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/batch"
 	"ccm/internal/ui"
 )
 
@@ -199,54 +201,40 @@ func (p *Plan) Execute(ctx context.Context, progress ui.Progress) (*Result, erro
 	var (
 		mu        sync.Mutex
 		errs      []error
-		wg        sync.WaitGroup
-		jobs      = make(chan Decision)
 		evicted   []Eviction
 		evictedAt = p.Now
+		handed    atomic.Int64
 	)
-	for w := 0; w < deleteWorkers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for d := range jobs {
-				var err error
-				var freed int64
-				if d.Key == "" {
-					err = p.st.RemoveTemp(d.Path)
-				} else {
-					freed, err = p.st.Remove(d.Key)
-				}
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-					res.Errors = append(res.Errors, err.Error())
-				} else {
-					res.Deleted++
-					if d.Key != "" {
-						res.Freed += freed
-						res.SizeAfter -= freed
-					}
-					if d.Referenced {
-						evicted = append(evicted, Eviction{Key: d.Key, At: evictedAt, Rule: d.Rule})
-					}
-				}
-				if progress != nil {
-					progress.Add(1)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	canceled := false
-	for _, d := range p.Deletions {
-		if ctx.Err() != nil {
-			canceled = true
-			break
+	batch.Run(ctx, len(p.Deletions), deleteWorkers, func(i int) {
+		handed.Add(1)
+		d := p.Deletions[i]
+		var err error
+		var freed int64
+		if d.Key == "" {
+			err = p.st.RemoveTemp(d.Path)
+		} else {
+			freed, err = p.st.Remove(d.Key)
 		}
-		jobs <- d
-	}
-	close(jobs)
-	wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			res.Errors = append(res.Errors, err.Error())
+		} else {
+			res.Deleted++
+			if d.Key != "" {
+				res.Freed += freed
+				res.SizeAfter -= freed
+			}
+			if d.Referenced {
+				evicted = append(evicted, Eviction{Key: d.Key, At: evictedAt, Rule: d.Rule})
+			}
+		}
+		if progress != nil {
+			progress.Add(1)
+		}
+	}, nil)
+	canceled := ctx.Err() != nil && int(handed.Load()) < len(p.Deletions)
 	sort.Strings(res.Errors)
 	if err := logEvictions(p.Root, evicted); err != nil {
 		errs = append(errs, fmt.Errorf("record the evicted blobs: %w", err))

@@ -8,13 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 	"ccm/internal/ui"
 	"ccm/transcript/rewrite"
@@ -236,12 +236,9 @@ func (x *RefIndex) read(ctx context.Context, jobs []refJob, st *IndexStats, prog
 	if len(jobs) == 0 {
 		return nil
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	var (
 		mu   sync.Mutex
 		errs []error
-		wg   sync.WaitGroup
-		next = make(chan refJob)
 	)
 	var add func(int64)
 	if progress != nil {
@@ -251,41 +248,28 @@ func (x *RefIndex) read(ctx context.Context, jobs []refJob, st *IndexStats, prog
 			mu.Unlock()
 		}
 	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 1<<20)
-			for j := range next {
-				e, n, err := readRefs(ctx, j, buf, add)
-				mu.Lock()
-				st.BytesRead += n
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-					delete(x.entries, j.path) // removed meanwhile
-				case err != nil:
-					errs = append(errs, fmt.Errorf("read references in %s: %w", j.path, err))
-				default:
-					x.entries[j.path] = e
-					if j.grow && e.Tail != "" {
-						st.Grown++
-					} else {
-						st.Read++
-					}
-				}
-				x.dirty = true
-				mu.Unlock()
+	newBuf := func() []byte { return make([]byte, 1<<20) }
+	batch.RunWith(ctx, len(jobs), 0, newBuf, func(buf []byte, i int) {
+		j := jobs[i]
+		e, n, err := readRefs(ctx, j, buf, add)
+		mu.Lock()
+		defer mu.Unlock()
+		st.BytesRead += n
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			delete(x.entries, j.path) // removed meanwhile
+		case err != nil:
+			errs = append(errs, fmt.Errorf("read references in %s: %w", j.path, err))
+		default:
+			x.entries[j.path] = e
+			if j.grow && e.Tail != "" {
+				st.Grown++
+			} else {
+				st.Read++
 			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
 		}
-		next <- j
-	}
-	close(next)
-	wg.Wait()
+		x.dirty = true
+	}, nil)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
