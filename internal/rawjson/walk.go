@@ -70,17 +70,9 @@ func MembersUntil(b []byte, i int, open func(key []byte, value int) bool, fn fun
 		if it.End = ValueEnd(b, it.Value); it.End < 0 || !fn(it) {
 			return -1
 		}
-		i = SkipSpace(b, it.End)
-		if i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case '}':
+		var more bool
+		if i, more = next(b, it.End, '}'); !more {
 			return i
-		case ',':
-			i = SkipSpace(b, i+1)
-		default:
-			return -1
 		}
 	}
 	return -1
@@ -102,20 +94,29 @@ func Elements(b []byte, i int, fn func(Item) bool) int {
 		if it.End < 0 || !fn(it) {
 			return -1
 		}
-		i = SkipSpace(b, it.End)
-		if i >= len(b) {
-			return -1
-		}
-		switch b[i] {
-		case ']':
+		var more bool
+		if i, more = next(b, it.End, ']'); !more {
 			return i
-		case ',':
-			i = SkipSpace(b, i+1)
-		default:
-			return -1
 		}
 	}
 	return -1
+}
+
+// next reads what follows a value that ends at b[end] inside a container
+// that close ends: with more, i is the next item, past the comma and the
+// white space after it; without, i is close's offset, or -1 when neither a
+// comma nor close follows.
+func next(b []byte, end int, close byte) (i int, more bool) {
+	i = SkipSpace(b, end)
+	switch {
+	case i >= len(b):
+		return -1, false
+	case b[i] == ',':
+		return SkipSpace(b, i+1), true
+	case b[i] == close:
+		return i, false
+	}
+	return -1, false
 }
 
 // Member finds the first member named key of the object whose '{' is at
