@@ -205,6 +205,7 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		largest = max(largest, r.SessionBytes())
 	}
 	ascii := o.ASCII || !report.UnicodeTerminal(os.Getenv)
+	t.ASCII = ascii
 	for _, r := range rows {
 		sweep := "-"
 		switch {
