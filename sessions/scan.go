@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 	"ccm/transcript"
 )
@@ -135,37 +136,22 @@ func Scan(ctx context.Context, configDir string, o Options) (rows []*Row, errs [
 	live := NewLiveness(configDir, o.Now)
 	var mu sync.Mutex
 	done := 0
-	work := make(chan Project)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range work {
-				rs, e := scanProject(p, o, ret, live)
-				mu.Lock()
-				errs = append(errs, e...)
-				for _, r := range rs {
-					if o.Project == "" || MatchProject(o.Project, r.Project, r.Folder) {
-						rows = append(rows, r)
-					}
-				}
-				done++
-				if o.Progress != nil {
-					o.Progress(done, len(projects))
-				}
-				mu.Unlock()
+	batch.Run(ctx, len(projects), jobs, func(i int) {
+		p := projects[i]
+		rs, e := scanProject(p, o, ret, live)
+		mu.Lock()
+		errs = append(errs, e...)
+		for _, r := range rs {
+			if o.Project == "" || MatchProject(o.Project, r.Project, r.Folder) {
+				rows = append(rows, r)
 			}
-		}()
-	}
-	for _, p := range projects {
-		if ctx.Err() != nil {
-			break
 		}
-		work <- p
-	}
-	close(work)
-	wg.Wait()
+		done++
+		if o.Progress != nil {
+			o.Progress(done, len(projects))
+		}
+		mu.Unlock()
+	}, nil)
 	if ctx.Err() != nil {
 		return nil, errs, ctx.Err()
 	}

@@ -11,19 +11,20 @@ import (
 	"time"
 
 	"ccm/internal/batch"
+	"ccm/internal/ui"
 	"ccm/sessions/locate"
 )
 
 // forEach runs fn over n items with batch.Run on jobs workers (0: number
 // of CPUs), showing a progress bar labelled label on a terminal only.
 func forEach(ctx context.Context, stderr io.Writer, quiet bool, label string, n, jobs int, fn func(i int)) {
-	var bar *termProgress
+	var bar *ui.Bars
 	if !quiet && n > 1 {
 		if bar = newProgress(stderr); bar != nil {
 			bar.Start(label, int64(n), false)
 		}
 	}
-	batch.Run(ctx, n, jobs, fn, bar.add)
+	batch.Run(ctx, n, jobs, fn, bar.Inc)
 	bar.Finish()
 }
 
@@ -130,27 +131,4 @@ func archiveRoot(g globalOptions, to string) string {
 		return to
 	}
 	return locate.Archive(ccmHome(g), to, maintainConfig(g).String("CCM_ARCHIVE_DIR"))
-}
-
-// humanAge prints a duration in the largest unit that keeps it short.
-func humanAge(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
-	}
-	var s string
-	switch {
-	case d < time.Minute:
-		s = fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		s = fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		s = fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		s = fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
 }

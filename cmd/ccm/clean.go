@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/internal/ui"
 	"ccm/sessions/clean"
 	"ccm/transcript"
 )
@@ -120,9 +121,9 @@ func runClean(ctx context.Context, o cleanOptions) error {
 }
 
 func cleanSummaryLine(s *cleanSummary) string {
-	line := fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, humanBytes(s.Freed), s.Failed)
+	line := fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, ui.Bytes(s.Freed), s.Failed)
 	if s.DryRun {
-		line = fmt.Sprintf("clean: would remove %d items, %s", s.Planned, humanBytes(s.Bytes))
+		line = fmt.Sprintf("clean: would remove %d items, %s", s.Planned, ui.Bytes(s.Bytes))
 		if s.Failed > 0 {
 			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
 		}
@@ -139,7 +140,7 @@ func keptSummary(p *clean.Plan) string {
 	}
 	var b strings.Builder
 	for _, g := range p.SparedGroups() {
-		fmt.Fprintf(&b, "; kept %d %s (%s): %s", g.Count, plural(g.Count, cleanNoun(g.Kind)), humanBytes(g.Bytes), g.Reason)
+		fmt.Fprintf(&b, "; kept %d %s (%s): %s", g.Count, plural(g.Count, cleanNoun(g.Kind)), ui.Bytes(g.Bytes), g.Reason)
 	}
 	return b.String()
 }
@@ -187,10 +188,10 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	sum.Failed += failed.addAll(errs)
 	if !o.JSON && !o.Quiet {
 		for _, it := range plan.Items {
-			fmt.Fprintf(o.Stdout, "remove  %-6s  %s  %s  %s\n", it.Kind, humanBytes(it.Bytes), it.Path, it.Reason)
+			fmt.Fprintf(o.Stdout, "remove  %-6s  %s  %s  %s\n", it.Kind, ui.Bytes(it.Bytes), it.Path, it.Reason)
 		}
 		for _, s := range plan.Spared {
-			fmt.Fprintf(o.Stdout, "keep    %-6s  %s  %s  %s\n", s.Kind, humanBytes(s.Bytes), s.Path, s.Reason)
+			fmt.Fprintf(o.Stdout, "keep    %-6s  %s  %s  %s\n", s.Kind, ui.Bytes(s.Bytes), s.Path, s.Reason)
 		}
 	}
 	if o.DryRun {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
+	"ccm/internal/ui"
 )
 
 // configOptions are the inputs of ccm config.
@@ -76,11 +76,11 @@ func runConfig(_ context.Context, o configOptions) error {
 			fmt.Fprintf(o.Stdout, "# not read, %s %s\n", f.Label, u)
 		}
 	}
-	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
+	t := ui.NewTable(ui.Col{}, ui.Col{})
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s=%s\t# %s\n", e.Name, quoteEnv(e.Value), e.Source)
+		t.Add(e.Name+"="+quoteEnv(e.Value), "# "+e.Source)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.Write(o.Stdout, 0); err != nil {
 		return err
 	}
 	for _, w := range cfg.Warnings {

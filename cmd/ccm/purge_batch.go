@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ccm/internal/batch"
+	"ccm/internal/ui"
 	"ccm/purge"
 )
 
@@ -58,7 +59,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 	}
 	sum.Skipped = len(sel.Skipped)
 	sum.SkippedList = append(sum.SkippedList, sel.Skipped...)
-	var bar *termProgress
+	var bar *ui.Bars
 	if !o.JSON {
 		if bar = newProgress(o.Stderr); bar != nil {
 			bar.Start("purging", int64(len(sel.Todo)), false)
@@ -95,7 +96,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		if o.Verbose && !o.JSON {
 			printPurgeReport(o.Stdout, rep, false)
 		}
-	}, bar.add)
+	}, bar.Inc)
 	bar.Finish()
 	if o.Purge.Batch != nil {
 		// Every purge synced what it stored; this closes the pack.
@@ -118,7 +119,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		}
 		fmt.Fprintf(o.Stdout, "%s %d of %d files (%d unchanged, %d skipped, %d failed): %s -> %s, %d stubs, %d repairs\n",
 			verb, sum.Purged, sum.Files, sum.Unchanged, sum.Skipped, sum.Failed,
-			humanBytes(sum.BytesBefore), humanBytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
+			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
 		}
