@@ -365,21 +365,21 @@ func TestInFlightLive(t *testing.T) {
 	mustCheck(t, out, false)
 }
 
-// TestLiveWindow: a transcript written to within LiveWindow is purged as
+// TestLiveWindow: a transcript written to within transcript.LiveWindow is purged as
 // live (ccm purge run from inside Claude Code on its own session, named by
 // path); one untouched for longer is not.
 func TestLiveWindow(t *testing.T) {
 	in := inFlight()
 	e := newEnv(t)
 	o := e.opts()
-	o.LiveWindow = ActiveWindow
+	o.InferLive = true
 	p := e.write("fresh.jsonl", in)
 	rep, out := e.purge(p, o)
 	if !rep.Live || rep.SynthesizedResults != 0 || !bytes.Equal(in, out) {
 		t.Errorf("just written: live %v, %d results synthesised", rep.Live, rep.SynthesizedResults)
 	}
 	p = e.write("old.jsonl", in)
-	old := time.Now().Add(-ActiveWindow - time.Minute)
+	old := time.Now().Add(-transcript.LiveWindow - time.Minute)
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestLiveNeedsWriter(t *testing.T) {
 	in := inFlight()
 	e := newEnv(t)
 	o := e.opts()
-	o.LiveWindow = ActiveWindow
+	o.InferLive = true
 	o.LiveNeedsWriter = true
 	p := e.write("copied.jsonl", in)
 	rep, _ := e.purge(p, o)

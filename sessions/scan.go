@@ -13,10 +13,6 @@ import (
 	"ccm/transcript"
 )
 
-// LiveWindow is how recently a session may have been written to and still
-// count as live (as for ccm purge): Claude Code is probably running it.
-const LiveWindow = 2 * time.Minute
-
 // Row is one session in a listing.
 type Row struct {
 	Project          string    `json:"project"` // the real path, from the records' cwd
@@ -75,30 +71,39 @@ type Options struct {
 	Counts *Counts
 }
 
-// Liveness tells live sessions: written within LiveWindow, or held open
-// for writing by another process (read from /proc once per scan).
+// Liveness tells live files for a command that looks at many sessions at
+// once, by the one live rule (transcript.LiveWindow): a file is live when
+// it was written within the window, or when another process holds it open
+// for writing. Which files are held open is read once, when the Liveness
+// is made (one look at /proc on Linux, one process listing on macOS), not
+// once per file; under CCM_LIVE_DETECT=portable, or where the system
+// cannot tell, the modification time alone decides.
 type Liveness struct {
 	now     time.Time
 	writers map[fsutil.FileID][]int
 }
 
-// NewLiveness reads /proc once for files under configDir held open for
-// writing.
+// NewLiveness looks once for the files under configDir that other
+// processes hold open for writing.
 func NewLiveness(configDir string, now time.Time) *Liveness {
-	w, _ := fsutil.OpenForWriting(configDir)
+	w, _ := fsutil.LiveOpenForWriting([]string{configDir})
 	return &Liveness{now: now, writers: w}
 }
 
 // Live reports whether f is live and why ("" when not).
 func (l *Liveness) Live(f File) string {
-	if age := l.now.Sub(f.ModTime); age < LiveWindow && age > -LiveWindow {
-		return "written in the last 2 minutes"
+	if transcript.RecentlyWritten(f.ModTime, l.now) {
+		return transcript.LiveRecentReason
 	}
 	if pids := l.writers[f.ID]; len(pids) > 0 {
-		return "open for writing by another process"
+		return transcript.LiveWriterReason
 	}
 	return ""
 }
+
+// Held reports whether another process holds f open for writing (by the
+// look the Liveness took when it was made).
+func (l *Liveness) Held(f File) bool { return len(l.writers[f.ID]) > 0 }
 
 // LiveAny reports the first live file of a session (transcript, companion
 // and legacy files).

@@ -167,7 +167,7 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	p.InjectCompaction = cmd.Bool("inject-compaction")
 	p.KeepTurns = cmd.Int("keep-turns")
 	p.Live = o.Current
-	p.LiveWindow = purge.ActiveWindow
+	p.InferLive = true
 	switch {
 	case p.Threshold < 1:
 		return o, usagef("--threshold must be a positive number of bytes")

@@ -8,11 +8,12 @@ import (
 
 	"ccm/internal/batch"
 	"ccm/purge"
+	"ccm/transcript"
 )
 
 // activeWindow is how recently a session may have been written to before
-// a batch leaves it alone: it is probably in use.
-const activeWindow = purge.ActiveWindow
+// a batch leaves it alone: it is probably in use (the live rule).
+const activeWindow = transcript.LiveWindow
 
 // batchSummary is the JSON form of a batch purge.
 type batchSummary struct {

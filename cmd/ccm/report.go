@@ -138,7 +138,7 @@ func runReport(ctx context.Context, o reportOptions) error {
 		p.SetOverview(v)
 	} else {
 		popt := purge.DefaultOptions()
-		popt.LiveWindow = purge.ActiveWindow
+		popt.InferLive = true
 		popt.Live = o.Current
 		for _, in := range files {
 			if err := ctx.Err(); err != nil {
