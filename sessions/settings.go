@@ -72,3 +72,28 @@ func ReadRetention(configDir string) Retention {
 	}
 	return r
 }
+
+// Age words a duration the way the plans of archive and clean give ages:
+// whole days from two days up, whole hours from an hour, else minutes
+// (seconds under one).
+func Age(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var s string
+	switch {
+	case d >= 48*time.Hour:
+		s = fmt.Sprintf("%dd", int(d.Hours()/24))
+	case d >= time.Hour:
+		s = fmt.Sprintf("%dh", int(d.Hours()))
+	case d >= time.Minute:
+		s = fmt.Sprintf("%dm", int(d.Minutes()))
+	default:
+		s = fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}

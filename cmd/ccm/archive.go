@@ -115,14 +115,6 @@ type archiveSummary struct {
 	NoContent int `json:"stubs_without_content,omitempty"`
 }
 
-// defaultArchiveAge keeps ccm ahead of Claude Code's sweep: a week before
-// it, or half the period when that is shorter than two weeks.
-func defaultArchiveAge(ret sessions.Retention) time.Duration {
-	p := ret.Period()
-	margin := min(7*24*time.Hour, p/2)
-	return p - margin
-}
-
 // maintenanceLock keeps two batch runs (archive, unarchive, clean,
 // maintain) from overlapping; each transcript also gets purge's lock.
 func maintenanceLock(ctx context.Context, g globalOptions) (*fsutil.Lock, error) {
@@ -233,36 +225,16 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	// reported and counted, the rest archived.
 	sum.Failed += failed.addAll(scanErrs)
 	var todo []*archivePlanItem
-	for _, r := range rows {
-		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
-		idle := o.Now.Sub(r.ModTime)
-		unarchived := back.Since(r.ID)
+	for _, d := range archive.Decide(rows, archive.Policy{Age: age, Retention: ret, Unarchived: back, Now: o.Now}) {
+		r := d.Row
+		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, Archive: d.Archive, Reason: d.Reason, row: r}
 		switch {
-		case r.Live:
-			it.Reason = "live: " + r.LiveReason
-		case age > 0 && unarchived.After(r.ModTime) && o.Now.Sub(unarchived) < age:
-			it.Reason = fmt.Sprintf("unarchived %s ago, under %s", humanAge(o.Now.Sub(unarchived)), humanAge(age))
-		case age > 0 && idle < age:
-			it.Reason = fmt.Sprintf("written %s ago, under %s", humanAge(idle), humanAge(age))
-		case r.Error != "":
-			it.Reason, it.Result, it.Error = "unreadable: "+r.Error, "failed", r.Error
-			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, r.Error)) {
+		case d.Unreadable != "":
+			it.Result, it.Error = "failed", d.Unreadable
+			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, d.Unreadable)) {
 				sum.Failed++
 			}
-		default:
-			it.Archive = true
-			if age > 0 {
-				it.Reason = fmt.Sprintf("not written for %s (limit %s)", humanAge(idle), humanAge(age))
-			} else {
-				it.Reason = fmt.Sprintf("named; not written for %s", humanAge(idle))
-			}
-			switch at := ret.SweepAt(r.ModTime); {
-			case at.IsZero():
-			case at.Before(o.Now):
-				it.Reason += "; due for Claude Code's sweep"
-			default:
-				it.Reason += fmt.Sprintf("; Claude Code would delete it in %s", humanAge(at.Sub(o.Now)))
-			}
+		case d.Archive:
 			todo = append(todo, it)
 			sum.Planned++
 			sum.Bytes += r.TotalBytes

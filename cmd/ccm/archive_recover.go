@@ -20,7 +20,7 @@ func archiveAge(g globalOptions, ret sessions.Retention) time.Duration {
 	if d := maintainConfig(g).Number("CCM_ARCHIVE_OLDER_THAN_DAYS"); d >= 0 {
 		return time.Duration(d * 24 * float64(time.Hour))
 	}
-	return defaultArchiveAge(ret)
+	return archive.DefaultAge(ret)
 }
 
 // recoverArchives finishes or undoes the archives and unarchives an

@@ -248,7 +248,7 @@ func (p *Plan) backups(s *sessions.Session, pol Policy, now time.Time, live *ses
 		case pol.OldBackups && pol.BackupsOlderThan == 0:
 			reason = "purge backup (--backups-older-than 0: every backup)"
 		case pol.OldBackups && now.Sub(made) > pol.BackupsOlderThan:
-			reason = fmt.Sprintf("purge backup made %s ago, over %s", age(now.Sub(made)), age(pol.BackupsOlderThan))
+			reason = fmt.Sprintf("purge backup made %s ago, over %s", sessions.Age(now.Sub(made)), sessions.Age(pol.BackupsOlderThan))
 		}
 		if reason == "" {
 			continue
@@ -276,7 +276,7 @@ func (p *Plan) temps(s *sessions.Session, pol Policy, now time.Time, live *sessi
 			continue
 		}
 		p.add(&Item{Kind: "temp", Path: t.Path, Bytes: t.Size, Transcript: filepath.Join(s.Dir, s.ID+".jsonl"), file: t,
-			Reason: fmt.Sprintf("temp file of a killed ccm run, %s old", age(now.Sub(t.ModTime)))})
+			Reason: fmt.Sprintf("temp file of a killed ccm run, %s old", sessions.Age(now.Sub(t.ModTime)))})
 	}
 }
 
@@ -291,7 +291,7 @@ func (p *Plan) archiveTemps(root string, now time.Time) {
 		if err != nil || !fi.Mode().IsRegular() || transcript.RecentlyWritten(fi.ModTime(), now) {
 			return nil
 		}
-		p.add(&Item{Kind: "temp", Path: path, Bytes: fi.Size(), Reason: fmt.Sprintf("partial archive of a killed ccm run, %s old", age(now.Sub(fi.ModTime())))})
+		p.add(&Item{Kind: "temp", Path: path, Bytes: fi.Size(), Reason: fmt.Sprintf("partial archive of a killed ccm run, %s old", sessions.Age(now.Sub(fi.ModTime())))})
 		return nil
 	})
 }
@@ -335,14 +335,4 @@ func (p *Plan) remove(ctx context.Context, it *Item, lockDir string) error {
 		return err
 	}
 	return fsutil.SyncDir(filepath.Dir(it.Path))
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dm", int(d.Minutes()))
 }
