@@ -547,6 +547,39 @@ func TestRepairUnsignedThinking(t *testing.T) {
 	}
 }
 
+// TestRepairPlaceholderSignature: a thinking block whose signature is a
+// placeholder ("[REDACTED_SIGNATURE]", as some tools leave them) is
+// rejected by the API like an unsigned one, even in the latest message:
+// the purge removes it there too, under --keep-thinking as well, and the
+// purged file passes ccm check.
+func TestRepairPlaceholderSignature(t *testing.T) {
+	in := jsonl(
+		userPrompt("u1", "", "one"),
+		assistantThinking("a1", "u1", "m1", "old", "[REDACTED_SIGNATURE]"),
+		assistantText("a2", "a1", "m1", "answer"),
+		userPrompt("u2", "a2", "two"),
+		assistantThinking("a3", "u2", "m2", "latest", "[REDACTED_SIGNATURE]"),
+		assistantText("a4", "a3", "m2", "ok"),
+	)
+	if n := len(checkErrors(t, in, false)); n != 2 {
+		t.Fatalf("the fixture has %d check errors, want 2", n)
+	}
+	for _, keep := range []bool{false, true} {
+		e := newEnv(t)
+		o := e.opts()
+		o.KeepThinking = keep
+		rep, out := e.purgeBytes(in, o)
+		mustCheck(t, out, false)
+		if bytes.Contains(out, []byte("REDACTED_SIGNATURE")) {
+			t.Errorf("keep-thinking %v: a placeholder signature is left", keep)
+		}
+		if keep && rep.RemovedBrokenThinking != 2 {
+			t.Errorf("keep-thinking: %d blocks repaired, want 2", rep.RemovedBrokenThinking)
+		}
+		e.invariants(in, rep.Path, o, false)
+	}
+}
+
 // TestLiveTipKept: in a live purge the records Claude Code may still name
 // as parents (the running turn's progress records, the in-flight call)
 // stay, so what it appends after the purge attaches to the chain.

@@ -30,9 +30,9 @@ one line per problem: path:line: error|warning: what.
 
 Errors break a resume: a Messages API rule broken on the active chain (an
 unanswered tool_use, a tool_result without its tool_use, empty content or
-text, unsigned thinking) or a parentUuid naming a missing record, which
-silently drops history. In subagent files, parents in the main session are
-expected. Warnings do not break a resume: torn, invalid or NUL lines,
+text, thinking unsigned or with a placeholder signature) or a parentUuid
+naming a missing record, which silently drops history. In subagent files,
+parents in the main session are expected. Warnings do not break a resume: torn, invalid or NUL lines,
 duplicate uuids, records off the active chain, a last tool call still
 without a result. Without a selector every session is checked. The last
 line is the verdict (36 sessions: 0 errors, 19 warnings), unless one file
