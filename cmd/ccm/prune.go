@@ -100,7 +100,7 @@ The Python tool's spellings still work, one per run: --stats, --list-pins,
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
-				return usagef("prune takes no arguments, only flags (see ccm prune --help)")
+				return usagef("prune takes no arguments (see ccm prune --help)")
 			}
 			wait, err := parseDuration("lock-wait", cmd.String("lock-wait"))
 			if err != nil {
