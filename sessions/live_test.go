@@ -2,31 +2,14 @@ package sessions
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/testutil"
 	"ccm/transcript"
 )
-
-// holdOpen starts a process that holds path open for writing until the
-// test ends.
-func holdOpen(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	child := exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{f}
-	if err := child.Start(); err != nil {
-		t.Skipf("no sleep to hold the file: %v", err)
-	}
-	f.Close()
-	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-}
 
 // The one live rule, for a batch: written within transcript.LiveWindow,
 // or held open for writing by another process, also in a symlinked
@@ -43,7 +26,7 @@ func TestLivenessAndThePortableSwitch(t *testing.T) {
 	write(t, recent, 10)
 	now := time.Now()
 	os.Chtimes(recent, now.Add(-time.Minute), now.Add(-time.Minute))
-	holdOpen(t, held)
+	testutil.HoldOpenForWriting(t, held)
 	stat := func(p string) File {
 		f, err := StatFile(p)
 		if err != nil {

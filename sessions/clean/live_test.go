@@ -3,12 +3,12 @@ package clean
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/testutil"
 )
 
 // Clean asks the one live rule whether a session is live: an old empty
@@ -31,17 +31,7 @@ func TestCleanLiveAndThePortableSwitch(t *testing.T) {
 	if err := os.Chtimes(path, old, old); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	child := exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{f}
-	if err := child.Start(); err != nil {
-		t.Skipf("no sleep to hold the file: %v", err)
-	}
-	f.Close()
-	defer func() { child.Process.Kill(); child.Wait() }()
+	testutil.HoldOpenForWriting(t, path)
 
 	plan, errs, err := Decide(context.Background(), cfg, "", Policy{Empty: true}, time.Now())
 	if err != nil || len(errs) > 0 {
