@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"ccm/ccm"
 	"ccm/internal/batch"
 	"ccm/internal/ui"
+	"ccm/transcript"
 )
 
 // Options are what a prune run needs besides the policy.
@@ -41,10 +43,22 @@ type Options struct {
 }
 
 // TranscriptRoots returns where gc looks for references under a Claude
-// config directory: projects/ (sessions, subagent files, purge backups) and
-// sessions/, which claude-context-manager also scanned.
+// config directory: projects/ (sessions, subagent files, purge backups),
+// each symlink directly under it (a symlinked project folder, which the
+// walk of projects/ does not follow and ccm counts as a project like the
+// others, transcript.ProjectFolders; one that leads nowhere now keeps
+// what its transcripts referenced until it is back), and sessions/, which
+// claude-context-manager also scanned.
 func TranscriptRoots(claudeDir string) []string {
-	return []string{filepath.Join(claudeDir, "projects"), filepath.Join(claudeDir, "sessions")}
+	projects := transcript.ProjectsDir(claudeDir)
+	roots := []string{projects}
+	entries, _ := os.ReadDir(projects) // unreadable: the walk of projects/ fails
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			roots = append(roots, filepath.Join(projects, e.Name()))
+		}
+	}
+	return append(roots, filepath.Join(claudeDir, "sessions"))
 }
 
 // Prepare brings the reference index up to date, lists the store and

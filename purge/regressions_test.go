@@ -23,6 +23,7 @@ import (
 	"ccm/ccm/stub"
 	"ccm/internal/fsutil"
 	"ccm/internal/synth"
+	"ccm/sessions"
 	"ccm/transcript"
 	"ccm/transcript/rewrite"
 )
@@ -677,17 +678,17 @@ func TestCurrentSessionFolderNaming(t *testing.T) {
 	if err := os.WriteFile(p, in, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := transcript.CurrentSession(cfg, cwd)
+	s, err := sessions.Current(cfg, cwd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Path != p {
-		t.Errorf("current session %s, want %s", s.Path, p)
+	if s.Main.Path != p {
+		t.Errorf("current session %s, want %s", s.Main.Path, p)
 	}
 	e := newEnv(t)
 	o := e.opts()
 	o.Live = true
-	if _, err := File(context.Background(), s.Path, o); err != nil {
+	if _, err := File(context.Background(), s.Main.Path, o); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, readFile(t, p), false)

@@ -22,6 +22,9 @@ type OverviewOptions struct {
 	Now         time.Time
 	// Top is how many of the largest sessions are listed and checked.
 	Top int
+	// Select narrows the page to some sessions (--project, --older-than,
+	// --min-size); the zero Selector is every session.
+	Select sessions.Selector
 }
 
 type AllSessions struct {
@@ -78,14 +81,23 @@ func Overview(ctx context.Context, o OverviewOptions) (*AllSessions, error) {
 		v.Missing = append(v.Missing, e)
 	}
 	for _, r := range rep.Projects {
+		if o.Select.Project != "" && !sessions.MatchProject(o.Select.Project, r.Project, r.Folder) {
+			continue
+		}
 		b := r.Bytes
 		other := b[usage.OtherProject] + b[usage.FileHistory] + b[usage.Todos] + b[usage.Debug]
 		v.Projects = append(v.Projects, projectView{Name: r.Project, Total: r.Total,
 			Cells: []int64{b[usage.Transcripts], b[usage.Subagents], b[usage.ToolResults], b[usage.Backups], b[usage.Archives], other}})
 		v.MaxProject = max(v.MaxProject, r.Total)
 	}
-	rows, errs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Jobs: o.Jobs, Now: o.Now})
+	sel := o.Select
+	sel.All = sel.All || !sel.Given()
+	picked, err := sessions.Select(ctx, o.ClaudeDir, sel, sessions.SelectOptions{Now: o.Now, Sessions: true, Jobs: o.Jobs})
 	if err != nil {
+		return nil, err
+	}
+	rows, errs := sessions.Rows(ctx, o.ClaudeDir, picked, sessions.Options{Jobs: o.Jobs, Now: o.Now})
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	for _, e := range errs {

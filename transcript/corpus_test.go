@@ -163,7 +163,9 @@ func TestCorpusCheck(t *testing.T) {
 		ix := indexCorpus(t, rel)
 		fs := Check(ix, CheckOptions{Subagent: IsSubagentPath(rel)})
 		for _, f := range fs {
-			if f.Severity == Error {
+			// The spotter fixture's placeholder signatures are errors,
+			// counted below.
+			if f.Severity == Error && f.Code != "thinking-fake-signature" {
 				t.Errorf("%s:%d: unexpected error %s: %s", rel, f.Line, f.Code, f.Text)
 			}
 		}
@@ -171,7 +173,7 @@ func TestCorpusCheck(t *testing.T) {
 	ix := indexCorpus(t, testutil.Spotter)
 	fake := 0
 	for _, f := range Check(ix, CheckOptions{}) {
-		if f.Code == "thinking-fake-signature" {
+		if f.Code == "thinking-fake-signature" && f.Severity == Error {
 			fake++
 		}
 	}

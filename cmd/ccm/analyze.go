@@ -13,13 +13,14 @@ import (
 
 	"ccm/internal/tokens"
 	"ccm/report"
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
 // analyzeOptions are the inputs of ccm analyze.
 type analyzeOptions struct {
 	globalOptions
-	inputOptions
+	Select   sessions.Selector
 	Top      int
 	NoTokens bool
 	ASCII    bool
@@ -29,7 +30,7 @@ func newAnalyzeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "analyze",
 		Usage:     "show what takes the space in a transcript and what would break a resume",
-		ArgsUsage: "[FILE...]",
+		ArgsUsage: "[FILE|DIR...]",
 		Description: `Reads each transcript once, streaming, and reports: records by type; content
 blocks by type; bytes by category (thinking, tool results, toolUseResult
 copies, tool_use inputs, images, progress records, file-history snapshots,
@@ -40,18 +41,22 @@ estimate over the messages after the last boundary; and the context of every
 request as a sparkline as wide as the terminal (plain ASCII with --ascii or
 when the locale is not UTF-8).
 
+` + selectorHelp + `
+
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "current", Usage: "analyze the newest session of the working directory"},
-			&cli.StringFlag{Name: "session", Usage: "analyze the session with this id"},
+		Flags: append(selectorFlags(),
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many of the largest tool outputs"},
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate"},
 			&cli.BoolFlag{Name: "ascii", Usage: "draw the context sparkline in plain ASCII"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
+			}
 			return runAnalyze(ctx, analyzeOptions{
 				globalOptions: globals(cmd),
-				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session")},
+				Select:        sel,
 				Top:           cmd.Int("top"),
 				NoTokens:      cmd.Bool("no-tokens"),
 				ASCII:         cmd.Bool("ascii"),
@@ -76,7 +81,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 	if o.Top < 0 {
 		return usagef("--top must be 0 or more")
 	}
-	files, err := resolveInputs(o.globalOptions, o.inputOptions)
+	files, err := resolveInputs(ctx, o.globalOptions, o.Select)
 	if err != nil {
 		return err
 	}
@@ -87,7 +92,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 	} else {
 		boundMemory(readMemoryLimit)
 	}
-	var reports []analyzeReport
+	reports := []analyzeReport{}
 	for _, in := range files {
 		if err := ctx.Err(); err != nil {
 			return err

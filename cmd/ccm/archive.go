@@ -22,17 +22,18 @@ import (
 
 type archiveOptions struct {
 	globalOptions
-	OlderThan time.Duration // 0: the default below cleanupPeriodDays
-	Project   string
-	MinSize   int64
-	To        string
-	DryRun    bool
-	Verbose   bool
-	Jobs      int
-	Quiet     bool // maintain: no plan lines
-	HaveLock  bool // maintain holds the maintenance lock already
-	Now       time.Time
-	Failed    *itemErrors // maintain's, shared by its parts; nil: the run's own
+	// Select chooses the sessions; without --older-than the policy's age
+	// is the default below cleanupPeriodDays, except for sessions named
+	// (FILE, --current, --session), which have none.
+	Select   sessions.Selector
+	To       string
+	DryRun   bool
+	Verbose  bool
+	Jobs     int
+	Quiet    bool // maintain: no plan lines
+	HaveLock bool // maintain holds the maintenance lock already
+	Now      time.Time
+	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
 }
 
 func newArchiveCommand() *cli.Command {
@@ -51,52 +52,32 @@ touched, and a session written to while it is archived stays where it is
 (reported). A session unarchive brought back counts its age from then. An
 archive or unarchive that was killed is finished or undone first.
 
-The plan comes first, a reason per session. The default --older-than stays
-below Claude Code's cleanupPeriodDays (30 days unless the settings say
-otherwise): a week before it, or half of it for periods under two weeks;
-CCM_ARCHIVE_OLDER_THAN_DAYS overrides it.
+The plan comes first, a reason per session. Without a selector every
+session is considered. The default --older-than stays below Claude Code's
+cleanupPeriodDays (30 days unless the settings say otherwise): a week
+before it, or half of it for periods under two weeks;
+CCM_ARCHIVE_OLDER_THAN_DAYS overrides it. A session named (FILE, --current,
+--session) has no default age: it is archived unless it is live.
+
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "older-than", Usage: "only sessions not written for `AGE` (30d, 36h)"},
-			&cli.StringFlag{Name: "project", Usage: "only sessions of project `P` (a path or folder name)"},
-			&cli.StringFlag{Name: "min-size", Usage: "only sessions of at least `SIZE` (e.g. 10MB)"},
+		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the sessions kept and why"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions archived at once (default: number of CPUs)"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() > 0 {
-				return usagef("archive takes no arguments (see ccm archive --help)")
+			sel, err := selectorFrom(cmd, true)
+			if err != nil {
+				return err
 			}
-			o := archiveOptions{globalOptions: globals(cmd), Project: cmd.String("project"), To: cmd.String("to"),
+			o := archiveOptions{globalOptions: globals(cmd), Select: sel, To: cmd.String("to"),
 				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
-			if s := cmd.String("older-than"); s != "" {
-				d, err := parseAge("older-than", s)
-				if err != nil {
-					return err
-				}
-				o.OlderThan = d
-			}
-			if s := cmd.String("min-size"); s != "" {
-				n, err := parseSize(s)
-				if err != nil {
-					return usagef("--min-size: %v", err)
-				}
-				o.MinSize = n
-			}
 			return runArchive(ctx, o)
 		},
 	}
-}
-
-// defaultArchiveAge keeps ccm ahead of Claude Code's sweep: a week before
-// it, or half the period when that is shorter than two weeks.
-func defaultArchiveAge(ret sessions.Retention) time.Duration {
-	p := ret.Period()
-	margin := min(7*24*time.Hour, p/2)
-	return p - margin
 }
 
 // archivePlanItem is one session's decision.
@@ -186,11 +167,16 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		o.Now = time.Now()
 	}
 	ret := sessions.ReadRetention(o.ClaudeDir)
-	age := o.OlderThan
-	if age == 0 {
+	named := len(o.Select.Args) > 0 || o.Select.Current || o.Select.Session != ""
+	age := o.Select.OlderThan
+	switch {
+	case age > 0:
+	case named:
+		// What the user named is archived whatever its age.
+	default:
 		age = archiveAge(o.globalOptions, ret)
 	}
-	if ret.Paused == "" && age >= ret.Period() && !o.JSON {
+	if ret.Paused == "" && age > 0 && age >= ret.Period() && !o.JSON {
 		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", ui.Age(age), ret.Days)
 	}
 	root := archiveRoot(o.globalOptions, o.To)
@@ -223,8 +209,15 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if err != nil {
 		return nil, err
 	}
-	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
+	sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{Now: o.Now, Sessions: true})
 	if err != nil {
+		return nil, err
+	}
+	if err := archivableOnly(o, sel); err != nil {
+		return nil, err
+	}
+	rows, scanErrs := sessions.Rows(ctx, o.ClaudeDir, sel, sessions.Options{Now: o.Now})
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: ui.Age(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
@@ -233,40 +226,29 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	// reported and counted, the rest archived.
 	sum.Failed += failed.addAll(scanErrs)
 	var todo []*archivePlanItem
-	for _, r := range rows {
-		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
-		idle := o.Now.Sub(r.ModTime)
-		unarchived := back.Since(r.ID)
+	for _, d := range archive.Decide(rows, archive.Policy{Age: age, Retention: ret, Unarchived: back, Now: o.Now}) {
+		r := d.Row
+		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, Archive: d.Archive, Reason: d.Reason, row: r}
 		switch {
-		case r.Live:
-			it.Reason = "live: " + r.LiveReason
-		case unarchived.After(r.ModTime) && o.Now.Sub(unarchived) < age:
-			it.Reason = fmt.Sprintf("unarchived %s ago, under %s", ui.Age(o.Now.Sub(unarchived)), ui.Age(age))
-		case idle < age:
-			it.Reason = fmt.Sprintf("written %s ago, under %s", ui.Age(idle), ui.Age(age))
-		case r.TotalBytes < o.MinSize:
-			it.Reason = fmt.Sprintf("%s, under --min-size", ui.Bytes(r.TotalBytes))
-		case r.Error != "":
-			it.Reason, it.Result, it.Error = "unreadable: "+r.Error, "failed", r.Error
-			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, r.Error)) {
+		case d.Unreadable != "":
+			it.Result, it.Error = "failed", d.Unreadable
+			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, d.Unreadable)) {
 				sum.Failed++
 			}
-		default:
-			it.Archive = true
-			it.Reason = fmt.Sprintf("not written for %s (limit %s)", ui.Age(idle), ui.Age(age))
-			switch at := ret.SweepAt(r.ModTime); {
-			case at.IsZero():
-			case at.Before(o.Now):
-				it.Reason += "; due for Claude Code's sweep"
-			default:
-				it.Reason += fmt.Sprintf("; Claude Code would delete it in %s", ui.Age(at.Sub(o.Now)))
-			}
+		case d.Archive:
 			todo = append(todo, it)
 			sum.Planned++
 			sum.Bytes += r.TotalBytes
 		}
 		if it.Archive || o.Verbose {
 			sum.Items = append(sum.Items, it)
+		}
+	}
+	if o.Verbose {
+		// What the narrowing selectors left out is kept too, with why.
+		for _, k := range sel.Skipped {
+			sum.Items = append(sum.Items, &archivePlanItem{Project: sessions.DecodeFolderGuess(k.Project), Session: k.Session.ID,
+				Bytes: k.Size, Reason: skipReason(k, o.Select, o.Now)})
 		}
 	}
 	if !o.JSON && !o.Quiet {
@@ -364,7 +346,17 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	})
 	close(packed)
 	<-finished
-	if err := forgetUnarchived(o, back, rows, todo); err != nil {
+	var inPlace map[string]bool // nil: not every session was looked at
+	if o.Select.All && o.Select.Project == "" && len(sel.Failed) == 0 {
+		inPlace = map[string]bool{}
+		for _, r := range rows {
+			inPlace[r.ID] = true
+		}
+		for _, k := range sel.Skipped {
+			inPlace[k.Session.ID] = true
+		}
+	}
+	if err := forgetUnarchived(o, back, inPlace, todo); err != nil {
 		return sum, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -453,3 +445,28 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 // archives about 10% larger (4.1x instead of 4.5x smaller than the
 // transcripts).
 var archiveLevel = zstd.SpeedFastest
+
+// archivableOnly refuses a transcript named on the command line that is
+// not a session of the config dir (a subagent transcript, a file
+// elsewhere): archive moves whole sessions. Ones a walk found are left
+// out quietly.
+func archivableOnly(o archiveOptions, sel *sessions.Selection) error {
+	keep := sel.Todo[:0]
+	for _, t := range sel.Todo {
+		switch {
+		case t.Session != nil:
+			keep = append(keep, t)
+		case t.Named:
+			return usagef("%s: not a session of %s (archive moves whole sessions)", t.Path, transcript.ProjectsDir(o.ClaudeDir))
+		}
+	}
+	sel.Todo = keep
+	skipped := sel.Skipped[:0]
+	for _, k := range sel.Skipped {
+		if k.Session != nil {
+			skipped = append(skipped, k)
+		}
+	}
+	sel.Skipped = skipped
+	return nil
+}

@@ -68,7 +68,7 @@ last 2 minutes, a file open for writing) is counted in the summary, with why.
 			o := cleanOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))}
 			pol := clean.Policy{Temps: cmd.Bool("temp"), Orphans: cmd.Bool("orphans"), Empty: cmd.Bool("empty")}
 			if cmd.IsSet("backups-older-than") {
-				d, err := parseAge("backups-older-than", cmd.String("backups-older-than"))
+				d, err := parseDuration("backups-older-than", cmd.String("backups-older-than"))
 				if err != nil {
 					return err
 				}

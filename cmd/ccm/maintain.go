@@ -49,14 +49,18 @@ than --lock-wait is one (exit 4), after the summary of what was done.
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done and change nothing"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions worked on at once (default: number of CPUs)"},
-			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
+			lockWaitFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("maintain takes no arguments (see ccm maintain --help)")
 			}
+			wait, err := parseDuration("lock-wait", cmd.String("lock-wait"))
+			if err != nil {
+				return err
+			}
 			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs")),
-				LockWait: cmd.Duration("lock-wait")})
+				LockWait: wait})
 		},
 	}
 }
@@ -99,9 +103,9 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	failed := newItemErrors(o.globalOptions) // one rule and one count for all three parts
 	quiet := o.globalOptions
 	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
-		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
+		ao := archiveOptions{globalOptions: quiet, Select: sessions.Selector{All: true}, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
 		if mb := cfg.Number("CCM_ARCHIVE_MIN_SIZE_MB"); mb > 0 {
-			ao.MinSize = int64(mb * prune.MiB)
+			ao.Select.MinSize = int64(mb * prune.MiB)
 		}
 		s, err := archiveSessions(ctx, ao)
 		if err != nil {

@@ -90,7 +90,7 @@ claude-context-manager's spellings still work, one per run: --stats, --list-pins
 			&cli.BoolFlag{Name: "evict-referenced", Usage: "let --max-age-days and --max-size-mb delete blobs that transcripts, backups or archives reference (their stubs stay stubs)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list what is kept and why"},
-			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
+			lockWaitFlag(),
 			&cli.BoolFlag{Name: "stats", Usage: "print store statistics (as ccm cache stats)"},
 			&cli.BoolFlag{Name: "list-pins", Usage: "list pinned blobs (as ccm pins)"},
 			&cli.StringFlag{Name: "pin", Usage: "pin `KEY` (needs --level)"},
@@ -100,10 +100,14 @@ claude-context-manager's spellings still work, one per run: --stats, --list-pins
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
-				return usagef("prune takes no arguments, only flags (see ccm prune --help)")
+				return usagef("prune takes no arguments (see ccm prune --help)")
+			}
+			wait, err := parseDuration("lock-wait", cmd.String("lock-wait"))
+			if err != nil {
+				return err
 			}
 			o := pruneOptions{globalOptions: globals(cmd), GC: cmd.Bool("gc-unreferenced"), Evict: cmd.Bool("evict-referenced"), DryRun: cmd.Bool("dry-run"),
-				Verbose: cmd.Bool("verbose"), LockWait: cmd.Duration("lock-wait"), Stats: cmd.Bool("stats"),
+				Verbose: cmd.Bool("verbose"), LockWait: wait, Stats: cmd.Bool("stats"),
 				ListPins: cmd.Bool("list-pins"), Pin: cmd.String("pin"), Level: cmd.String("level"),
 				Reason: cmd.String("reason"), Unpin: cmd.String("unpin")}
 			if cmd.IsSet("max-age-days") {

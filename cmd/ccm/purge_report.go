@@ -157,7 +157,7 @@ func repairParts(s purge.Stats) []string {
 		{s.RenamedDuplicateIDs, "duplicate tool ids renamed"},
 		{s.DroppedEmpty, "empty records removed"},
 		{s.RemovedEmptyText, "empty text blocks removed"},
-		{s.RemovedBrokenThinking, "unsigned thinking blocks removed"},
+		{s.RemovedBrokenThinking, "unsigned or placeholder-signed thinking blocks removed"},
 	} {
 		if r.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", r.n, r.what))

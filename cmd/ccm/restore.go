@@ -12,12 +12,13 @@ import (
 	"ccm/prune"
 	"ccm/purge"
 	"ccm/purge/restore"
+	"ccm/sessions"
 )
 
 // restoreOptions are the inputs of ccm restore.
 type restoreOptions struct {
 	globalOptions
-	inputOptions
+	Select     sessions.Selector
 	FromBackup bool
 	From       string
 	DryRun     bool
@@ -28,35 +29,34 @@ func newRestoreCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "restore",
 		Usage:     "put purged content back from the CCM store, or bring back a backup",
-		ArgsUsage: "FILE|DIR...",
+		ArgsUsage: "[FILE|DIR...]",
 		Description: `ccm restore FILE puts the stored content of every stub in FILE back in
 place, byte for byte (a purge with --keep-thinking --keep-progress followed
 by a restore gives back the original file). Stubs whose content is missing
 from the store are reported and left as stubs, each with why (a stub whose
 content ccm prune --evict-referenced deleted says so, and when).
-Directories are walked for *.jsonl: <claude dir>/projects and the folders
-inside it (after resolving symlinks); --recursive allows any other folder.
 
 ccm restore --backup FILE brings back the state before the latest purge (the
 newest FILE.backup.* a purge made, or the one named with --from) byte for
 byte. The current file is backed up first, as FILE.backup.<stamp>-restore,
 so nothing written since is lost; --backup without --from skips those.
 
+` + selectorHelp + `
+
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
+		Flags: append(selectorFlags(),
 			&cli.BoolFlag{Name: "backup", Usage: "bring back a backup instead of expanding stubs"},
 			&cli.StringFlag{Name: "from", Usage: "the backup to bring back (default: the newest a purge made)", TakesFile: true},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be restored; write nothing"},
 			&cli.StringFlag{Name: "keep", Value: string(purge.DefaultBackup), Usage: "how to keep the file being replaced: zstd, link, copy or none"},
-			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() == 0 {
-				return usagef("give the transcripts to restore (FILE or DIR)")
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
 			}
-			o := restoreOptions{globalOptions: globals(cmd), FromBackup: cmd.Bool("backup"),
-				inputOptions: inputOptions{Args: cmd.Args().Slice(), Dirs: true, AnyDir: cmd.Bool("recursive")},
-				From:         cmd.String("from"), DryRun: cmd.Bool("dry-run"), Backup: purge.BackupMode(cmd.String("keep"))}
+			o := restoreOptions{globalOptions: globals(cmd), FromBackup: cmd.Bool("backup"), Select: sel,
+				From: cmd.String("from"), DryRun: cmd.Bool("dry-run"), Backup: purge.BackupMode(cmd.String("keep"))}
 			switch o.Backup {
 			case purge.BackupLink, purge.BackupCopy, purge.BackupZstd, purge.BackupNone:
 			default:
@@ -64,9 +64,6 @@ so nothing written since is lost; --backup without --from skips those.
 			}
 			if o.From != "" && !o.FromBackup {
 				return usagef("--from goes with --backup")
-			}
-			if o.From != "" && cmd.Args().Len() != 1 {
-				return usagef("--from names the backup of one transcript: give exactly one FILE")
 			}
 			return runRestore(ctx, o)
 		},
@@ -77,9 +74,12 @@ so nothing written since is lost; --backup without --from skips those.
 // fails is reported and the others carry on. It exits 1 when a stub stays
 // a stub or a file failed.
 func runRestore(ctx context.Context, o restoreOptions) error {
-	files, err := resolveInputs(o.globalOptions, o.inputOptions)
+	files, err := resolveInputs(ctx, o.globalOptions, o.Select)
 	if err != nil {
 		return err
+	}
+	if o.From != "" && (len(files) != 1 || !files[0].Named) {
+		return usagef("--from names the backup of one transcript: select exactly one (FILE, --current or --session ID)")
 	}
 	opt := restore.DefaultOptions()
 	opt.DryRun = o.DryRun

@@ -17,11 +17,12 @@ import (
 	"ccm/report"
 	"ccm/sessions"
 	"ccm/sessions/archive"
+	"ccm/transcript"
 )
 
 type sessionsOptions struct {
 	globalOptions
-	Project  string
+	Select   sessions.Selector
 	Sort     string // size, age, tokens
 	Archived bool
 	Jobs     int
@@ -46,22 +47,26 @@ Only the head and tail of each transcript are read: records of files over
 A header and a size bar beside each size on a terminal (--ascii: '#' bars);
 tab-separated columns without a header when piped: project, session, size,
 records, modified, context, backups, backup bytes, state, swept at, title.
---archived lists archived sessions from their manifests, without unpacking.
+--archived lists archived sessions from their manifests, without unpacking
+(selected by --session, --project, --all, --older-than and --min-size).
+Without a selector every session is listed.
+
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "project", Usage: "only sessions of project `P` (a path or folder name)"},
+		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "sort", Value: "age", Usage: "order: size, age (newest first) or tokens"},
 			&cli.BoolFlag{Name: "archived", Usage: "list archived sessions instead"},
 			&cli.StringFlag{Name: "to", Usage: "with --archived: the archive folder (default <ccm home>/archive)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
 			&cli.BoolFlag{Name: "ascii", Usage: "draw the size bars in plain ASCII"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() > 0 {
-				return usagef("sessions takes no arguments (see ccm sessions --help)")
+			sel, err := selectorFrom(cmd, true)
+			if err != nil {
+				return err
 			}
-			o := sessionsOptions{globalOptions: globals(cmd), Project: cmd.String("project"), Sort: cmd.String("sort"),
+			o := sessionsOptions{globalOptions: globals(cmd), Select: sel, Sort: cmd.String("sort"),
 				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to"), ASCII: cmd.Bool("ascii")}
 			return runSessions(ctx, o)
 		},
@@ -84,15 +89,23 @@ func runSessions(ctx context.Context, o sessionsOptions) error {
 	var errs []error
 	if o.Archived {
 		var err error
-		rows, errs, err = archivedRows(o.globalOptions, archiveRoot(o.globalOptions, o.To), o.Project)
+		rows, errs, err = archivedRows(o.globalOptions, archiveRoot(o.globalOptions, o.To), o.Select, o.Now)
 		if err != nil {
 			return err
 		}
 	} else {
-		var err error
-		counts := sessions.LoadCounts(filepath.Join(ccmHome(o.globalOptions), "cache", "line-counts.json"))
-		rows, errs, err = sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Jobs: o.Jobs, Now: o.Now, Counts: counts})
+		sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{Now: o.Now, Sessions: true, Jobs: o.Jobs})
 		if err != nil {
+			return err
+		}
+		for _, t := range sel.Todo {
+			if t.Session == nil && t.Named {
+				return usagef("%s: not a session of %s (ccm sessions lists sessions)", t.Path, transcript.ProjectsDir(o.ClaudeDir))
+			}
+		}
+		counts := sessions.LoadCounts(filepath.Join(ccmHome(o.globalOptions), "cache", "line-counts.json"))
+		rows, errs = sessions.Rows(ctx, o.ClaudeDir, sel, sessions.Options{Jobs: o.Jobs, Now: o.Now, Counts: counts})
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := counts.Save(); err != nil {
@@ -137,11 +150,23 @@ func sortRows(rows []*sessions.Row, by string) {
 	})
 }
 
-// archivedRows lists archives as rows, from their sidecar manifests.
-func archivedRows(g globalOptions, root, project string) ([]*sessions.Row, []error, error) {
+// archivedRows lists archives as rows, from their sidecar manifests:
+// those sel chooses (--session, --project, --all and the narrowing
+// selectors; FILE|DIR and --current name sessions in place).
+func archivedRows(g globalOptions, root string, sel sessions.Selector, now time.Time) ([]*sessions.Row, []error, error) {
+	if len(sel.Args) > 0 || sel.Current {
+		return nil, nil, usagef("--archived lists archives: select them by --session, --project, --all, --older-than or --min-size")
+	}
 	list, err := archive.List(root)
 	if err != nil {
 		return nil, nil, err
+	}
+	list, missing, err := archive.Select(list, nil, sel, now)
+	if err != nil {
+		return nil, nil, archiveSelectError(err)
+	}
+	if len(missing) > 0 {
+		return nil, nil, usagef("no archive of session %s under %s (ccm sessions --archived lists them)", missing[0], root)
 	}
 	var rows []*sessions.Row
 	var errs []error
@@ -151,9 +176,6 @@ func archivedRows(g globalOptions, root, project string) ([]*sessions.Row, []err
 			continue
 		}
 		m := l.Manifest
-		if project != "" && !sessions.MatchProject(project, m.Project, m.Folder) {
-			continue
-		}
 		r := &sessions.Row{Project: m.Project, Folder: m.Folder, ID: m.Session, Path: l.Path, Title: m.Title, Prompt: m.Prompt,
 			Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: l.Path, TotalBytes: m.Bytes}
 		for _, f := range m.Files {

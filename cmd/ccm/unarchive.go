@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -22,11 +21,11 @@ import (
 
 type unarchiveOptions struct {
 	globalOptions
-	IDs     []string
-	Project string
-	To      string
-	Force   bool
-	Touch   bool
+	IDs    []string // whole, or unique prefixes
+	Select sessions.Selector
+	To     string
+	Force  bool
+	Touch  bool
 	// AllowMissingContent restores a session whose archived content is
 	// missing or corrupt, naming the stubs that stay stubs.
 	AllowMissingContent bool
@@ -38,7 +37,7 @@ func newUnarchiveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "unarchive",
 		Usage:     "put archived sessions back, byte for byte, where claude --resume finds them",
-		ArgsUsage: "ID... | --project P",
+		ArgsUsage: "ID... | --session ID | --project P | --all",
 		Description: `Verifies each archive completely (every member's SHA-256 against the
 manifest, the archive's own hash against its sidecar, every path against the
 session's own) and only then restores it: the stored content it carries
@@ -63,17 +62,27 @@ restored files the current time instead.
 An unarchive or archive that was interrupted (killed) is finished or
 undone by the next ccm archive, unarchive or maintain.
 
+Archived sessions are chosen by id (whole, or a prefix of 4 characters or
+more that starts no other archived session's id), --session, --project,
+--all, --older-than (their last write) and --min-size, as ccm sessions
+--archived lists them.
+
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "project", Usage: "every archived session of project `P`"},
+		Flags: append(archivedSelectorFlags(),
 			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
 			&cli.BoolFlag{Name: "force", Usage: "restore over existing files, keeping each as a backup"},
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions restored at once (default: number of CPUs)"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			o := unarchiveOptions{globalOptions: globals(cmd), IDs: cmd.Args().Slice(), Project: cmd.String("project"),
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
+			}
+			ids := sel.Args
+			sel.Args = nil
+			o := unarchiveOptions{globalOptions: globals(cmd), IDs: ids, Select: sel,
 				To: cmd.String("to"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), AllowMissingContent: cmd.Bool("allow-missing-content"),
 				Jobs: int(cmd.Int("jobs"))}
 			return runUnarchive(ctx, o)
@@ -99,8 +108,11 @@ type unarchiveItem struct {
 }
 
 func runUnarchive(ctx context.Context, o unarchiveOptions) error {
-	if (len(o.IDs) > 0) == (o.Project != "") {
-		return usagef("give session ids or --project P (see ccm unarchive --help)")
+	if len(o.IDs) == 0 && !o.Select.Given() {
+		return usagef("give session ids, --session ID, --project P or --all (see ccm unarchive --help)")
+	}
+	if len(o.IDs) > 0 && (o.Select.All || o.Select.Session != "") {
+		return usagef("give session ids, --session ID or --all, not several of them")
 	}
 	if o.Jobs < 0 {
 		return usagef("--jobs must be positive")
@@ -129,43 +141,30 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	if err != nil {
 		return err
 	}
+	picked, missing, err := archive.Select(list, o.IDs, o.Select, o.Now)
+	if err != nil {
+		return archiveSelectError(err)
+	}
 	var todo []*unarchiveItem
-	found := map[string]bool{}
-	for _, l := range list {
-		id, folder := "", ""
-		project := ""
+	for _, l := range picked {
+		it := &unarchiveItem{Session: trimExt(l.Path), Archive: l.Path}
 		if l.Manifest != nil {
-			id, folder, project = l.Manifest.Session, l.Manifest.Folder, l.Manifest.Project
-		} else {
-			id = trimExt(l.Path)
+			it.Session, it.Project = l.Manifest.Session, l.Manifest.Project
 		}
-		switch {
-		case o.Project != "":
-			if l.Manifest == nil || !sessions.MatchProject(o.Project, project, folder) {
-				continue
-			}
-		default:
-			if !contains(o.IDs, id) {
-				continue
-			}
-		}
-		found[id] = true
-		todo = append(todo, &unarchiveItem{Session: id, Archive: l.Path, Project: project})
+		todo = append(todo, it)
 	}
 	// An id without an archive whose session is in place was restored
 	// already (by an earlier, interrupted run of the same list, say).
 	var here []*unarchiveItem
-	for _, id := range o.IDs {
-		if found[id] {
-			continue
+	for _, id := range missing {
+		s, err := sessions.Find(o.ClaudeDir, id, nil)
+		if err != nil {
+			return usagef("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
 		}
-		if !sessionInPlace(o.ClaudeDir, id) {
-			return fmt.Errorf("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
-		}
-		here = append(here, &unarchiveItem{Session: id, Result: "in place"})
+		here = append(here, &unarchiveItem{Session: s.ID, Result: "in place"})
 	}
 	if len(todo) == 0 && len(here) == 0 {
-		return fmt.Errorf("no archived session of project %s under %s", o.Project, root)
+		return usagef("no archived session under %s matches (ccm sessions --archived lists them)", root)
 	}
 	// Record the unarchive first: a session put back stays, and the next
 	// archive counts its age from now. A session that fails to come back
@@ -289,18 +288,6 @@ func unarchiveIDs(items []*unarchiveItem) []string {
 	return ids
 }
 
-// sessionInPlace reports whether session id has a transcript in a
-// project folder of configDir.
-func sessionInPlace(configDir, id string) bool {
-	ps, _ := sessions.ListProjects(configDir)
-	for _, p := range ps {
-		if fi, err := os.Lstat(filepath.Join(p.Dir, id+".jsonl")); err == nil && fi.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
-}
-
 func trimExt(p string) string {
 	b := p
 	if i := len(b) - len(archive.Ext); i > 0 {
@@ -312,13 +299,4 @@ func trimExt(p string) string {
 		}
 	}
 	return b
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

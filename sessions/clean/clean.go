@@ -19,6 +19,7 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/internal/ui"
 	"ccm/sessions"
+	"ccm/transcript"
 	"ccm/transcript/rewrite"
 )
 
@@ -133,7 +134,7 @@ func Decide(ctx context.Context, configDir, archiveRoot string, pol Policy, now 
 			}
 			p.backups(s, pol, now, live)
 			p.temps(s, pol, now, live)
-			if pol.Empty && now.Sub(s.Main.ModTime) > sessions.LiveWindow {
+			if pol.Empty && !transcript.RecentlyWritten(s.Main.ModTime, now) {
 				if reason := emptyReason(s); reason != "" {
 					p.add(&Item{Kind: "empty", Path: s.Main.Path, Bytes: s.Main.Size, Reason: reason, Transcript: s.Main.Path, file: s.Main})
 				}
@@ -253,7 +254,7 @@ func (p *Plan) backups(s *sessions.Session, pol Policy, now time.Time, live *ses
 		if reason == "" {
 			continue
 		}
-		if r := live.Live(b); strings.Contains(r, "open for writing") {
+		if live.Held(b) {
 			// A writer that held the transcript across a purge writes
 			// into a hard-link backup: its lines are there.
 			p.spare("backup", b.Path, b.Size, "it is open for writing by another process")
@@ -288,7 +289,7 @@ func (p *Plan) archiveTemps(root string, now time.Time) {
 			return nil
 		}
 		fi, err := d.Info()
-		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < sessions.LiveWindow {
+		if err != nil || !fi.Mode().IsRegular() || transcript.RecentlyWritten(fi.ModTime(), now) {
 			return nil
 		}
 		p.add(&Item{Kind: "temp", Path: path, Bytes: fi.Size(), Reason: fmt.Sprintf("partial archive of a killed ccm run, %s old", ui.Age(now.Sub(fi.ModTime())))})
@@ -327,7 +328,7 @@ func (p *Plan) remove(ctx context.Context, it *Item, lockDir string) error {
 		return fmt.Errorf("%s: changed since the plan; left", it.Path)
 	}
 	if it.Kind == "empty" {
-		if pids, _ := fsutil.Writers(it.Path, fi); len(pids) > 0 {
+		if pids, _ := fsutil.LiveWriters(it.Path, fi); len(pids) > 0 {
 			return fmt.Errorf("%s: opened for writing since the plan; left", it.Path)
 		}
 	}
