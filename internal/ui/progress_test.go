@@ -66,7 +66,7 @@ func TestRedrawsAtMostOncePerInterval(t *testing.T) {
 	if got := strings.Count(w.String(), "\r"); got != 2 {
 		t.Fatalf("%d redraws, want 2: %q", got, w.String())
 	}
-	if !strings.Contains(w.String(), " 52/1000 ") {
+	if !strings.Contains(w.String(), " 52/1,000 ") {
 		t.Fatalf("last redraw does not show 52/1000: %q", w.String())
 	}
 }
@@ -100,14 +100,14 @@ func TestBytesAndErase(t *testing.T) {
 func TestShorterLineCoversLonger(t *testing.T) {
 	var w strings.Builder
 	c := newClock()
-	b := bar(&w, c, 10_000, false)
+	b := bar(&w, c, 100, false)
 	c.advance(time.Second)
-	b.Add(10) // 10/s, 999 s left: 16m39s
+	b.Add(1) // 1/s, 99 s left: 1m39s
 	first := w.String()
 	c.advance(time.Second)
-	b.Add(9_980) // 9990/2 s, 10 left: 0s
+	b.Add(97) // 98/2 s, 2 left: 0s
 	second := strings.TrimPrefix(w.String(), first)
-	if !strings.Contains(first, "(10/s, 16m39s left)") || !strings.Contains(second, "(4995/s, 0s left)") {
+	if !strings.Contains(first, "1/100 (1/s, 1m39s left)") || !strings.Contains(second, "98/100 (49/s, 0s left)") {
 		t.Fatalf("lines %q then %q", first, second)
 	}
 	if len(second) != len(first) || !strings.HasSuffix(second, ")"+strings.Repeat(" ", len(first)-len(strings.TrimRight(second, " ")))) {
