@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib/monitor"
+	"ccm/internal/fsutil"
+	"ccm/transcript"
 	"ccm/transcript/audit"
 )
 
@@ -84,9 +87,9 @@ func runAudit(ctx context.Context, o auditOptions) error {
 		return err
 	}
 	path := files[0].Path
-	f, err := os.Open(path)
+	f, err := openTranscript(path)
 	if err != nil {
-		return fileError(path, err)
+		return err
 	}
 	defer f.Close()
 	a := audit.New()
@@ -123,6 +126,36 @@ func runAudit(ctx context.Context, o auditOptions) error {
 		fmt.Fprintln(o.Stdout, r.Suggestion)
 	}
 	return nil
+}
+
+// openTranscript opens a transcript that a command reads only part of,
+// refusing what indexFile refuses (a folder, an empty file, a file that is
+// not a transcript) in the same words.
+func openTranscript(path string) (*os.File, error) {
+	f, err := fsutil.OpenRegular(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		err = fileError(path, err)
+	case fi.IsDir():
+		err = fmt.Errorf("%s: is a directory", path)
+	case fi.Size() == 0:
+		err = fmt.Errorf("%s: %w", path, errEmptyFile)
+	default:
+		if err = transcript.Sniff(f); err != nil {
+			err = fileError(path, err)
+		} else if _, err = f.Seek(0, io.SeekStart); err != nil {
+			err = fileError(path, err)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // envInt reads a non-negative integer from the environment (0 when unset
