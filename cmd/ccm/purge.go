@@ -94,7 +94,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.StringFlag{Name: "session", Usage: "purge the session with this id"},
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
 			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (every change, with its line and reason) and what it would save; write nothing at all"},
+			dryRunFlag("what it would save; with -v every change, with its line and reason; nothing at all is written"),
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store (else $CCM_STUB_THRESHOLD_BYTES, see ccm config)"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
 			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
@@ -122,7 +122,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate of the resume context"},
 			&cli.BoolFlag{Name: "analyze", Usage: "only analyze (as ccm analyze)"},
 			&cli.BoolFlag{Name: "restart", Aliases: []string{"r"}, Usage: "print the command that resumes the purged session"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "report every step"},
+			verboseFlag("every step: a dry run's plan, each file of a batch, the counts that are zero"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o, err := purgeOptionsFrom(cmd)

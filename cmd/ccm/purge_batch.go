@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,9 +94,6 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		} else {
 			sum.Unchanged++
 		}
-		if o.Verbose && !o.JSON {
-			printPurgeReport(o.Stdout, rep, false)
-		}
 	}, bar.add)
 	bar.Finish()
 	if o.Purge.Batch != nil {
@@ -121,6 +120,15 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 			humanBytes(sum.BytesBefore), humanBytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
+		}
+		if o.Verbose {
+			// After the summary, each file's report, in path order (the
+			// workers finish in any order).
+			reps := slices.Clone(sum.Reports)
+			slices.SortFunc(reps, func(a, b *purge.Report) int { return strings.Compare(a.Path, b.Path) })
+			for _, rep := range reps {
+				printPurgeReport(o.Stdout, rep, false)
+			}
 		}
 	}
 	return failed.status()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ccm/internal/ui"
 	"ccm/purge"
 	"ccm/transcript/rewrite"
 )
@@ -23,7 +24,6 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		return
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
-	printPlan(w, r.Plan)
 	fmt.Fprintf(w, "  size        %s\n", sizeChange(r))
 	if r.Live {
 		fmt.Fprintf(w, "  live        Claude Code is writing this session: its current turn was left as it is\n")
@@ -84,8 +84,14 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
 	}
 	printWriters(w, r.Holders, r.Backup, verbose)
+	if len(r.Plan) > 0 && !verbose {
+		fmt.Fprintf(w, "  plan        %s steps (-v lists them)\n", ui.Count(len(r.Plan)))
+	}
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
+	}
+	if verbose {
+		printPlan(w, r.Plan)
 	}
 }
 
@@ -209,12 +215,13 @@ func joinInts(ns []int) string {
 }
 
 // printPlan prints a dry run's plan, a step a line: the line of the
-// original file, the action, where in the record, and why.
+// original file, the action, where in the record, and why. It comes after
+// the summary, which a plan of thousands of steps would push off screen.
 func printPlan(w io.Writer, steps []purge.Step) {
 	if len(steps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  plan        %d steps\n", len(steps))
+	fmt.Fprintf(w, "  plan        %s steps\n", ui.Count(len(steps)))
 	for _, s := range steps {
 		where := s.Where
 		if s.Action == "stub" {
