@@ -73,10 +73,10 @@ without a live blob are removed, packs at least 20% unused are rewritten
 (their live blobs copied into a new pack) and packs under 4 MB are merged
 into it, each step crash-safe.
 
---dry-run prints the plan, one line per blob with the reason it goes, then
-the repack: each pack removed or rewritten and each blob copied, with why
-(--verbose: also what stays and why), and changes nothing. A real run prints
-one summary line, for cron. Prune takes the store's lock exclusively and
+Prune prints one summary line, for cron; --dry-run changes nothing and
+prints the same line with "would". -v adds the plan after it: one line per
+blob with the reason it goes or stays, then the repack: each pack removed or
+rewritten and each blob copied, with why. Prune takes the store's lock exclusively and
 waits at most --lock-wait for running purges and hooks.
 
 The Python tool's spellings still work, one per run: --stats, --list-pins,
@@ -88,8 +88,8 @@ The Python tool's spellings still work, one per run: --stats, --list-pins,
 			&cli.StringFlag{Name: "max-size-mb", Usage: "delete until the store is at most `N` MB on disk"},
 			&cli.BoolFlag{Name: "gc-unreferenced", Usage: "delete unpinned blobs no transcript references"},
 			&cli.BoolFlag{Name: "evict-referenced", Usage: "let --max-age-days and --max-size-mb delete blobs that transcripts, backups or archives reference (their stubs stay stubs)"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list what is kept and why"},
+			dryRunFlag(""),
+			verboseFlag("the plan: every blob deleted and kept, and the repack, each with why"),
 			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
 			&cli.BoolFlag{Name: "stats", Usage: "print store statistics (as ccm cache stats)"},
 			&cli.BoolFlag{Name: "list-pins", Usage: "list pinned blobs (as ccm pins)"},
@@ -239,13 +239,13 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 			return err
 		}
 	default:
-		if o.DryRun || o.Verbose {
-			if err := plan.WritePlan(o.Stdout, o.Verbose); err != nil {
-				return err
-			}
-		}
 		if _, err := fmt.Fprintln(o.Stdout, plan.Summary(res)); err != nil {
 			return err
+		}
+		if o.Verbose {
+			if err := plan.WritePlan(o.Stdout, true); err != nil {
+				return err
+			}
 		}
 	}
 	if execErr != nil {
