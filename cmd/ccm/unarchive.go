@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/ccm"
 	"ccm/prune"
 	"ccm/sessions"
 	"ccm/sessions/archive"
@@ -29,6 +30,8 @@ type unarchiveOptions struct {
 	// AllowMissingContent restores a session whose archived content is
 	// missing or corrupt, naming the stubs that stay stubs.
 	AllowMissingContent bool
+	DryRun              bool
+	Verbose             bool
 	Jobs                int
 	Now                 time.Time
 }
@@ -70,11 +73,13 @@ undone by the next ccm archive, unarchive or maintain.
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions restored at once (default: number of CPUs)"},
+			dryRunFlag("each archive is verified whole, and what is in the way named"),
+			verboseFlag("every file each session puts back, and where"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o := unarchiveOptions{globalOptions: globals(cmd), IDs: cmd.Args().Slice(), Project: cmd.String("project"),
 				To: cmd.String("to"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), AllowMissingContent: cmd.Bool("allow-missing-content"),
-				Jobs: int(cmd.Int("jobs"))}
+				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			return runUnarchive(ctx, o)
 		},
 	}
@@ -111,18 +116,21 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		return err // a missing config dir
 	}
 	root := archiveRoot(o.globalOptions, o.To)
-	lk, err := maintenanceLock(ctx, o.globalOptions)
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	st, err := openStore(o.globalOptions)
-	if err != nil {
-		return err
-	}
-	recovered, failed, err := recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions))
-	if err != nil {
-		return err
+	var st *ccm.Store
+	var recovered []archive.Recovered
+	failed := 0
+	if !o.DryRun {
+		lk, err := maintenanceLock(ctx, o.globalOptions)
+		if err != nil {
+			return err
+		}
+		defer lk.Unlock()
+		if st, err = openStore(o.globalOptions); err != nil {
+			return err
+		}
+		if recovered, failed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions)); err != nil {
+			return err
+		}
 	}
 	list, err := archive.List(root)
 	if err != nil {
@@ -165,6 +173,9 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	}
 	if len(todo) == 0 && len(here) == 0 {
 		return fmt.Errorf("no archived session of project %s under %s", o.Project, root)
+	}
+	if o.DryRun {
+		return unarchiveDryRun(ctx, o, todo, here)
 	}
 	// Record the unarchive first: a session put back stays, and the next
 	// archive counts its age from now. A session that fails to come back
