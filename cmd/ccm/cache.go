@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,12 +76,14 @@ func parseKeyArg(s string) (ccm.Key, error) {
 
 type cachePutOptions struct {
 	globalOptions
-	File   string // "" or "-" reads stdin
-	Tool   string
-	Source string
-	Exit   int
-	Pin    string
-	Reason string
+	File    string // "" or "-" reads stdin
+	Tool    string
+	Source  string
+	Exit    int
+	Pin     string
+	Reason  string
+	DryRun  bool // hash it and say whether it is stored already; store nothing
+	Verbose bool // the stored blob's metadata after its key
 }
 
 func newCachePutCommand() *cli.Command {
@@ -98,6 +103,8 @@ shrink, is stored raw.
 			&cli.IntFlag{Name: "exit", Usage: "exit code recorded with the source"},
 			&cli.StringFlag{Name: "pin", Value: "none", Usage: "pin level: none, soft or hard"},
 			&cli.StringFlag{Name: "reason", Usage: "why it is pinned"},
+			dryRunFlag("the key and whether it is stored already"),
+			verboseFlag("the blob's metadata"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
@@ -105,7 +112,7 @@ shrink, is stored raw.
 			}
 			return runCachePut(ctx, cachePutOptions{globalOptions: globals(cmd), File: cmd.Args().First(),
 				Tool: cmd.String("tool"), Source: cmd.String("source"), Exit: int(cmd.Int("exit")),
-				Pin: cmd.String("pin"), Reason: cmd.String("reason")})
+				Pin: cmd.String("pin"), Reason: cmd.String("reason"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose")})
 		},
 	}
 }
@@ -137,6 +144,9 @@ func runCachePut(ctx context.Context, o cachePutOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.DryRun {
+		return cachePutDryRun(o, st, in)
+	}
 	k, n, err := st.PutReader(ctx, in, src, pin, o.Reason)
 	if err != nil {
 		return err
@@ -144,7 +154,41 @@ func runCachePut(ctx context.Context, o cachePutOptions) error {
 	if o.JSON {
 		return writeJSON(o.Stdout, map[string]any{"key": k, "bytes": n})
 	}
-	_, err = fmt.Fprintln(o.Stdout, k)
+	if _, err = fmt.Fprintln(o.Stdout, k); err != nil || !o.Verbose {
+		return err
+	}
+	m, err := st.Stat(k)
+	if err != nil {
+		return err
+	}
+	return printMeta(o.globalOptions, m)
+}
+
+// cachePutDryRun hashes the content as put would key it and says whether
+// the store has it already: put would then only touch it.
+func cachePutDryRun(o cachePutOptions, st *ccm.Store, in io.Reader) error {
+	h := sha256.New()
+	n, err := io.Copy(h, in)
+	if err != nil {
+		return err
+	}
+	k, err := ccm.ParseKey("sha256:" + hex.EncodeToString(h.Sum(nil)))
+	if err != nil {
+		return err
+	}
+	_, err = st.Stat(k)
+	stored := err == nil
+	if err != nil && !errors.Is(err, ccm.ErrNotFound) && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(o.Stdout, map[string]any{"key": k, "bytes": n, "dry_run": true, "stored": stored})
+	}
+	what := "would store"
+	if stored {
+		what = "stored already: put would only touch"
+	}
+	_, err = fmt.Fprintf(o.Stdout, "%s %s (%s)\n", what, k, ui.Bytes(n))
 	return err
 }
 

@@ -23,9 +23,9 @@ type installOptions struct {
 	globalOptions
 	Scope   string
 	DryRun  bool
-	Verbose bool // the resulting settings file after the changes
-	Exe    string // the ccm the hooks run; "" for this binary
-	Now    time.Time
+	Verbose bool   // the resulting settings file after the changes
+	Exe     string // the ccm the hooks run; "" for this binary
+	Now     time.Time
 	// Features are the optional hooks left out (--no-capture, ...).
 	Features install.Features
 	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.

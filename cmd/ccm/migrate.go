@@ -22,7 +22,7 @@ import (
 type migrateOptions struct {
 	globalOptions
 	DryRun, Yes, Undo bool
-	Verbose           bool // every file the plan writes, after the findings
+	Verbose           bool   // every file the plan writes, after the findings
 	ProjectDir        string // "" for the working directory
 	Lookup            func(string) (string, bool)
 	Exe               string // the ccm the hooks run; "" for this binary

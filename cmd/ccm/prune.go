@@ -199,9 +199,9 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 		if o.Level != "soft" && o.Level != "hard" {
 			return usagef("--pin needs --level soft or --level hard")
 		}
-		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Pin, Level: o.Level, Reason: o.Reason})
+		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Pin, Level: o.Level, Reason: o.Reason, DryRun: o.DryRun, Verbose: o.Verbose})
 	case o.Unpin != "":
-		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Unpin, Level: "none"})
+		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Unpin, Level: "none", DryRun: o.DryRun, Verbose: o.Verbose})
 	case !pol.Any():
 		return usagef("nothing to do: give --gc-unreferenced, --max-age-days N or --max-size-mb N (see ccm prune --help)")
 	}
