@@ -3,6 +3,8 @@ package hooklib
 import (
 	"fmt"
 	"strings"
+
+	"ccm/internal/ui"
 )
 
 // The earlier thinking policy's texts (prior-art.md b.7), unchanged.
@@ -29,7 +31,7 @@ func EffortText(effort string, budget int) string {
 		text = effortMedium
 	}
 	if budget > 0 {
-		text += fmt.Sprintf(" Advisory thinking budget: %s tokens per response.", thousands(budget))
+		text += fmt.Sprintf(" Advisory thinking budget: %s tokens per response.", ui.Count(budget))
 	}
 	return text
 }
@@ -84,17 +86,4 @@ func opusNote(h *Hook) string {
 	}
 	ti := h.In.ToolInput()
 	return OpusNote(h.In.ToolName(), ti.Get("model").String(), ti.Get("subagent_type").String(), h.Config.String("DEFAULT_EFFORT"))
-}
-
-// thousands formats n with comma separators: 10000 -> "10,000".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

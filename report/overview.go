@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/sessions/usage"
 	"ccm/transcript"
@@ -70,9 +71,9 @@ func Overview(ctx context.Context, o OverviewOptions) (*AllSessions, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Total = bytesShort(rep.Total)
-	v.Store = bytesShort(rep.Global[usage.Store])
-	v.Archives = bytesShort(rep.Totals[usage.Archives])
+	v.Total = ui.Bytes(rep.Total)
+	v.Store = ui.Bytes(rep.Global[usage.Store])
+	v.Archives = ui.Bytes(rep.Totals[usage.Archives])
 	for _, e := range rep.Errors {
 		v.Missing = append(v.Missing, e)
 	}
@@ -99,7 +100,7 @@ func Overview(ctx context.Context, o OverviewOptions) (*AllSessions, error) {
 		}
 		rv := rowView{Project: r.Project, ID: r.ID, ShortID: shortID(r.ID), Label: r.Label(), Bytes: r.TotalBytes, Context: r.Context}
 		age := o.Now.Sub(r.ModTime)
-		rv.AgeSeconds, rv.Age = int64(age.Seconds()), ageText(age)
+		rv.AgeSeconds, rv.Age = int64(age.Seconds()), ui.Age(age)
 		rv.Errors, rv.CheckErr = checkFile(r.Path)
 		rv.Checked = rv.CheckErr == ""
 		switch {
@@ -131,16 +132,6 @@ func checkFile(path string) (errs int, failure string) {
 		}
 	}
 	return errs, ""
-}
-
-func ageText(d time.Duration) string {
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // SetOverview puts the overview on the page.

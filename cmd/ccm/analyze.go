@@ -2,6 +2,7 @@ package main
 
 import (
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -147,7 +148,7 @@ func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
 
 func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 	a := r.Analysis
-	fmt.Fprintf(w, "%s\n  %s in %d lines\n", r.Path, humanBytes(a.Bytes), a.Lines)
+	fmt.Fprintf(w, "%s\n  %s in %d lines\n", r.Path, ui.Bytes(a.Bytes), a.Lines)
 
 	fmt.Fprintf(w, "\nrecords by type\n")
 	printStats(w, a.Records, a.Bytes)
@@ -175,7 +176,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 		{"file-history-snapshots", c.FileHistory},
 		{"the rest", c.Rest},
 	} {
-		fmt.Fprintf(w, "  %-28s %10s  %6s\n", row.name, humanBytes(row.n), percent(row.n, a.Bytes))
+		fmt.Fprintf(w, "  %-28s %10s  %6s\n", row.name, ui.Bytes(row.n), ui.Percent(row.n, a.Bytes))
 	}
 
 	if len(a.Largest) > 0 {
@@ -189,7 +190,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 			if o.IsError {
 				errMark = "  (error)"
 			}
-			fmt.Fprintf(w, "  line %-7d %-16s %10s%s\n", o.Line, tool, humanBytes(int64(o.Bytes)), errMark)
+			fmt.Fprintf(w, "  line %-7d %-16s %10s%s\n", o.Line, tool, ui.Bytes(int64(o.Bytes)), errMark)
 		}
 	}
 
@@ -221,7 +222,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 			if b.Trigger != "" {
 				fmt.Fprintf(w, " (%s", b.Trigger)
 				if b.PreTokens > 0 {
-					fmt.Fprintf(w, ", %d tokens before", b.PreTokens)
+					fmt.Fprintf(w, ", %s tokens before", ui.Count(b.PreTokens))
 				}
 				fmt.Fprint(w, ")")
 			}
@@ -263,8 +264,8 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 	fmt.Fprintf(w, "\nresume context\n")
 	if a.LastUsage != nil {
 		u := a.LastUsage
-		fmt.Fprintf(w, "  last recorded usage: %d tokens (input %d + cache read %d + cache creation %d + output %d)\n",
-			u.Total(), u.Input, u.CacheRead, u.CacheCreation, u.Output)
+		fmt.Fprintf(w, "  last recorded usage: %s tokens (input %s + cache read %s + cache creation %s + output %s)\n",
+			ui.Count(u.Total()), ui.Count(u.Input), ui.Count(u.CacheRead), ui.Count(u.CacheCreation), ui.Count(u.Output))
 	} else {
 		fmt.Fprintf(w, "  last recorded usage: none on the active chain\n")
 	}
@@ -273,7 +274,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 		if e.Sampled {
 			how = "sampled and scaled"
 		}
-		fmt.Fprintf(w, "  cl100k estimate: %d tokens over %s of text", e.Tokens, humanBytes(e.Bytes))
+		fmt.Fprintf(w, "  cl100k estimate: %s tokens over %s of text", ui.Count(e.Tokens), ui.Bytes(e.Bytes))
 		if e.Images > 0 {
 			fmt.Fprintf(w, " and %d images", e.Images)
 		}
@@ -296,6 +297,6 @@ func printStats(w io.Writer, m map[string]transcript.Stat, total int64) {
 	})
 	for _, k := range names {
 		st := m[k]
-		fmt.Fprintf(w, "  %-36s %7d %10s  %6s\n", k, st.Count, humanBytes(st.Bytes), percent(st.Bytes, total))
+		fmt.Fprintf(w, "  %-36s %7d %10s  %6s\n", k, st.Count, ui.Bytes(st.Bytes), ui.Percent(st.Bytes, total))
 	}
 }

@@ -205,14 +205,14 @@ func printArchivePlan(g globalOptions, s *archiveSummary) error {
 
 func archiveSummaryLine(s *archiveSummary) string {
 	if s.DryRun {
-		line := fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, humanBytes(s.Bytes), s.Root)
+		line := fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, ui.Bytes(s.Bytes), s.Root)
 		if s.Failed > 0 {
 			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
 		}
 		return line
 	}
 	return fmt.Sprintf("archive: archived %d of %d sessions, %s into %s (%d left in place: written to meanwhile, %d failed)",
-		s.Archived, s.Planned, humanBytes(s.Bytes), humanBytes(s.Packed), s.LeftLive, s.Failed)
+		s.Archived, s.Planned, ui.Bytes(s.Bytes), ui.Bytes(s.Packed), s.LeftLive, s.Failed)
 }
 
 // archiveSessions plans and (unless a dry run) archives; it prints the plan
@@ -230,7 +230,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		age = archiveAge(o.globalOptions, ret)
 	}
 	if ret.Paused == "" && age >= ret.Period() && !o.JSON {
-		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", humanAge(age), ret.Days)
+		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", ui.Age(age), ret.Days)
 	}
 	root := archiveRoot(o.globalOptions, o.To)
 	if !o.DryRun && !o.HaveLock {
@@ -266,7 +266,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if err != nil {
 		return nil, err
 	}
-	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
+	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: ui.Age(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
 		Recovered: recovered, Failed: recoverFailed}
 	// Folders and transcripts the scan could not read are failed items:
 	// reported and counted, the rest archived.
@@ -280,11 +280,11 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		case r.Live:
 			it.Reason = "live: " + r.LiveReason
 		case unarchived.After(r.ModTime) && o.Now.Sub(unarchived) < age:
-			it.Reason = fmt.Sprintf("unarchived %s ago, under %s", humanAge(o.Now.Sub(unarchived)), humanAge(age))
+			it.Reason = fmt.Sprintf("unarchived %s ago, under %s", ui.Age(o.Now.Sub(unarchived)), ui.Age(age))
 		case idle < age:
-			it.Reason = fmt.Sprintf("written %s ago, under %s", humanAge(idle), humanAge(age))
+			it.Reason = fmt.Sprintf("written %s ago, under %s", ui.Age(idle), ui.Age(age))
 		case r.TotalBytes < o.MinSize:
-			it.Reason = fmt.Sprintf("%s, under --min-size", humanBytes(r.TotalBytes))
+			it.Reason = fmt.Sprintf("%s, under --min-size", ui.Bytes(r.TotalBytes))
 		case r.Error != "":
 			it.Reason, it.Result, it.Error = "unreadable: "+r.Error, "failed", r.Error
 			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, r.Error)) {
@@ -292,13 +292,13 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			}
 		default:
 			it.Archive = true
-			it.Reason = fmt.Sprintf("not written for %s (limit %s)", humanAge(idle), humanAge(age))
+			it.Reason = fmt.Sprintf("not written for %s (limit %s)", ui.Age(idle), ui.Age(age))
 			switch at := ret.SweepAt(r.ModTime); {
 			case at.IsZero():
 			case at.Before(o.Now):
 				it.Reason += "; due for Claude Code's sweep"
 			default:
-				it.Reason += fmt.Sprintf("; Claude Code would delete it in %s", humanAge(at.Sub(o.Now)))
+				it.Reason += fmt.Sprintf("; Claude Code would delete it in %s", ui.Age(at.Sub(o.Now)))
 			}
 			todo = append(todo, it)
 			sum.Planned++

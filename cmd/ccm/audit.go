@@ -11,6 +11,7 @@ import (
 
 	"ccm/hooklib/monitor"
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/transcript"
 	"ccm/transcript/audit"
 )
@@ -113,7 +114,7 @@ func runAudit(ctx context.Context, o auditOptions) error {
 	}
 	fmt.Fprintf(o.Stdout, "%s\n", path)
 	if fill.Known {
-		fmt.Fprintf(o.Stdout, "Context fill: %.0f%% (%d of %d tokens, last recorded usage)\n", fill.Pct(), fill.Tokens, fill.Window)
+		fmt.Fprintf(o.Stdout, "Context fill: %.0f%% (%s of %s tokens, last recorded usage)\n", fill.Pct(), ui.Count(fill.Tokens), ui.Count(fill.Window))
 	} else {
 		fmt.Fprintln(o.Stdout, "Context fill: unknown (no usage recorded since the last compaction)")
 	}

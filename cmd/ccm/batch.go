@@ -131,26 +131,3 @@ func archiveRoot(g globalOptions, to string) string {
 	}
 	return locate.Archive(ccmHome(g), to, maintainConfig(g).String("CCM_ARCHIVE_DIR"))
 }
-
-// humanAge prints a duration in the largest unit that keeps it short.
-func humanAge(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
-	}
-	var s string
-	switch {
-	case d < time.Minute:
-		s = fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		s = fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		s = fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		s = fmt.Sprintf("%dd", int(d.Hours()/24))
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
-}

@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/prune"
+	"ccm/internal/ui"
 )
 
 // ---- last
@@ -139,7 +139,7 @@ func runCacheLs(ctx context.Context, o cacheLsOptions) error {
 		for _, e := range es {
 			m := e.Meta
 			fmt.Fprintf(o.Stdout, "%s  %s  %-4s  %9s  %9s  %7d  %s\n", m.CreatedAt.Local().Format("2006-01-02 15:04"), e.Key,
-				m.Pinned.Level, prune.HumanBytes(m.BytesUncompressed), prune.HumanBytes(e.DiskBytes()), m.Lines, m.Source.Summary())
+				m.Pinned.Level, ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), m.Lines, m.Source.Summary())
 		}
 	}
 	if bad {
@@ -205,8 +205,8 @@ func runCacheStats(ctx context.Context, g globalOptions) error {
 func printStoreStats(w io.Writer, root string, s ccm.Stats) error {
 	fmt.Fprintf(w, "store:               %s\n", root)
 	fmt.Fprintf(w, "items:               %d\n", s.Items)
-	fmt.Fprintf(w, "bytes on disk:       %s (%d)\n", prune.HumanBytes(s.DiskBytes), s.DiskBytes)
-	fmt.Fprintf(w, "bytes uncompressed:  %s (%d)\n", prune.HumanBytes(s.BytesUncompressed), s.BytesUncompressed)
+	fmt.Fprintf(w, "bytes on disk:       %s (%d)\n", ui.Bytes(s.DiskBytes), s.DiskBytes)
+	fmt.Fprintf(w, "bytes uncompressed:  %s (%d)\n", ui.Bytes(s.BytesUncompressed), s.BytesUncompressed)
 	fmt.Fprintf(w, "compression ratio:   %.2fx\n", s.Ratio)
 	fmt.Fprintf(w, "pinned hard:         %d\n", s.Hard)
 	fmt.Fprintf(w, "pinned soft:         %d\n", s.Soft)
@@ -215,7 +215,7 @@ func printStoreStats(w io.Writer, root string, s ccm.Stats) error {
 	fmt.Fprintf(w, "newest access:       %s\n", fmtMinute(s.NewestAccess))
 	if s.Packs > 0 {
 		fmt.Fprintf(w, "packs:               %d (%d blobs in them, the rest in blob files; %s unused)\n",
-			s.Packs, s.Packed, prune.HumanBytes(s.PackDeadBytes))
+			s.Packs, s.Packed, ui.Bytes(s.PackDeadBytes))
 	}
 	for _, x := range []struct {
 		n    int

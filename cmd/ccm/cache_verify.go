@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/prune"
+	"ccm/internal/ui"
 )
 
 // ---- verify
@@ -75,7 +75,7 @@ func runCacheVerify(ctx context.Context, o cacheVerifyOptions) error {
 			}
 			fmt.Fprintf(o.Stdout, "damaged  %s  %s\n", name, d.Reason)
 		}
-		_, err = fmt.Fprintf(o.Stdout, "verified %d blobs (%s): %d damaged\n", rep.Blobs, prune.HumanBytes(rep.Bytes), len(rep.Damaged))
+		_, err = fmt.Fprintf(o.Stdout, "verified %d blobs (%s): %d damaged\n", rep.Blobs, ui.Bytes(rep.Bytes), len(rep.Damaged))
 	}
 	if err != nil {
 		return err

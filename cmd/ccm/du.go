@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/internal/ui"
 	"ccm/sessions/usage"
 )
 
@@ -70,7 +71,7 @@ func runDu(ctx context.Context, o duOptions) error {
 	tty := isTerminal(o.Stdout)
 	size := func(n int64) string {
 		if tty {
-			return humanBytes(n)
+			return ui.Bytes(n)
 		}
 		return fmt.Sprint(n)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 	"ccm/prune"
 	"ccm/sessions"
 	"ccm/sessions/clean"
@@ -268,9 +269,9 @@ func maintainLine(s *maintainSummary, dry bool) string {
 	var parts []string
 	if a := s.Archive; a != nil && (a.Planned > 0 || a.Failed > 0) {
 		if dry {
-			parts = append(parts, fmt.Sprintf("would archive %d sessions (%s)", a.Planned, humanBytes(a.Bytes)))
+			parts = append(parts, fmt.Sprintf("would archive %d sessions (%s)", a.Planned, ui.Bytes(a.Bytes)))
 		} else {
-			p := fmt.Sprintf("archived %d sessions (%s into %s)", a.Archived, humanBytes(a.Bytes), humanBytes(a.Packed))
+			p := fmt.Sprintf("archived %d sessions (%s into %s)", a.Archived, ui.Bytes(a.Bytes), ui.Bytes(a.Packed))
 			if a.LeftLive > 0 {
 				p += fmt.Sprintf(", %d left in place (written to)", a.LeftLive)
 			}
@@ -282,9 +283,9 @@ func maintainLine(s *maintainSummary, dry bool) string {
 	}
 	if c := s.Clean; c != nil && (c.Planned > 0 || c.Failed > 0) {
 		if dry {
-			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, humanBytes(c.Bytes)))
+			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, ui.Bytes(c.Bytes)))
 		} else {
-			p := fmt.Sprintf("removed %d backups/temp files/folders (%s)", c.Removed, humanBytes(c.Freed))
+			p := fmt.Sprintf("removed %d backups/temp files/folders (%s)", c.Removed, ui.Bytes(c.Freed))
 			if c.Failed > 0 {
 				p += fmt.Sprintf(", %d failed", c.Failed)
 			}
@@ -296,7 +297,7 @@ func maintainLine(s *maintainSummary, dry bool) string {
 		if dry {
 			verb = "would prune"
 		}
-		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, humanBytes(p.Freed)))
+		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, ui.Bytes(p.Freed)))
 	}
 	if p := s.Prune; p != nil && p.OverLimit != "" {
 		// Once, and not a failure: the store is over its limit only by

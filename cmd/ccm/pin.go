@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/prune"
+	"ccm/internal/ui"
 )
 
 type pinOptions struct {
@@ -179,7 +179,7 @@ func printPins(w io.Writer, items []pinItem) error {
 		return err
 	}
 	for _, p := range items {
-		if _, err := fmt.Fprintf(w, "%-4s  %9s  %-10s  %s  %s\n", p.Level, prune.HumanBytes(p.Bytes), p.Tool, p.Key, p.Reason); err != nil {
+		if _, err := fmt.Fprintf(w, "%-4s  %9s  %-10s  %s  %s\n", p.Level, ui.Bytes(p.Bytes), p.Tool, p.Key, p.Reason); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ccm/internal/batch"
+	"ccm/internal/ui"
 	"ccm/purge"
 )
 
@@ -117,7 +118,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		}
 		fmt.Fprintf(o.Stdout, "%s %d of %d files (%d unchanged, %d skipped, %d failed): %s -> %s, %d stubs, %d repairs\n",
 			verb, sum.Purged, sum.Files, sum.Unchanged, sum.Skipped, sum.Failed,
-			humanBytes(sum.BytesBefore), humanBytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
+			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
 		}

@@ -37,7 +37,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		if r.DryRun {
 			where = "would move to the CCM store"
 		}
-		fmt.Fprintf(w, "  stubs       %d outputs, inputs and images (%s) %s\n", s.Stubs, humanBytes(s.StubbedBytes), where)
+		fmt.Fprintf(w, "  stubs       %d outputs, inputs and images (%s) %s\n", s.Stubs, ui.Bytes(s.StubbedBytes), where)
 	}
 	if s.StaleReads+s.DuplicateOutputs+s.OldTodos+s.ReplayedHooks > 0 || verbose {
 		fmt.Fprintf(w, "  compacted   %d stale reads, %d duplicate outputs, %d superseded todo lists, %d replayed hook contexts (among the stubs)\n", s.StaleReads, s.DuplicateOutputs, s.OldTodos, s.ReplayedHooks)
@@ -71,10 +71,10 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  context     not estimated: %s\n", r.EstimateError)
 	}
 	if r.TokensBefore != nil && r.TokensAfter != nil {
-		fmt.Fprintf(w, "  context     about %d -> %d tokens on resume (cl100k estimate)\n", r.TokensBefore.Tokens, r.TokensAfter.Tokens)
+		fmt.Fprintf(w, "  context     about %s -> %s tokens on resume (cl100k estimate)\n", ui.Count(r.TokensBefore.Tokens), ui.Count(r.TokensAfter.Tokens))
 	}
 	if r.TailBytes > 0 {
-		fmt.Fprintf(w, "  appended    %s written by Claude Code during the purge carried over\n", humanBytes(r.TailBytes))
+		fmt.Fprintf(w, "  appended    %s written by Claude Code during the purge carried over\n", ui.Bytes(r.TailBytes))
 	}
 	if r.Swaps > 1 {
 		fmt.Fprintf(w, "  in order    lines appended during the rename were put in their place (%d renames)\n", r.Swaps)
@@ -99,12 +99,12 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 // when the file grew, by how much and why. A negative saving reads like a
 // bug.
 func sizeChange(r *purge.Report) string {
-	from, to := humanBytes(r.BytesBefore), humanBytes(r.BytesAfter)
+	from, to := ui.Bytes(r.BytesBefore), ui.Bytes(r.BytesAfter)
 	if r.BytesAfter > r.BytesBefore {
-		return fmt.Sprintf("%s -> %s (grew by %s: %s)", from, to, humanBytes(r.BytesAfter-r.BytesBefore), growthReason(r))
+		return fmt.Sprintf("%s -> %s (grew by %s: %s)", from, to, ui.Bytes(r.BytesAfter-r.BytesBefore), growthReason(r))
 	}
 	saved := r.BytesBefore - r.BytesAfter
-	return fmt.Sprintf("%s -> %s (%s saved, %s)", from, to, humanBytes(saved), percent(saved, r.BytesBefore))
+	return fmt.Sprintf("%s -> %s (%s saved, %s)", from, to, ui.Bytes(saved), ui.Percent(saved, r.BytesBefore))
 }
 
 // growthReason says what made a purged file larger than it was: records
@@ -225,7 +225,7 @@ func printPlan(w io.Writer, steps []purge.Step) {
 	for _, s := range steps {
 		where := s.Where
 		if s.Action == "stub" {
-			where = fmt.Sprintf("%s (%s) -> %s", s.Where, humanBytes(s.Bytes), s.Key)
+			where = fmt.Sprintf("%s (%s) -> %s", s.Where, ui.Bytes(s.Bytes), s.Key)
 		}
 		if where != "" {
 			where += ": "

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 	"ccm/prune"
 	"ccm/purge"
 	"ccm/purge/restore"
@@ -180,9 +181,9 @@ func printRestoreReport(o restoreOptions, rep *restore.Report) {
 		verb = "would restore"
 	}
 	if o.FromBackup {
-		fmt.Fprintf(o.Stdout, "%s %s from %s (%s -> %s)\n", verb, rep.Path, rep.From, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+		fmt.Fprintf(o.Stdout, "%s %s from %s (%s -> %s)\n", verb, rep.Path, rep.From, ui.Bytes(rep.BytesBefore), ui.Bytes(rep.BytesAfter))
 	} else {
-		fmt.Fprintf(o.Stdout, "%s %d stubs in %s (%s -> %s)\n", verb, rep.Restored, rep.Path, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+		fmt.Fprintf(o.Stdout, "%s %d stubs in %s (%s -> %s)\n", verb, rep.Restored, rep.Path, ui.Bytes(rep.BytesBefore), ui.Bytes(rep.BytesAfter))
 	}
 	if rep.ByValue > 0 {
 		fmt.Fprintf(o.Stdout, "  %d of them the Python tool's, restored by value (the text as Claude Code writes it, not byte for byte) on lines %s\n",

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
+	"ccm/internal/ui"
 	"ccm/report"
 	"ccm/sessions"
 	"ccm/sessions/archive"
@@ -213,7 +214,7 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		case r.SweepAt.Before(o.Now):
 			sweep = "due"
 		default:
-			sweep = humanAge(r.SweepAt.Sub(o.Now))
+			sweep = ui.Age(r.SweepAt.Sub(o.Now))
 		}
 		recs := strconv.FormatInt(r.Records, 10)
 		if r.RecordsEstimated {
@@ -225,9 +226,9 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		}
 		backups := "-"
 		if r.Backups > 0 {
-			backups = fmt.Sprintf("%d, %s", r.Backups, humanBytes(r.BackupBytes))
+			backups = fmt.Sprintf("%d, %s", r.Backups, ui.Bytes(r.BackupBytes))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, humanBytes(r.SessionBytes()),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, ui.Bytes(r.SessionBytes()),
 			report.Bar(r.SessionBytes(), largest, sessionBarWidth, ascii), recs,
 			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, backups, state(r), sweep, cut(r.Label(), 60))
 	}

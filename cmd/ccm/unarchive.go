@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 	"ccm/prune"
 	"ccm/sessions"
 	"ccm/sessions/archive"
@@ -222,7 +223,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		gone = append(gone, archive.SidecarPath(it.Archive))
 		if !o.Touch && ret.Paused == "" && o.Now.Sub(x.LastModified) >= ret.Period() {
 			it.Warning = fmt.Sprintf("last written %s ago, beyond cleanupPeriodDays (%g days): Claude Code's sweep deletes it at its next start (run with --touch, or resume it now)",
-				humanAge(o.Now.Sub(x.LastModified)), ret.Days)
+				ui.Age(o.Now.Sub(x.LastModified)), ret.Days)
 		}
 		if !o.JSON {
 			printRestored(o, it, x)
@@ -253,7 +254,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		}
 		if restored > 0 {
 			fmt.Fprintf(o.Stdout, "ccm archive and maintain leave the restored sessions here until they are left alone for %s, counted from now\n",
-				humanAge(archiveAge(o.globalOptions, ret)))
+				ui.Age(archiveAge(o.globalOptions, ret)))
 		}
 	}
 	if failed > 0 {

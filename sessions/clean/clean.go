@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/transcript/rewrite"
 )
@@ -247,7 +248,7 @@ func (p *Plan) backups(s *sessions.Session, pol Policy, now time.Time, live *ses
 		case pol.OldBackups && pol.BackupsOlderThan == 0:
 			reason = "purge backup (--backups-older-than 0: every backup)"
 		case pol.OldBackups && now.Sub(made) > pol.BackupsOlderThan:
-			reason = fmt.Sprintf("purge backup made %s ago, over %s", age(now.Sub(made)), age(pol.BackupsOlderThan))
+			reason = fmt.Sprintf("purge backup made %s ago, over %s", ui.Age(now.Sub(made)), ui.Age(pol.BackupsOlderThan))
 		}
 		if reason == "" {
 			continue
@@ -275,7 +276,7 @@ func (p *Plan) temps(s *sessions.Session, pol Policy, now time.Time, live *sessi
 			continue
 		}
 		p.add(&Item{Kind: "temp", Path: t.Path, Bytes: t.Size, Transcript: filepath.Join(s.Dir, s.ID+".jsonl"), file: t,
-			Reason: fmt.Sprintf("temp file of a killed ccm run, %s old", age(now.Sub(t.ModTime)))})
+			Reason: fmt.Sprintf("temp file of a killed ccm run, %s old", ui.Age(now.Sub(t.ModTime)))})
 	}
 }
 
@@ -290,7 +291,7 @@ func (p *Plan) archiveTemps(root string, now time.Time) {
 		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < sessions.LiveWindow {
 			return nil
 		}
-		p.add(&Item{Kind: "temp", Path: path, Bytes: fi.Size(), Reason: fmt.Sprintf("partial archive of a killed ccm run, %s old", age(now.Sub(fi.ModTime())))})
+		p.add(&Item{Kind: "temp", Path: path, Bytes: fi.Size(), Reason: fmt.Sprintf("partial archive of a killed ccm run, %s old", ui.Age(now.Sub(fi.ModTime())))})
 		return nil
 	})
 }
@@ -334,14 +335,4 @@ func (p *Plan) remove(ctx context.Context, it *Item, lockDir string) error {
 		return err
 	}
 	return fsutil.SyncDir(filepath.Dir(it.Path))
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dm", int(d.Minutes()))
 }
