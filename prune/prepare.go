@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 )
 
 // Options are what a prune run needs besides the policy.
@@ -29,18 +30,12 @@ type Options struct {
 	// DryRun plans under a shared lock and creates nothing; the
 	// reference index is checked in memory and not written.
 	DryRun bool
-	// Progress reports long steps; nil reports nothing.
-	Progress Progress
+	// Progress reports long steps: listing the store (count of blobs),
+	// scanning transcripts (bytes) and deleting (count); nil reports
+	// nothing.
+	Progress ui.Progress
 	// Now is the time the plan is made for; zero means time.Now().
 	Now time.Time
-}
-
-// Progress receives progress of the long steps: listing the store (count
-// of blobs), scanning transcripts (bytes) and deleting (count).
-type Progress interface {
-	Start(label string, total int64, isBytes bool)
-	Add(n int64)
-	Finish()
 }
 
 // TranscriptRoots returns where gc looks for references under a Claude
@@ -131,22 +126,7 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 	stats.BytesRead += first.BytesRead
 	stats.Unchanged = first.Unchanged
 	stats.Duration += first.Duration
-	var list func(done, total int)
-	if opt.Progress != nil {
-		started, last := false, 0
-		list = func(done, total int) {
-			if !started {
-				opt.Progress.Start("reading the store", int64(total), false)
-				started = true
-			}
-			opt.Progress.Add(int64(done - last))
-			last = done
-			if done == total {
-				opt.Progress.Finish()
-			}
-		}
-	}
-	l, err := st.List(ctx, list)
+	l, err := st.List(ctx, ui.DoneTotal(opt.Progress, "reading the store"))
 	if err != nil {
 		unlock()
 		return nil, err
@@ -207,7 +187,7 @@ type Result struct {
 // Deletions run on a few goroutines: an unlink mostly waits for the disk
 // (about 0.3 ms each on this project's VM), and 10,000 of them in a row
 // took 8 s; the plan has already decided everything, so order is free.
-func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) {
+func (p *Plan) Execute(ctx context.Context, progress ui.Progress) (*Result, error) {
 	if p.st == nil || !p.exclusive || p.unlock == nil {
 		return nil, errors.New("prune: plan was not prepared for execution (dry run, or already closed)")
 	}

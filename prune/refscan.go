@@ -16,6 +16,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/transcript/rewrite"
 )
 
@@ -48,7 +49,7 @@ type refJob struct {
 // folder) and the recorded roots, reading only files that changed, and
 // returns the keys they reference. A folder that cannot be read fails the
 // refresh: it could hide references.
-func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress Progress) (Refs, *IndexStats, error) {
+func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress ui.Progress) (Refs, *IndexStats, error) {
 	start := time.Now()
 	st := &IndexStats{Rebuilt: x.rebuilt}
 	all := make([]string, 0, len(roots)+len(x.roots))
@@ -231,7 +232,7 @@ func (x *RefIndex) Note(ctx context.Context, root string, paths ...string) error
 }
 
 // read reads the jobs on a few workers and records what they found.
-func (x *RefIndex) read(ctx context.Context, jobs []refJob, st *IndexStats, progress Progress) error {
+func (x *RefIndex) read(ctx context.Context, jobs []refJob, st *IndexStats, progress ui.Progress) error {
 	if len(jobs) == 0 {
 		return nil
 	}

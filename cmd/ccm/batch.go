@@ -11,19 +11,20 @@ import (
 	"time"
 
 	"ccm/internal/batch"
+	"ccm/internal/ui"
 	"ccm/sessions/locate"
 )
 
 // forEach runs fn over n items with batch.Run on jobs workers (0: number
 // of CPUs), showing a progress bar labelled label on a terminal only.
 func forEach(ctx context.Context, stderr io.Writer, quiet bool, label string, n, jobs int, fn func(i int)) {
-	var bar *termProgress
+	var bar *ui.Bars
 	if !quiet && n > 1 {
 		if bar = newProgress(stderr); bar != nil {
 			bar.Start(label, int64(n), false)
 		}
 	}
-	batch.Run(ctx, n, jobs, fn, bar.add)
+	batch.Run(ctx, n, jobs, fn, bar.Inc)
 	bar.Finish()
 }
 

@@ -85,7 +85,7 @@ bytes on disk, lines and source. -n 0 lists all.
 // listStore lists the store and reports entries with unusable metadata
 // on stderr; bad is true when there were any (exit status 1).
 func listStore(ctx context.Context, g globalOptions, st *ccm.Store) (l *ccm.Listing, bad bool, err error) {
-	l, err = st.List(ctx, listProgress(newProgress(g.Stderr)))
+	l, err = st.List(ctx, ui.DoneTotal(newProgress(g.Stderr).Progress(), "reading the store"))
 	if err != nil {
 		return nil, false, storeErrorHint(err)
 	}

@@ -58,7 +58,7 @@ func runCacheVerify(ctx context.Context, o cacheVerifyOptions) error {
 			}
 		}
 	}
-	rep, err := st.VerifyAll(ctx, keys, listProgress(newProgress(o.Stderr)))
+	rep, err := st.VerifyAll(ctx, keys, ui.DoneTotal(newProgress(o.Stderr).Progress(), "verifying the store"))
 	if err != nil {
 		return storeErrorHint(err)
 	}

@@ -212,11 +212,7 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 	if o.LockWait > 0 {
 		st.LockWait = o.LockWait
 	}
-	bar := newProgress(o.Stderr)
-	var progress prune.Progress
-	if bar != nil {
-		progress = bar
-	}
+	progress := newProgress(o.Stderr).Progress()
 	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, ArchiveDir: archiveRoot(o.globalOptions, ""), DryRun: o.DryRun, Progress: progress})
 	if errors.Is(err, ccm.ErrNoStore) {
 		// A fresh install has no store yet: nothing to prune is not a

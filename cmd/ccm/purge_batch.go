@@ -61,7 +61,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 	}
 	sum.Skipped = len(sel.Skipped)
 	sum.SkippedList = append(sum.SkippedList, sel.Skipped...)
-	var bar *termProgress
+	var bar *ui.Bars
 	if !o.JSON {
 		if bar = newProgress(o.Stderr); bar != nil {
 			bar.Start("purging", int64(len(sel.Todo)), false)
@@ -95,7 +95,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		} else {
 			sum.Unchanged++
 		}
-	}, bar.add)
+	}, bar.Inc)
 	bar.Finish()
 	if o.Purge.Batch != nil {
 		// Every purge synced what it stored; this closes the pack.

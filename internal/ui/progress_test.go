@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -146,4 +147,41 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// recorder is a Progress that writes down what it is told.
+type recorder struct{ calls []string }
+
+func (r *recorder) Start(label string, total int64, isBytes bool) {
+	r.calls = append(r.calls, fmt.Sprintf("start %s %d %v", label, total, isBytes))
+}
+func (r *recorder) Add(n int64) { r.calls = append(r.calls, fmt.Sprintf("add %d", n)) }
+func (r *recorder) Finish()     { r.calls = append(r.calls, "finish") }
+
+// TestDoneTotal: the first callback starts the step with its total, each
+// adds the difference, reaching the total finishes; nil gives nil.
+func TestDoneTotal(t *testing.T) {
+	var r recorder
+	f := DoneTotal(&r, "reading the store")
+	f(0, 10)
+	f(4, 10)
+	f(10, 10)
+	want := []string{"start reading the store 10 false", "add 0", "add 4", "add 6", "finish"}
+	if fmt.Sprint(r.calls) != fmt.Sprint(want) {
+		t.Fatalf("calls %q, want %q", r.calls, want)
+	}
+	if DoneTotal(nil, "x") != nil {
+		t.Fatal("DoneTotal(nil) is not nil")
+	}
+}
+
+// TestBarsNil: a nil *Bars does nothing and is no Progress.
+func TestBarsNil(t *testing.T) {
+	var p *Bars
+	p.Start("x", 1, false)
+	p.Inc()
+	p.Finish()
+	if p.Progress() != nil {
+		t.Fatal("nil *Bars gave a non-nil Progress")
+	}
 }
