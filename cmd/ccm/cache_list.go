@@ -136,10 +136,14 @@ func runCacheLs(ctx context.Context, o cacheLsOptions) error {
 			return err
 		}
 	} else {
+		t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Right: true}, ui.Col{Right: true}, ui.Col{Shrink: true})
 		for _, e := range es {
 			m := e.Meta
-			fmt.Fprintf(o.Stdout, "%s  %s  %-4s  %9s  %9s  %7d  %s\n", m.CreatedAt.Local().Format("2006-01-02 15:04"), e.Key,
-				m.Pinned.Level, ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), m.Lines, m.Source.Summary())
+			t.Add(m.CreatedAt.Local().Format("2006-01-02 15:04"), string(e.Key), m.Pinned.Level.String(),
+				ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), ui.Count(m.Lines), m.Source.Summary())
+		}
+		if err := t.Write(o.Stdout, 0); err != nil {
+			return err
 		}
 	}
 	if bad {

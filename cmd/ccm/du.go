@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
@@ -75,31 +73,22 @@ func runDu(ctx context.Context, o duOptions) error {
 		}
 		return fmt.Sprint(n)
 	}
-	var tw interface {
-		Write([]byte) (int, error)
-		Flush() error
-	} = tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if !tty {
-		tw = plainWriter{o.Stdout}
-	}
 	cols := usage.ProjectCategories
-	if tty {
-		head := []string{"TOTAL"}
-		for _, c := range cols {
-			head = append(head, duLabels[c])
-		}
-		fmt.Fprintf(tw, "%s\t  PROJECT\n", strings.Join(head, "\t"))
+	head := []ui.Col{{Name: "TOTAL", Right: true}}
+	for _, c := range cols {
+		head = append(head, ui.Col{Name: duLabels[c], Right: true})
 	}
-	sep := "" // the tab ends the last number; a terminal gets a gap too
-	if tty {
-		sep = "  "
-	}
+	t := ui.NewTable(append(head, ui.Col{Name: "PROJECT", Shrink: true})...)
 	line := func(total int64, bytes map[string]int64, name string) {
 		cells := []string{size(total)}
 		for _, c := range cols {
 			cells = append(cells, size(bytes[c]))
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\n", strings.Join(cells, "\t"), sep, name)
+		if tty {
+			t.Add(append(cells, name)...)
+		} else {
+			fmt.Fprintf(o.Stdout, "%s\t%s\n", strings.Join(cells, "\t"), name)
+		}
 	}
 	for _, r := range rep.Projects {
 		line(r.Total, r.Bytes, shortHome(r.Project))
@@ -110,8 +99,10 @@ func runDu(ctx context.Context, o duOptions) error {
 	}
 	line(globalTotal, rep.Global, fmt.Sprintf("(no project: shell snapshots %s, CCM store %s)", size(rep.Global[usage.Shell]), size(rep.Global[usage.Store])))
 	line(rep.Total, rep.Totals, "TOTAL")
-	if err := tw.Flush(); err != nil {
-		return err
+	if tty {
+		if err := t.Write(o.Stdout, 0); err != nil {
+			return err
+		}
 	}
 	return duStatus(o.globalOptions, rep)
 }
@@ -125,9 +116,3 @@ func duStatus(g globalOptions, rep *usage.Report) error {
 	}
 	return failed.status()
 }
-
-// plainWriter writes tab-separated lines as they are, for pipes.
-type plainWriter struct{ w io.Writer }
-
-func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p plainWriter) Flush() error                { return nil }

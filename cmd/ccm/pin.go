@@ -178,10 +178,9 @@ func printPins(w io.Writer, items []pinItem) error {
 		_, err := fmt.Fprintln(w, "no pinned blobs")
 		return err
 	}
+	t := ui.NewTable(ui.Col{}, ui.Col{Right: true}, ui.Col{}, ui.Col{}, ui.Col{Shrink: true})
 	for _, p := range items {
-		if _, err := fmt.Fprintf(w, "%-4s  %9s  %-10s  %s  %s\n", p.Level, ui.Bytes(p.Bytes), p.Tool, p.Key, p.Reason); err != nil {
-			return err
-		}
+		t.Add(p.Level.String(), ui.Bytes(p.Bytes), p.Tool, string(p.Key), p.Reason)
 	}
-	return nil
+	return t.Write(w, 0)
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -197,14 +196,15 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
+	t := ui.NewTable(ui.Col{Name: "PROJECT"}, ui.Col{Name: "SESSION"}, ui.Col{Name: "SIZE"}, ui.Col{}, ui.Col{Name: "RECORDS"},
+		ui.Col{Name: "MODIFIED"}, ui.Col{Name: "CONTEXT"}, ui.Col{Name: "BACKUPS"}, ui.Col{Name: "STATE"}, ui.Col{Name: "SWEPT IN"},
+		ui.Col{Name: "TITLE / FIRST PROMPT"})
 	// A size bar beside each size, against the largest session listed.
 	var largest int64
 	for _, r := range rows {
 		largest = max(largest, r.SessionBytes())
 	}
 	ascii := o.ASCII || !report.UnicodeTerminal(os.Getenv)
-	fmt.Fprintln(tw, "PROJECT\tSESSION\tSIZE\t\tRECORDS\tMODIFIED\tCONTEXT\tBACKUPS\tSTATE\tSWEPT IN\tTITLE / FIRST PROMPT")
 	for _, r := range rows {
 		sweep := "-"
 		switch {
@@ -228,11 +228,11 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		if r.Backups > 0 {
 			backups = fmt.Sprintf("%d, %s", r.Backups, ui.Bytes(r.BackupBytes))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, ui.Bytes(r.SessionBytes()),
+		t.Add(shortHome(r.Project), r.ID, ui.Bytes(r.SessionBytes()),
 			report.Bar(r.SessionBytes(), largest, sessionBarWidth, ascii), recs,
 			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, backups, state(r), sweep, cut(r.Label(), 60))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.Write(o.Stdout, 0); err != nil {
 		return err
 	}
 	if !o.Archived {
