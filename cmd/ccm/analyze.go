@@ -4,7 +4,6 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/internal/ui"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -103,9 +102,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 		printAnalysis(o.Stdout, r, sparkStyle(o.Stdout, o.ASCII))
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
+		return writeJSON(o.Stdout, reports)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -108,9 +107,7 @@ func runAudit(ctx context.Context, o auditOptions) error {
 		r.Consumers = append(r.Consumers, auditConsumer{Key: c.Key, Calls: c.Count, Bytes: c.Bytes, Tokens: c.Tokens()})
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(o.Stdout, r)
 	}
 	fmt.Fprintf(o.Stdout, "%s\n", path)
 	if fill.Known {

@@ -116,7 +116,7 @@ func runCaptureStats(_ context.Context, o captureStatsOptions) error {
 		return list[i].Tool+list[i].Pattern < list[j].Tool+list[j].Pattern
 	})
 	if o.JSON {
-		return json.NewEncoder(o.Stdout).Encode(map[string]any{"groups": list, "total": total})
+		return writeJSON(o.Stdout, map[string]any{"groups": list, "total": total})
 	}
 	if total.Captures == 0 {
 		fmt.Fprintln(o.Stdout, "no captures yet")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -127,9 +126,7 @@ func runCheck(ctx context.Context, o checkOptions) error {
 		results = append(results, res)
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
+		if err := writeJSON(o.Stdout, results); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -65,14 +64,12 @@ func runConfig(_ context.Context, o configOptions) error {
 		}
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
 		legacy := []map[string]any{}
 		for _, f := range cfg.Legacy {
-			legacy = append(legacy, map[string]any{"path": f.Path, "tool": f.Tool, "unreadable": nonNil(f.Unreadable)})
+			legacy = append(legacy, map[string]any{"path": f.Path, "tool": f.Tool, "unreadable": f.Unreadable})
 		}
-		return enc.Encode(map[string]any{"config_file": cfg.File, "variables": entries, "warnings": nonNil(cfg.Warnings),
-			"earlier_tools_files": legacy, "not_used": nonNil(cfg.Unused)})
+		return writeJSON(o.Stdout, map[string]any{"config_file": cfg.File, "variables": entries, "warnings": cfg.Warnings,
+			"earlier_tools_files": legacy, "not_used": cfg.Unused})
 	}
 	fmt.Fprintf(o.Stdout, "# ccm: flag > environment > %s > the earlier tools' files > default\n", cfg.File)
 	for _, f := range cfg.Legacy {
@@ -99,13 +96,6 @@ func runConfig(_ context.Context, o configOptions) error {
 		fmt.Fprintf(o.Stdout, "# not used by ccm: %s\n", u)
 	}
 	return nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // quoteEnv quotes a value for config.env when it holds spaces or #.

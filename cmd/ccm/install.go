@@ -177,7 +177,7 @@ func runInstall(_ context.Context, o installOptions) error {
 func reportInstall(o installOptions, r install.Result, nothing string) error {
 	if o.JSON {
 		out := map[string]any{"settings": r.Settings, "dry_run": o.DryRun, "changed": r.Changed, "backup": r.Backup,
-			"changes": nonNil(r.Changes), "notes": nonNil(r.Notes)}
+			"changes": r.Changes, "notes": r.Notes}
 		if json.Valid(r.Content) {
 			out["content"] = json.RawMessage(r.Content)
 		}

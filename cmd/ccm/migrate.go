@@ -118,7 +118,7 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 		return err
 	}
 	if o.JSON && (o.DryRun || !o.Yes) {
-		return writeJSON(o.Stdout, map[string]any{"plan": nonNilItems(plan.Items), "changes": plan.Changes()})
+		return writeJSON(o.Stdout, map[string]any{"plan": plan.Items, "changes": plan.Changes()})
 	}
 	if len(plan.Items) == 0 {
 		fmt.Fprintln(o.Stdout, "migrate: found nothing of claude-context-manager, agentihooks or claude-agentic-framework")
@@ -196,7 +196,7 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if o.JSON {
-		return writeJSON(o.Stdout, map[string]any{"plan": nonNilItems(plan.Items), "manifest": man})
+		return writeJSON(o.Stdout, map[string]any{"plan": plan.Items, "manifest": man})
 	}
 	if man == "" {
 		fmt.Fprintln(o.Stdout, "migrate: nothing to change")
@@ -267,13 +267,6 @@ func printMigratePlan(o migrateOptions, p *migrate.Plan) {
 	for _, f := range p.OldCommands {
 		fmt.Fprintf(w, "  replace     %s (ccm's slash command takes its place)\n", shortHome(f))
 	}
-}
-
-func nonNilItems(it []migrate.Item) []migrate.Item {
-	if it == nil {
-		return []migrate.Item{}
-	}
-	return it
 }
 
 // discard is an io.Writer that drops everything.

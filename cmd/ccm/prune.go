@@ -231,7 +231,7 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 	}
 	switch {
 	case o.JSON:
-		if err := plan.WriteJSON(o.Stdout, res, o.Verbose); err != nil {
+		if err := writeJSON(o.Stdout, pruneJSON(plan, res, o.Verbose)); err != nil {
 			return err
 		}
 	default:
@@ -262,6 +262,30 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 
 // reportNothingToPrune answers a prune run on a store that does not exist
 // yet: exit 0 with one line naming where ccm looked.
+// pruneReport is prune's --json document: the summary, the plan (the
+// blobs kept listed only with -v: they can be the whole store) and, after
+// a real run, its result.
+type pruneReport struct {
+	DryRun  bool          `json:"dry_run"`
+	Summary string        `json:"summary"`
+	Plan    prunePlan     `json:"plan"`
+	Result  *prune.Result `json:"result,omitempty"`
+}
+
+type prunePlan struct {
+	*prune.Plan
+	Kept *[]prune.Decision `json:"kept,omitempty"` // shadows the plan's: nil without -v
+}
+
+func pruneJSON(plan *prune.Plan, res *prune.Result, verbose bool) pruneReport {
+	r := pruneReport{DryRun: res == nil, Summary: plan.Summary(res), Plan: prunePlan{Plan: plan}, Result: res}
+	if verbose {
+		kept := plan.Kept
+		r.Plan.Kept = &kept
+	}
+	return r
+}
+
 func reportNothingToPrune(o pruneOptions, root string) error {
 	if o.JSON {
 		return writeJSON(o.Stdout, map[string]any{"store": root, "exists": false, "deletions": []any{}, "bytes_before": 0, "bytes_after": 0})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -423,12 +422,6 @@ func purgeError(path string, err error) error {
 		return err
 	}
 	return fileError(path, err)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // printRestart tells how to resume the purged session: the running Claude
