@@ -136,13 +136,16 @@ func runCacheLs(ctx context.Context, o cacheLsOptions) error {
 			return err
 		}
 	} else {
-		t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Right: true}, ui.Col{Right: true}, ui.Col{Shrink: true})
-		for _, e := range es {
+		// The key stays whole, to be copied; a narrow terminal drops the
+		// lines, the bytes on disk, then the creation time.
+		cols := []ui.Col{{}, {}, {}, {Right: true}, {Right: true}, {Right: true}, {Shrink: true}}
+		rows := make([][]string, len(es))
+		for i, e := range es {
 			m := e.Meta
-			t.Add(m.CreatedAt.Local().Format("2006-01-02 15:04"), string(e.Key), m.Pinned.Level.String(),
-				ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), ui.Count(m.Lines), m.Source.Summary())
+			rows[i] = []string{m.CreatedAt.Local().Format("2006-01-02 15:04"), string(e.Key), m.Pinned.Level.String(),
+				ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), ui.Count(m.Lines), m.Source.Summary()}
 		}
-		if err := t.Write(o.Stdout, 0); err != nil {
+		if err := writeTable(o.globalOptions, fittedTable(o.globalOptions, cols, rows, 5, 4, 0)); err != nil {
 			return err
 		}
 	}

@@ -127,5 +127,5 @@ func runCaptureStats(_ context.Context, o captureStatsOptions) error {
 	for _, g := range append(list, total) {
 		t.Add(g.Tool, g.Pattern, ui.Count(g.Captures), ui.Bytes(g.Bytes), ui.Bytes(g.Saved))
 	}
-	return t.Write(o.Stdout, 0)
+	return writeTable(o.globalOptions, t)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/urfave/cli/v3"
@@ -162,7 +161,7 @@ func runPins(ctx context.Context, g globalOptions) error {
 		}
 		err = writeJSON(g.Stdout, items)
 	} else {
-		err = printPins(g.Stdout, items)
+		err = printPins(g, items)
 	}
 	if err != nil {
 		return err
@@ -173,14 +172,17 @@ func runPins(ctx context.Context, g globalOptions) error {
 	return nil
 }
 
-func printPins(w io.Writer, items []pinItem) error {
+// printPins lists the pinned blobs: level, size, tool, key (whole, to be
+// copied) and reason; a narrow terminal drops the tool, then the size.
+func printPins(g globalOptions, items []pinItem) error {
 	if len(items) == 0 {
-		_, err := fmt.Fprintln(w, "no pinned blobs")
+		_, err := fmt.Fprintln(g.Stdout, "no pinned blobs")
 		return err
 	}
-	t := ui.NewTable(ui.Col{}, ui.Col{Right: true}, ui.Col{}, ui.Col{}, ui.Col{Shrink: true})
-	for _, p := range items {
-		t.Add(p.Level.String(), ui.Bytes(p.Bytes), p.Tool, string(p.Key), p.Reason)
+	cols := []ui.Col{{}, {Right: true}, {}, {}, {Shrink: true}}
+	rows := make([][]string, len(items))
+	for i, p := range items {
+		rows[i] = []string{p.Level.String(), ui.Bytes(p.Bytes), p.Tool, string(p.Key), p.Reason}
 	}
-	return t.Write(w, 0)
+	return writeTable(g, fittedTable(g, cols, rows, 2, 1))
 }

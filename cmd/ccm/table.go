@@ -50,3 +50,70 @@ func shortID(g globalOptions, id string) string {
 	}
 	return id[:8]
 }
+
+// fitColumns drops the columns named in optional, in that order, until
+// the narrowest the table can be (shrinking columns at their Min, the
+// others at their widest cell) fits width; width 0 keeps them all. A
+// table that still does not fit runs over: the terminal wraps it.
+func fitColumns(width int, cols []ui.Col, rows [][]string, optional []int) ([]ui.Col, [][]string) {
+	if width <= 0 {
+		return cols, rows
+	}
+	dropped := map[int]bool{}
+	narrowest := func() int {
+		n, kept := 0, 0
+		for i, c := range cols {
+			if dropped[i] {
+				continue
+			}
+			w := ui.Width(c.Name)
+			for _, r := range rows {
+				if i < len(r) {
+					w = max(w, ui.Width(r[i]))
+				}
+			}
+			if c.Shrink {
+				m := c.Min
+				if m == 0 {
+					m = ui.DefaultMin
+				}
+				w = min(w, m)
+			}
+			n += w
+			kept++
+		}
+		return n + 2*max(kept-1, 0)
+	}
+	for _, i := range optional {
+		if narrowest() <= width {
+			break
+		}
+		dropped[i] = true
+	}
+	var keepCols []ui.Col
+	for i, c := range cols {
+		if !dropped[i] {
+			keepCols = append(keepCols, c)
+		}
+	}
+	keepRows := make([][]string, len(rows))
+	for j, r := range rows {
+		for i, cell := range r {
+			if !dropped[i] {
+				keepRows[j] = append(keepRows[j], cell)
+			}
+		}
+	}
+	return keepCols, keepRows
+}
+
+// fittedTable is a table whose columns named optional are dropped, in
+// that order, where the terminal is too narrow for them (fitColumns).
+func fittedTable(g globalOptions, cols []ui.Col, rows [][]string, optional ...int) *ui.Table {
+	cols, rows = fitColumns(tableWidth(g), cols, rows, optional)
+	t := ui.NewTable(cols...)
+	for _, r := range rows {
+		t.Add(r...)
+	}
+	return t
+}
