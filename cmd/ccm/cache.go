@@ -421,9 +421,9 @@ func printMeta(g globalOptions, m *ccm.Meta) error {
 	fmt.Fprintf(w, "created:      %s\n", fmtTime(m.CreatedAt))
 	fmt.Fprintf(w, "last access:  %s\n", fmtTime(m.LastAccessAt))
 	fmt.Fprintf(w, "accesses:     %d\n", m.AccessCount)
-	fmt.Fprintf(w, "size:         %d bytes, %d lines\n", m.BytesUncompressed, m.Lines)
+	fmt.Fprintf(w, "size:         %s bytes, %s lines\n", ui.Count(m.BytesUncompressed), ui.Count(m.Lines))
 	if m.BytesCompressed > 0 {
-		fmt.Fprintf(w, "on disk:      %d bytes, %s\n", m.BytesCompressed, m.Compression)
+		fmt.Fprintf(w, "on disk:      %s bytes, %s\n", ui.Count(m.BytesCompressed), m.Compression)
 	} else {
 		fmt.Fprintf(w, "on disk:      %s\n", m.Compression)
 	}

@@ -211,13 +211,13 @@ func runCacheStats(ctx context.Context, g globalOptions) error {
 
 func printStoreStats(w io.Writer, root string, s ccm.Stats) error {
 	fmt.Fprintf(w, "store:               %s\n", root)
-	fmt.Fprintf(w, "items:               %d\n", s.Items)
-	fmt.Fprintf(w, "bytes on disk:       %s (%d)\n", ui.Bytes(s.DiskBytes), s.DiskBytes)
-	fmt.Fprintf(w, "bytes uncompressed:  %s (%d)\n", ui.Bytes(s.BytesUncompressed), s.BytesUncompressed)
+	fmt.Fprintf(w, "items:               %s\n", ui.Count(s.Items))
+	fmt.Fprintf(w, "bytes on disk:       %s (%s)\n", ui.Bytes(s.DiskBytes), ui.Count(s.DiskBytes))
+	fmt.Fprintf(w, "bytes uncompressed:  %s (%s)\n", ui.Bytes(s.BytesUncompressed), ui.Count(s.BytesUncompressed))
 	fmt.Fprintf(w, "compression ratio:   %.2fx\n", s.Ratio)
-	fmt.Fprintf(w, "pinned hard:         %d\n", s.Hard)
-	fmt.Fprintf(w, "pinned soft:         %d\n", s.Soft)
-	fmt.Fprintf(w, "unpinned:            %d\n", s.Unpinned)
+	fmt.Fprintf(w, "pinned hard:         %s\n", ui.Count(s.Hard))
+	fmt.Fprintf(w, "pinned soft:         %s\n", ui.Count(s.Soft))
+	fmt.Fprintf(w, "unpinned:            %s\n", ui.Count(s.Unpinned))
 	fmt.Fprintf(w, "oldest access:       %s\n", fmtMinute(s.OldestAccess))
 	fmt.Fprintf(w, "newest access:       %s\n", fmtMinute(s.NewestAccess))
 	if s.Packs > 0 {

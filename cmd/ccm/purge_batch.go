@@ -116,9 +116,9 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		if o.Purge.DryRun {
 			verb = "would purge"
 		}
-		fmt.Fprintf(o.Stdout, "%s %d of %d files (%d unchanged, %d skipped, %d failed): %s -> %s, %d stubs, %d repairs\n",
-			verb, sum.Purged, sum.Files, sum.Unchanged, sum.Skipped, sum.Failed,
-			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
+		fmt.Fprintf(o.Stdout, "%s %s of %s files (%s unchanged, %s skipped, %s failed): %s -> %s, %s stubs, %s repairs\n",
+			verb, ui.Count(sum.Purged), ui.Count(sum.Files), ui.Count(sum.Unchanged), ui.Count(sum.Skipped), ui.Count(sum.Failed),
+			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), ui.Count(sum.Stubs), ui.Count(sum.Repairs))
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
 		}
