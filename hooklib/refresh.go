@@ -172,6 +172,24 @@ func samePath(a, b string) bool {
 // or of every live session when ids is empty. It returns the sessions
 // marked. Sessions without state (ended, or never seen) are not marked.
 func MarkRefresh(ctx context.Context, s *Store, ids []string, now time.Time) ([]string, error) {
+	live, err := RefreshTargets(s, ids, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range live {
+		if _, err := s.Update(ctx, id, now, func(st *State) error {
+			st.ForceRefresh = now.UTC()
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return live, nil
+}
+
+// RefreshTargets are the sessions MarkRefresh would mark: the given ones
+// that have state, or every live session when ids is empty.
+func RefreshTargets(s *Store, ids []string, now time.Time) ([]string, error) {
 	live, err := s.Sessions(IdleLimit, now)
 	if err != nil {
 		return nil, err
@@ -188,14 +206,6 @@ func MarkRefresh(ctx context.Context, s *Store, ids []string, now time.Time) ([]
 			}
 		}
 		live = keep
-	}
-	for _, id := range live {
-		if _, err := s.Update(ctx, id, now, func(st *State) error {
-			st.ForceRefresh = now.UTC()
-			return nil
-		}); err != nil {
-			return nil, err
-		}
 	}
 	return live, nil
 }

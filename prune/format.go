@@ -2,7 +2,6 @@ package prune
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -181,23 +180,4 @@ func (p *Plan) OverLimitLine() string {
 // mbArg writes a size limit as --max-size-mb takes it.
 func mbArg(bytes int64) string {
 	return strconv.FormatFloat(math.Round(float64(bytes)/MiB*1e4)/1e4, 'f', -1, 64)
-}
-
-// Report is the JSON form of a run.
-type Report struct {
-	DryRun  bool    `json:"dry_run"`
-	Summary string  `json:"summary"`
-	Plan    *Plan   `json:"plan"`
-	Result  *Result `json:"result,omitempty"`
-}
-
-// WriteJSON writes the plan and, after a real run, its result.
-func (p *Plan) WriteJSON(w io.Writer, res *Result, verbose bool) error {
-	q := *p
-	if !verbose {
-		q.Kept = nil
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(Report{DryRun: res == nil, Summary: p.Summary(res), Plan: &q, Result: res})
 }

@@ -4,7 +4,6 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/internal/ui"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -108,9 +107,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 		printAnalysis(o.Stdout, r, sparkStyle(o.Stdout, o.ASCII))
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
+		return writeJSON(o.Stdout, reports)
 	}
 	return nil
 }
@@ -153,7 +150,7 @@ func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
 
 func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 	a := r.Analysis
-	fmt.Fprintf(w, "%s\n  %s in %d lines\n", r.Path, ui.Bytes(a.Bytes), a.Lines)
+	fmt.Fprintf(w, "%s\n  %s in %s lines\n", r.Path, ui.Bytes(a.Bytes), ui.Count(a.Lines))
 
 	fmt.Fprintf(w, "\nrecords by type\n")
 	printStats(w, a.Records, a.Bytes)
@@ -208,7 +205,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 		if s.Chain.Sidechain {
 			side = " (a subagent's sidechain)"
 		}
-		fmt.Fprintf(w, "  active chain%s: %d records, %d API messages, walked from line %d", side, s.Chain.Records, s.Chain.Messages, s.Chain.StartLine)
+		fmt.Fprintf(w, "  active chain%s: %s records, %s API messages, walked from line %d", side, ui.Count(s.Chain.Records), ui.Count(s.Chain.Messages), s.Chain.StartLine)
 		switch {
 		case s.Chain.Boundary > 0:
 			fmt.Fprintf(w, " back to the compact boundary at line %d", s.Chain.Boundary)

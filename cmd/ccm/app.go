@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/report"
 	"ccm/transcript"
 )
 
@@ -16,6 +17,9 @@ type globalOptions struct {
 	ClaudeDir string // Claude config dir: --claude-dir, $CLAUDE_CONFIG_DIR, ~/.claude
 	CacheDir  string // CCM store root: --cache-dir, $CCM_CACHE_DIR, <claude dir>/cache/ccm
 	JSON      bool   // machine-readable output
+	Wide      bool   // tables print every cell whole, ids in full
+	Terminal  bool   // stdout is a terminal: tables fit its width, bars are drawn
+	ASCII     bool   // the terminal cannot show Unicode: tables shorten with "..."
 	Stdin     io.Reader
 	Stdout    io.Writer
 	Stderr    io.Writer
@@ -40,6 +44,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "claude-dir", Usage: "Claude Code config directory", Sources: cli.EnvVars("CLAUDE_CONFIG_DIR"), TakesFile: true},
 			&cli.StringFlag{Name: "cache-dir", Usage: "CCM store directory (default <claude-dir>/cache/ccm)", Sources: cli.EnvVars("CCM_CACHE_DIR"), TakesFile: true},
 			&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"},
+			&cli.BoolFlag{Name: "wide", Usage: "print tables whole: full session ids and paths, no fitting to the terminal"},
 		},
 		Commands: []*cli.Command{
 			// transcript engine
@@ -145,6 +150,7 @@ func globals(cmd *cli.Command) globalOptions {
 		ClaudeDir: transcript.ConfigDir(cmd.String("claude-dir")),
 		CacheDir:  cmd.String("cache-dir"),
 		JSON:      cmd.Bool("json"),
+		Wide:      cmd.Bool("wide"),
 		Stdin:     root.Reader,
 		Stdout:    root.Writer,
 		Stderr:    root.ErrWriter,
@@ -152,5 +158,7 @@ func globals(cmd *cli.Command) globalOptions {
 	if g.Stdin == nil {
 		g.Stdin = os.Stdin
 	}
+	g.Terminal = isTerminal(g.Stdout)
+	g.ASCII = !report.UnicodeTerminal(os.Getenv)
 	return g
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,9 +29,9 @@ type archiveOptions struct {
 	Select   sessions.Selector
 	To       string
 	DryRun   bool
-	Verbose  bool
+	Verbose  bool // kept sessions in the plan too, and the plan printed after the summary
 	Jobs     int
-	Quiet    bool // maintain: no plan lines
+	Quiet    bool // maintain: no progress bar, no warnings of its own
 	HaveLock bool // maintain holds the maintenance lock already
 	Now      time.Time
 	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
@@ -52,7 +53,7 @@ touched, and a session written to while it is archived stays where it is
 (reported). A session unarchive brought back counts its age from then. An
 archive or unarchive that was killed is finished or undone first.
 
-The plan comes first, a reason per session. Without a selector every
+The summary comes first, then with -v the plan, a reason per session. Without a selector every
 session is considered. The default --older-than stays below Claude Code's
 cleanupPeriodDays (30 days unless the settings say otherwise): a week
 before it, or half of it for periods under two weeks;
@@ -64,8 +65,8 @@ CCM_ARCHIVE_OLDER_THAN_DAYS overrides it. A session named (FILE, --current,
 ` + exitStatusHelp,
 		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the sessions kept and why"},
+			dryRunFlag(""),
+			verboseFlag("the plan: every session archived, and every session kept, each with why"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions archived at once (default: number of CPUs)"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -138,11 +139,49 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 		}
 	} else {
 		fmt.Fprintln(o.Stdout, archiveSummaryLine(sum))
+		if o.Verbose {
+			if err := printArchivePlan(o.globalOptions, sum); err != nil {
+				return err
+			}
+		}
 	}
 	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// printArchivePlan prints archive's plan after its summary: each session
+// archived (or to be, or left in place, or failed) and, as -v collected
+// them, each session kept, with why.
+func printArchivePlan(g globalOptions, s *archiveSummary) error {
+	t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Shrink: true, Min: 16}, ui.Col{Shrink: true, Min: 20})
+	// The sessions archived first, then those kept.
+	items := slices.Clone(s.Items)
+	slices.SortStableFunc(items, func(a, b *archivePlanItem) int {
+		switch {
+		case a.Archive == b.Archive:
+			return 0
+		case a.Archive:
+			return -1
+		}
+		return 1
+	})
+	for _, it := range items {
+		action, why := "keep", it.Reason
+		switch {
+		case !it.Archive:
+		case it.Result == "":
+			action = "archive"
+		default:
+			action = it.Result
+		}
+		if it.Error != "" && it.Archive {
+			why += ": " + it.Error
+		}
+		t.Add(action, shortID(g, it.Session), ui.Bytes(it.Bytes), shortHome(it.Project), why)
+	}
+	return writeTable(g, t)
 }
 
 func archiveSummaryLine(s *archiveSummary) string {
@@ -249,15 +288,6 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		for _, k := range sel.Skipped {
 			sum.Items = append(sum.Items, &archivePlanItem{Project: sessions.DecodeFolderGuess(k.Project), Session: k.Session.ID,
 				Bytes: k.Size, Reason: skipReason(k, o.Select, o.Now)})
-		}
-	}
-	if !o.JSON && !o.Quiet {
-		for _, it := range sum.Items {
-			verb := "keep   "
-			if it.Archive {
-				verb = "archive"
-			}
-			fmt.Fprintf(o.Stdout, "%s  %s  %s  %s  %s\n", verb, it.Session, ui.Bytes(it.Bytes), shortHome(it.Project), it.Reason)
 		}
 	}
 	if o.DryRun || len(todo) == 0 {

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib/monitor"
+	"ccm/internal/fsutil"
 	"ccm/internal/ui"
 	"ccm/sessions"
+	"ccm/transcript"
 	"ccm/transcript/audit"
 )
 
@@ -112,9 +115,9 @@ func runAudit(ctx context.Context, o auditOptions) error {
 
 // auditFile audits one transcript, printing the report unless --json.
 func auditFile(path string, o auditOptions) (auditReport, error) {
-	f, err := os.Open(path)
+	f, err := openTranscript(path)
 	if err != nil {
-		return auditReport{}, fileError(path, err)
+		return auditReport{}, err
 	}
 	defer f.Close()
 	a := audit.New()
@@ -149,6 +152,36 @@ func auditFile(path string, o auditOptions) (auditReport, error) {
 		fmt.Fprintln(o.Stdout, r.Suggestion)
 	}
 	return r, nil
+}
+
+// openTranscript opens a transcript that a command reads only part of,
+// refusing what indexFile refuses (a folder, an empty file, a file that is
+// not a transcript) in the same words.
+func openTranscript(path string) (*os.File, error) {
+	f, err := fsutil.OpenRegular(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		err = fileError(path, err)
+	case fi.IsDir():
+		err = fmt.Errorf("%s: is a directory", path)
+	case fi.Size() == 0:
+		err = fmt.Errorf("%s: %w", path, errEmptyFile)
+	default:
+		if err = transcript.Sniff(f); err != nil {
+			err = fileError(path, err)
+		} else if _, err = f.Seek(0, io.SeekStart); err != nil {
+			err = fileError(path, err)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // envInt reads a non-negative integer from the environment (0 when unset

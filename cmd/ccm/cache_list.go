@@ -136,13 +136,16 @@ func runCacheLs(ctx context.Context, o cacheLsOptions) error {
 			return err
 		}
 	} else {
-		t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Right: true}, ui.Col{Right: true}, ui.Col{Shrink: true})
-		for _, e := range es {
+		// The key stays whole, to be copied; a narrow terminal drops the
+		// lines, the bytes on disk, then the creation time.
+		cols := []ui.Col{{}, {}, {}, {Right: true}, {Right: true}, {Right: true}, {Shrink: true}}
+		rows := make([][]string, len(es))
+		for i, e := range es {
 			m := e.Meta
-			t.Add(m.CreatedAt.Local().Format("2006-01-02 15:04"), string(e.Key), m.Pinned.Level.String(),
-				ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), ui.Count(m.Lines), m.Source.Summary())
+			rows[i] = []string{m.CreatedAt.Local().Format("2006-01-02 15:04"), string(e.Key), m.Pinned.Level.String(),
+				ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), ui.Count(m.Lines), m.Source.Summary()}
 		}
-		if err := t.Write(o.Stdout, 0); err != nil {
+		if err := writeTable(o.globalOptions, fittedTable(o.globalOptions, cols, rows, 5, 4, 0)); err != nil {
 			return err
 		}
 	}
@@ -208,13 +211,13 @@ func runCacheStats(ctx context.Context, g globalOptions) error {
 
 func printStoreStats(w io.Writer, root string, s ccm.Stats) error {
 	fmt.Fprintf(w, "store:               %s\n", root)
-	fmt.Fprintf(w, "items:               %d\n", s.Items)
-	fmt.Fprintf(w, "bytes on disk:       %s (%d)\n", ui.Bytes(s.DiskBytes), s.DiskBytes)
-	fmt.Fprintf(w, "bytes uncompressed:  %s (%d)\n", ui.Bytes(s.BytesUncompressed), s.BytesUncompressed)
+	fmt.Fprintf(w, "items:               %s\n", ui.Count(s.Items))
+	fmt.Fprintf(w, "bytes on disk:       %s (%s)\n", ui.Bytes(s.DiskBytes), ui.Count(s.DiskBytes))
+	fmt.Fprintf(w, "bytes uncompressed:  %s (%s)\n", ui.Bytes(s.BytesUncompressed), ui.Count(s.BytesUncompressed))
 	fmt.Fprintf(w, "compression ratio:   %.2fx\n", s.Ratio)
-	fmt.Fprintf(w, "pinned hard:         %d\n", s.Hard)
-	fmt.Fprintf(w, "pinned soft:         %d\n", s.Soft)
-	fmt.Fprintf(w, "unpinned:            %d\n", s.Unpinned)
+	fmt.Fprintf(w, "pinned hard:         %s\n", ui.Count(s.Hard))
+	fmt.Fprintf(w, "pinned soft:         %s\n", ui.Count(s.Soft))
+	fmt.Fprintf(w, "unpinned:            %s\n", ui.Count(s.Unpinned))
 	fmt.Fprintf(w, "oldest access:       %s\n", fmtMinute(s.OldestAccess))
 	fmt.Fprintf(w, "newest access:       %s\n", fmtMinute(s.NewestAccess))
 	if s.Packs > 0 {

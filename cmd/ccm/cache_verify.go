@@ -75,7 +75,7 @@ func runCacheVerify(ctx context.Context, o cacheVerifyOptions) error {
 			}
 			fmt.Fprintf(o.Stdout, "damaged  %s  %s\n", name, d.Reason)
 		}
-		_, err = fmt.Fprintf(o.Stdout, "verified %d blobs (%s): %d damaged\n", rep.Blobs, ui.Bytes(rep.Bytes), len(rep.Damaged))
+		_, err = fmt.Fprintf(o.Stdout, "verified %s blobs (%s): %s damaged\n", ui.Count(rep.Blobs), ui.Bytes(rep.Bytes), ui.Count(len(rep.Damaged)))
 	}
 	if err != nil {
 		return err

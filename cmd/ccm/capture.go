@@ -116,7 +116,7 @@ func runCaptureStats(_ context.Context, o captureStatsOptions) error {
 		return list[i].Tool+list[i].Pattern < list[j].Tool+list[j].Pattern
 	})
 	if o.JSON {
-		return json.NewEncoder(o.Stdout).Encode(map[string]any{"groups": list, "total": total})
+		return writeJSON(o.Stdout, map[string]any{"groups": list, "total": total})
 	}
 	if total.Captures == 0 {
 		fmt.Fprintln(o.Stdout, "no captures yet")
@@ -127,5 +127,5 @@ func runCaptureStats(_ context.Context, o captureStatsOptions) error {
 	for _, g := range append(list, total) {
 		t.Add(g.Tool, g.Pattern, ui.Count(g.Captures), ui.Bytes(g.Bytes), ui.Bytes(g.Saved))
 	}
-	return t.Write(o.Stdout, 0)
+	return writeTable(o.globalOptions, t)
 }

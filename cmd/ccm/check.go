@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -143,9 +142,7 @@ func runCheck(ctx context.Context, o checkOptions) error {
 		fmt.Fprintln(o.Stdout, checkVerdict(o.Select, len(files), errs, warns, unread))
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
+		if err := writeJSON(o.Stdout, results); err != nil {
 			return err
 		}
 	}

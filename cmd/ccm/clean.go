@@ -19,8 +19,9 @@ type cleanOptions struct {
 	globalOptions
 	Policy   clean.Policy
 	DryRun   bool
+	Verbose  bool // the plan after the summary
 	Jobs     int
-	Quiet    bool // maintain: no plan lines
+	Quiet    bool // maintain: no progress bar
 	HaveLock bool // maintain holds the maintenance lock already
 	Now      time.Time
 	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
@@ -58,14 +59,15 @@ last 2 minutes, a file open for writing) is counted in the summary, with why.
 			&cli.BoolFlag{Name: "temp", Usage: "remove temp files left by killed ccm runs"},
 			&cli.BoolFlag{Name: "orphans", Usage: "remove subagent folders whose session is gone"},
 			&cli.BoolFlag{Name: "empty", Usage: "remove empty and zero-byte sessions"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
+			dryRunFlag(""),
+			verboseFlag("the plan: every file or folder removed, and what safety keeps, each with why"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: number of CPUs)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("clean takes no arguments (see ccm clean --help)")
 			}
-			o := cleanOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))}
+			o := cleanOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			pol := clean.Policy{Temps: cmd.Bool("temp"), Orphans: cmd.Bool("orphans"), Empty: cmd.Bool("empty")}
 			if cmd.IsSet("backups-older-than") {
 				d, err := parseDuration("backups-older-than", cmd.String("backups-older-than"))
@@ -113,11 +115,43 @@ func runClean(ctx context.Context, o cleanOptions) error {
 		}
 	} else {
 		fmt.Fprintln(o.Stdout, cleanSummaryLine(sum))
+		if o.Verbose {
+			if err := printCleanPlan(o.globalOptions, sum.Plan); err != nil {
+				return err
+			}
+		}
 	}
 	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// printCleanPlan prints clean's plan after its summary: what it removes
+// (or removed, or failed to), what safety keeps, each with why.
+func printCleanPlan(g globalOptions, p *clean.Plan) error {
+	if p == nil || len(p.Items)+len(p.Spared) == 0 {
+		return nil
+	}
+	t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Shrink: true, Min: 20}, ui.Col{Shrink: true, Min: 20})
+	for _, it := range p.Items {
+		action := "remove"
+		switch it.Result {
+		case "removed":
+			action = "removed"
+		case "failed":
+			action = "failed"
+		}
+		why := it.Reason
+		if it.Error != "" {
+			why += ": " + it.Error
+		}
+		t.Add(action, it.Kind, ui.Bytes(it.Bytes), shortHome(it.Path), why)
+	}
+	for _, s := range p.Spared {
+		t.Add("keep", s.Kind, ui.Bytes(s.Bytes), shortHome(s.Path), s.Reason)
+	}
+	return writeTable(g, t)
 }
 
 func cleanSummaryLine(s *cleanSummary) string {
@@ -186,14 +220,6 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	// and the rest cleaned.
 	sum := &cleanSummary{DryRun: o.DryRun, Planned: len(plan.Items), Bytes: plan.Bytes, Plan: plan, Errors: errStrings(errs)}
 	sum.Failed += failed.addAll(errs)
-	if !o.JSON && !o.Quiet {
-		for _, it := range plan.Items {
-			fmt.Fprintf(o.Stdout, "remove  %-6s  %s  %s  %s\n", it.Kind, ui.Bytes(it.Bytes), it.Path, it.Reason)
-		}
-		for _, s := range plan.Spared {
-			fmt.Fprintf(o.Stdout, "keep    %-6s  %s  %s  %s\n", s.Kind, ui.Bytes(s.Bytes), s.Path, s.Reason)
-		}
-	}
 	if o.DryRun {
 		return sum, nil
 	}

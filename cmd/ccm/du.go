@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -66,26 +67,27 @@ func runDu(ctx context.Context, o duOptions) error {
 		}
 		return duStatus(o.globalOptions, rep)
 	}
-	tty := isTerminal(o.Stdout)
+	tty := o.Terminal
 	size := func(n int64) string {
 		if tty {
 			return ui.Bytes(n)
 		}
 		return fmt.Sprint(n)
 	}
-	cols := usage.ProjectCategories
-	head := []ui.Col{{Name: "TOTAL", Right: true}}
-	for _, c := range cols {
-		head = append(head, ui.Col{Name: duLabels[c], Right: true})
+	cats := usage.ProjectCategories
+	cols := []ui.Col{{Name: "TOTAL", Right: true}}
+	for _, c := range cats {
+		cols = append(cols, ui.Col{Name: duLabels[c], Right: true})
 	}
-	t := ui.NewTable(append(head, ui.Col{Name: "PROJECT", Shrink: true})...)
+	cols = append(cols, ui.Col{Name: "PROJECT", Shrink: true, Min: 30})
+	var rows [][]string
 	line := func(total int64, bytes map[string]int64, name string) {
 		cells := []string{size(total)}
-		for _, c := range cols {
+		for _, c := range cats {
 			cells = append(cells, size(bytes[c]))
 		}
 		if tty {
-			t.Add(append(cells, name)...)
+			rows = append(rows, append(cells, name))
 		} else {
 			fmt.Fprintf(o.Stdout, "%s\t%s\n", strings.Join(cells, "\t"), name)
 		}
@@ -100,7 +102,14 @@ func runDu(ctx context.Context, o duOptions) error {
 	line(globalTotal, rep.Global, fmt.Sprintf("(no project: shell snapshots %s, CCM store %s)", size(rep.Global[usage.Shell]), size(rep.Global[usage.Store])))
 	line(rep.Total, rep.Totals, "TOTAL")
 	if tty {
-		if err := t.Write(o.Stdout, 0); err != nil {
+		// A narrow terminal drops the categories that hold least first:
+		// the total and the largest stay.
+		optional := make([]int, len(cats))
+		for i := range cats {
+			optional[i] = i + 1
+		}
+		sort.SliceStable(optional, func(a, b int) bool { return rep.Totals[cats[optional[a]-1]] < rep.Totals[cats[optional[b]-1]] })
+		if err := writeTable(o.globalOptions, fittedTable(o.globalOptions, cols, rows, optional...)); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 type maintainOptions struct {
 	globalOptions
 	DryRun   bool
+	Verbose  bool // each part's plan after the summary
 	Jobs     int
 	LockWait time.Duration // for the store's lock
 	Now      time.Time
@@ -41,13 +43,15 @@ references (ccm prune --help): when that content alone keeps the store over
 CCM_PRUNE_MAX_SIZE_MB, the summary says how much, and the ccm prune command
 that would evict it, and maintain still exits 0.
 
-Prints nothing when there was nothing to do, else one summary line. Exits
+Prints nothing when there was nothing to do, else one summary line (-v: then
+the plan of each part, every item with why, what is kept too). Exits
 non-zero only on a real failure; a store locked by another ccm for longer
 than --lock-wait is one (exit 4), after the summary of what was done.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done and change nothing"},
+			dryRunFlag(""),
+			verboseFlag("the plan of each part: sessions archived and kept, files removed and kept, blobs pruned, each with why"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions worked on at once (default: number of CPUs)"},
 			lockWaitFlag(),
 		},
@@ -59,7 +63,7 @@ than --lock-wait is one (exit 4), after the summary of what was done.
 			if err != nil {
 				return err
 			}
-			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs")),
+			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs")),
 				LockWait: wait})
 		},
 	}
@@ -80,6 +84,7 @@ type pruneOutcome struct {
 	// OverLimit says what keeps the store over its size limit (referenced
 	// content, and the command that would evict it), "" when nothing.
 	OverLimit string `json:"over_limit,omitempty"`
+	plan      []byte // the plan's lines, for -v
 }
 
 func runMaintain(ctx context.Context, o maintainOptions) error {
@@ -103,7 +108,7 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	failed := newItemErrors(o.globalOptions) // one rule and one count for all three parts
 	quiet := o.globalOptions
 	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
-		ao := archiveOptions{globalOptions: quiet, Select: sessions.Selector{All: true}, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
+		ao := archiveOptions{globalOptions: quiet, Select: sessions.Selector{All: true}, DryRun: o.DryRun, Verbose: o.Verbose, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
 		if mb := cfg.Number("CCM_ARCHIVE_MIN_SIZE_MB"); mb > 0 {
 			ao.Select.MinSize = int64(mb * prune.MiB)
 		}
@@ -163,8 +168,19 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		if err := writeJSON(o.Stdout, sum); err != nil {
 			return err
 		}
-	} else if line := maintainLine(sum, o.DryRun); line != "" {
-		fmt.Fprintln(o.Stdout, line)
+	} else {
+		line := maintainLine(sum, o.DryRun)
+		if line == "" && o.Verbose {
+			line = "maintain: nothing to do"
+		}
+		if line != "" {
+			fmt.Fprintln(o.Stdout, line)
+		}
+		if o.Verbose {
+			if err := printMaintainPlan(o, sum); err != nil {
+				return err
+			}
+		}
 	}
 	if pruneErr != nil {
 		return fmt.Errorf("prune: %w", pruneErr)
@@ -201,6 +217,13 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	}
 	defer plan.Close()
 	out := &pruneOutcome{OverLimit: plan.OverLimitLine()}
+	if o.Verbose && !o.JSON {
+		var b bytes.Buffer
+		if err := plan.WritePlan(&b, true); err != nil {
+			return nil, err
+		}
+		out.plan = b.Bytes()
+	}
 	if o.DryRun {
 		out.Deleted = len(plan.Deletions)
 		for _, d := range plan.Deletions {
@@ -219,6 +242,30 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 		return out, nil
 	}
 	return out, err
+}
+
+// printMaintainPlan prints, after the summary, each part's plan under a
+// line naming the part.
+func printMaintainPlan(o maintainOptions, s *maintainSummary) error {
+	if s.Archive != nil && len(s.Archive.Items) > 0 {
+		fmt.Fprintln(o.Stdout, "archive:")
+		if err := printArchivePlan(o.globalOptions, s.Archive); err != nil {
+			return err
+		}
+	}
+	if s.Clean != nil && s.Clean.Plan != nil && len(s.Clean.Plan.Items)+len(s.Clean.Plan.Spared) > 0 {
+		fmt.Fprintln(o.Stdout, "clean:")
+		if err := printCleanPlan(o.globalOptions, s.Clean.Plan); err != nil {
+			return err
+		}
+	}
+	if s.Prune != nil && len(s.Prune.plan) > 0 {
+		fmt.Fprintln(o.Stdout, "prune:")
+		if _, err := o.Stdout.Write(s.Prune.plan); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // maintainLine is the one summary line, "" when nothing was done.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,7 +84,7 @@ ccm purge --current from inside Claude Code (/purge).
 
 ` + exitStatusHelp,
 		Flags: append(selectorFlags(),
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (every change, with its line and reason) and what it would save; write nothing at all"},
+			dryRunFlag("what it would save; with -v every change, with its line and reason; nothing at all is written"),
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store (else $CCM_STUB_THRESHOLD_BYTES, see ccm config)"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
 			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
@@ -111,7 +110,7 @@ ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate of the resume context"},
 			&cli.BoolFlag{Name: "analyze", Usage: "only analyze (as ccm analyze)"},
 			&cli.BoolFlag{Name: "restart", Aliases: []string{"r"}, Usage: "print the command that resumes the purged session"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "report every step"},
+			verboseFlag("every step: a dry run's plan, each file of a batch, the counts that are zero"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o, err := purgeOptionsFrom(cmd)
@@ -359,12 +358,6 @@ func purgeError(path string, err error) error {
 		return err
 	}
 	return fileError(path, err)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // printRestart tells how to resume the purged session: the running Claude

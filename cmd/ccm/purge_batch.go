@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,9 +107,6 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 		} else {
 			sum.Unchanged++
 		}
-		if o.Verbose && !o.JSON {
-			printPurgeReport(o.Stdout, rep, false)
-		}
 	}, bar.Inc)
 	bar.Finish()
 	if o.Purge.Batch != nil {
@@ -129,11 +128,20 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 		if o.Purge.DryRun {
 			verb = "would purge"
 		}
-		fmt.Fprintf(o.Stdout, "%s %d of %d files (%d unchanged, %d skipped, %d failed): %s -> %s, %d stubs, %d repairs\n",
-			verb, sum.Purged, sum.Files, sum.Unchanged, sum.Skipped, sum.Failed,
-			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
+		fmt.Fprintf(o.Stdout, "%s %s of %s files (%s unchanged, %s skipped, %s failed): %s -> %s, %s stubs, %s repairs\n",
+			verb, ui.Count(sum.Purged), ui.Count(sum.Files), ui.Count(sum.Unchanged), ui.Count(sum.Skipped), ui.Count(sum.Failed),
+			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), ui.Count(sum.Stubs), ui.Count(sum.Repairs))
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
+		}
+		if o.Verbose {
+			// After the summary, each file's report, in path order (the
+			// workers finish in any order).
+			reps := slices.Clone(sum.Reports)
+			slices.SortFunc(reps, func(a, b *purge.Report) int { return strings.Compare(a.Path, b.Path) })
+			for _, rep := range reps {
+				printPurgeReport(o.Stdout, rep, false)
+			}
 		}
 	}
 	return failed.status()

@@ -24,29 +24,28 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		return
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
-	printPlan(w, r.Plan)
 	fmt.Fprintf(w, "  size        %s\n", sizeChange(r))
 	if r.Live {
 		fmt.Fprintf(w, "  live        Claude Code is writing this session: its current turn was left as it is\n")
 	}
 	s := r.Stats
 	if s.ThinkingRemoved > 0 || verbose {
-		fmt.Fprintf(w, "  thinking    %d blocks removed (%d records that held only thinking dropped)\n", s.ThinkingRemoved, s.DroppedThinking)
+		fmt.Fprintf(w, "  thinking    %s blocks removed (%s records that held only thinking dropped)\n", ui.Count(s.ThinkingRemoved), ui.Count(s.DroppedThinking))
 	}
 	if s.Stubs > 0 || verbose {
 		where := "moved to the CCM store"
 		if r.DryRun {
 			where = "would move to the CCM store"
 		}
-		fmt.Fprintf(w, "  stubs       %d outputs, inputs and images (%s) %s\n", s.Stubs, ui.Bytes(s.StubbedBytes), where)
+		fmt.Fprintf(w, "  stubs       %s outputs, inputs and images (%s) %s\n", ui.Count(s.Stubs), ui.Bytes(s.StubbedBytes), where)
 	}
 	if s.StaleReads+s.DuplicateOutputs+s.OldTodos+s.ReplayedHooks > 0 || verbose {
 		fmt.Fprintf(w, "  compacted   %d stale reads, %d duplicate outputs, %d superseded todo lists, %d replayed hook contexts (among the stubs)\n", s.StaleReads, s.DuplicateOutputs, s.OldTodos, s.ReplayedHooks)
 	}
 	if s.DroppedProgress+s.DroppedBookkeeping+s.DroppedArchived > 0 || verbose {
-		fmt.Fprintf(w, "  dropped     %d progress, %d per-turn bookkeeping records", s.DroppedProgress, s.DroppedBookkeeping)
+		fmt.Fprintf(w, "  dropped     %s progress, %s per-turn bookkeeping records", ui.Count(s.DroppedProgress), ui.Count(s.DroppedBookkeeping))
 		if s.DroppedArchived > 0 {
-			fmt.Fprintf(w, ", %d records before the compact boundary archived", s.DroppedArchived)
+			fmt.Fprintf(w, ", %s records before the compact boundary archived", ui.Count(s.DroppedArchived))
 		}
 		fmt.Fprintln(w)
 	}
@@ -56,7 +55,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  repairs     none needed\n")
 	}
 	if s.Reparented > 0 && verbose {
-		fmt.Fprintf(w, "  relinked    %d records whose parent was dropped now point at its nearest kept ancestor\n", s.Reparented)
+		fmt.Fprintf(w, "  relinked    %s records whose parent was dropped now point at its nearest kept ancestor\n", ui.Count(s.Reparented))
 	}
 	if s.Injected {
 		fmt.Fprintf(w, "  compaction  injected in front of the kept turns (Claude Code resumes from it)\n")
@@ -64,7 +63,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  compaction  not injected: %s\n", s.InjectSkipped)
 	}
 	if s.ArchivedLines > 0 {
-		fmt.Fprintf(w, "  archive     %d lines before the compact boundary moved to the store as one blob\n", s.ArchivedLines)
+		fmt.Fprintf(w, "  archive     %s lines before the compact boundary moved to the store as one blob\n", ui.Count(s.ArchivedLines))
 	} else if s.ArchiveSkipped != "" {
 		fmt.Fprintf(w, "  archive     not archived: %s\n", s.ArchiveSkipped)
 	}
@@ -85,8 +84,14 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
 	}
 	printWriters(w, r.Holders, r.Backup, verbose)
+	if len(r.Plan) > 0 && !verbose {
+		fmt.Fprintf(w, "  plan        %s steps (-v lists them)\n", ui.Count(len(r.Plan)))
+	}
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
+	}
+	if verbose {
+		printPlan(w, r.Plan)
 	}
 }
 
@@ -210,12 +215,13 @@ func joinInts(ns []int) string {
 }
 
 // printPlan prints a dry run's plan, a step a line: the line of the
-// original file, the action, where in the record, and why.
+// original file, the action, where in the record, and why. It comes after
+// the summary, which a plan of thousands of steps would push off screen.
 func printPlan(w io.Writer, steps []purge.Step) {
 	if len(steps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  plan        %d steps\n", len(steps))
+	fmt.Fprintf(w, "  plan        %s steps\n", ui.Count(len(steps)))
 	for _, s := range steps {
 		where := s.Where
 		if s.Action == "stub" {

@@ -22,6 +22,7 @@ type restoreOptions struct {
 	FromBackup bool
 	From       string
 	DryRun     bool
+	Verbose    bool
 	Backup     purge.BackupMode
 }
 
@@ -47,7 +48,8 @@ so nothing written since is lost; --backup without --from skips those.
 		Flags: append(selectorFlags(),
 			&cli.BoolFlag{Name: "backup", Usage: "bring back a backup instead of expanding stubs"},
 			&cli.StringFlag{Name: "from", Usage: "the backup to bring back (default: the newest a purge made)", TakesFile: true},
-			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be restored; write nothing"},
+			dryRunFlag("what would be restored; nothing is written"),
+			verboseFlag("every step: what still writes to the replaced file and how the system can tell"),
 			&cli.StringFlag{Name: "keep", Value: string(purge.DefaultBackup), Usage: "how to keep the file being replaced: zstd, link, copy or none"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -56,7 +58,7 @@ so nothing written since is lost; --backup without --from skips those.
 				return err
 			}
 			o := restoreOptions{globalOptions: globals(cmd), FromBackup: cmd.Bool("backup"), Select: sel,
-				From: cmd.String("from"), DryRun: cmd.Bool("dry-run"), Backup: purge.BackupMode(cmd.String("keep"))}
+				From: cmd.String("from"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Backup: purge.BackupMode(cmd.String("keep"))}
 			switch o.Backup {
 			case purge.BackupLink, purge.BackupCopy, purge.BackupZstd, purge.BackupNone:
 			default:
@@ -74,6 +76,7 @@ so nothing written since is lost; --backup without --from skips those.
 // fails is reported and the others carry on. It exits 1 when a stub stays
 // a stub or a file failed.
 func runRestore(ctx context.Context, o restoreOptions) error {
+	noteFallbacks(o.Stderr, o.Verbose)
 	files, err := resolveInputs(ctx, o.globalOptions, o.Select)
 	if err != nil {
 		return err
@@ -189,7 +192,7 @@ func printRestoreReport(o restoreOptions, rep *restore.Report) {
 	if rep.Backup != "" {
 		fmt.Fprintf(o.Stdout, "  the file as it was is kept as %s\n", rep.Backup)
 	}
-	printWriters(o.Stdout, rep.Holders, rep.Backup, false)
+	printWriters(o.Stdout, rep.Holders, rep.Backup, o.Verbose)
 	for _, m := range rep.Missing {
 		// The store's errors name the key; the line names it already.
 		why := strings.TrimPrefix(m.Reason, string(m.Key)+": ")

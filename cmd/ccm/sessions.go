@@ -74,6 +74,9 @@ Without a selector every session is listed.
 }
 
 func runSessions(ctx context.Context, o sessionsOptions) error {
+	if o.ASCII {
+		o.globalOptions.ASCII = true // the table's shortening as well as the bars
+	}
 	switch o.Sort {
 	case "size", "age", "tokens":
 	default:
@@ -199,8 +202,7 @@ func archivedRows(g globalOptions, root string, sel sessions.Selector, now time.
 }
 
 func printSessions(o sessionsOptions, rows []*sessions.Row) error {
-	tty := isTerminal(o.Stdout)
-	if !tty {
+	if !o.Terminal {
 		// Plain columns for scripts: exact numbers, RFC 3339 times, tabs.
 		for _, r := range rows {
 			sweep := ""
@@ -218,44 +220,7 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		}
 		return nil
 	}
-	t := ui.NewTable(ui.Col{Name: "PROJECT"}, ui.Col{Name: "SESSION"}, ui.Col{Name: "SIZE"}, ui.Col{}, ui.Col{Name: "RECORDS"},
-		ui.Col{Name: "MODIFIED"}, ui.Col{Name: "CONTEXT"}, ui.Col{Name: "BACKUPS"}, ui.Col{Name: "STATE"}, ui.Col{Name: "SWEPT IN"},
-		ui.Col{Name: "TITLE / FIRST PROMPT"})
-	// A size bar beside each size, against the largest session listed.
-	var largest int64
-	for _, r := range rows {
-		largest = max(largest, r.SessionBytes())
-	}
-	ascii := o.ASCII || !report.UnicodeTerminal(os.Getenv)
-	t.ASCII = ascii
-	for _, r := range rows {
-		sweep := "-"
-		switch {
-		case r.Archived:
-		case r.SweepAt.IsZero():
-			sweep = "paused"
-		case r.SweepAt.Before(o.Now):
-			sweep = "due"
-		default:
-			sweep = ui.Age(r.SweepAt.Sub(o.Now))
-		}
-		recs := strconv.FormatInt(r.Records, 10)
-		if r.RecordsEstimated {
-			recs = "~" + recs
-		}
-		ctx := "-"
-		if r.Context > 0 {
-			ctx = fmt.Sprintf("%dk", (r.Context+500)/1000)
-		}
-		backups := "-"
-		if r.Backups > 0 {
-			backups = fmt.Sprintf("%d, %s", r.Backups, ui.Bytes(r.BackupBytes))
-		}
-		t.Add(shortHome(r.Project), r.ID, ui.Bytes(r.SessionBytes()),
-			report.Bar(r.SessionBytes(), largest, sessionBarWidth, ascii), recs,
-			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, backups, state(r), sweep, cut(r.Label(), 60))
-	}
-	if err := t.Write(o.Stdout, 0); err != nil {
+	if err := writeTable(o.globalOptions, sessionsTable(o, rows)); err != nil {
 		return err
 	}
 	if !o.Archived {
@@ -267,6 +232,80 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		fmt.Fprintf(o.Stdout, "%d sessions; %s\n", len(rows), note)
 	}
 	return nil
+}
+
+// The columns of the sessions table, and the order in which a narrow
+// terminal drops them: the size bar, the records, the sweep, the backups,
+// the context. The project and the title are shortened in the middle
+// first, down to their Min.
+const (
+	colProject = iota
+	colSession
+	colSize
+	colBar
+	colRecords
+	colModified
+	colContext
+	colBackups
+	colState
+	colSweep
+	colTitle
+)
+
+var sessionCols = []ui.Col{
+	colProject: {Name: "PROJECT", Shrink: true, Min: 16}, colSession: {Name: "SESSION"}, colSize: {Name: "SIZE", Right: true},
+	colBar: {}, colRecords: {Name: "RECORDS", Right: true}, colModified: {Name: "MODIFIED"}, colContext: {Name: "CONTEXT", Right: true},
+	colBackups: {Name: "BACKUPS"}, colState: {Name: "STATE"}, colSweep: {Name: "SWEPT IN"},
+	colTitle: {Name: "TITLE / FIRST PROMPT", Shrink: true, Min: 12},
+}
+
+// sessionsTable lays out the rows for a terminal, fitted to its width:
+// ids of 8 characters (the prefix every command takes), the project and
+// title shortened in the middle, the least needed columns dropped when
+// that is not enough. --wide prints them whole.
+func sessionsTable(o sessionsOptions, rows []*sessions.Row) *ui.Table {
+	// A size bar beside each size, against the largest session listed.
+	var largest int64
+	for _, r := range rows {
+		largest = max(largest, r.SessionBytes())
+	}
+	ascii := o.globalOptions.ASCII
+	cells := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		sweep := "-"
+		switch {
+		case r.Archived:
+		case r.SweepAt.IsZero():
+			sweep = "paused"
+		case r.SweepAt.Before(o.Now):
+			sweep = "due"
+		default:
+			sweep = ui.Age(r.SweepAt.Sub(o.Now))
+		}
+		recs := ui.Count(r.Records)
+		if r.RecordsEstimated {
+			recs = "~" + recs
+		}
+		ctx := "-"
+		if r.Context > 0 {
+			ctx = ui.Count(r.Context)
+		}
+		backups := "-"
+		if r.Backups > 0 {
+			backups = fmt.Sprintf("%d, %s", r.Backups, ui.Bytes(r.BackupBytes))
+		}
+		title := r.Label()
+		if !o.Wide {
+			title = cut(title, 200) // a first prompt can be pages long
+		}
+		row := make([]string, len(sessionCols))
+		row[colProject], row[colSession], row[colSize] = shortHome(r.Project), shortID(o.globalOptions, r.ID), ui.Bytes(r.SessionBytes())
+		row[colBar], row[colRecords] = report.Bar(r.SessionBytes(), largest, sessionBarWidth, ascii), recs
+		row[colModified], row[colContext], row[colBackups] = r.ModTime.Local().Format("2006-01-02 15:04"), ctx, backups
+		row[colState], row[colSweep], row[colTitle] = state(r), sweep, title
+		cells = append(cells, row)
+	}
+	return fittedTable(o.globalOptions, sessionCols, cells, colBar, colRecords, colSweep, colBackups, colContext)
 }
 
 // sessionBarWidth is the width of the size bars, in characters.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -84,9 +83,7 @@ func runTasks(_ context.Context, o tasksOptions) error {
 		if list == nil {
 			list = []coldtask.Summary{}
 		}
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSON(o.Stdout, list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(o.Stdout, "no cold-task summaries in %s\n", dir)

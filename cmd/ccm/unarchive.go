@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/ccm"
 	"ccm/internal/ui"
 	"ccm/prune"
 	"ccm/sessions"
@@ -29,6 +30,8 @@ type unarchiveOptions struct {
 	// AllowMissingContent restores a session whose archived content is
 	// missing or corrupt, naming the stubs that stay stubs.
 	AllowMissingContent bool
+	DryRun              bool
+	Verbose             bool
 	Jobs                int
 	Now                 time.Time
 }
@@ -74,6 +77,8 @@ more that starts no other archived session's id), --session, --project,
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions restored at once (default: number of CPUs)"},
+			dryRunFlag("each archive is verified whole, and what is in the way named"),
+			verboseFlag("every file each session puts back, and where"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sel, err := selectorFrom(cmd, false)
@@ -84,7 +89,7 @@ more that starts no other archived session's id), --session, --project,
 			sel.Args = nil
 			o := unarchiveOptions{globalOptions: globals(cmd), IDs: ids, Select: sel,
 				To: cmd.String("to"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), AllowMissingContent: cmd.Bool("allow-missing-content"),
-				Jobs: int(cmd.Int("jobs"))}
+				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			return runUnarchive(ctx, o)
 		},
 	}
@@ -124,18 +129,21 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		return err // a missing config dir
 	}
 	root := archiveRoot(o.globalOptions, o.To)
-	lk, err := maintenanceLock(ctx, o.globalOptions)
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	st, err := openStore(o.globalOptions)
-	if err != nil {
-		return err
-	}
-	recovered, failed, err := recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions))
-	if err != nil {
-		return err
+	var st *ccm.Store
+	var recovered []archive.Recovered
+	failed := 0
+	if !o.DryRun {
+		lk, err := maintenanceLock(ctx, o.globalOptions)
+		if err != nil {
+			return err
+		}
+		defer lk.Unlock()
+		if st, err = openStore(o.globalOptions); err != nil {
+			return err
+		}
+		if recovered, failed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions)); err != nil {
+			return err
+		}
 	}
 	list, err := archive.List(root)
 	if err != nil {
@@ -165,6 +173,9 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	}
 	if len(todo) == 0 && len(here) == 0 {
 		return usagef("no archived session under %s matches (ccm sessions --archived lists them)", root)
+	}
+	if o.DryRun {
+		return unarchiveDryRun(ctx, o, todo, here)
 	}
 	// Record the unarchive first: a session put back stays, and the next
 	// archive counts its age from now. A session that fails to come back

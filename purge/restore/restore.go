@@ -104,11 +104,12 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		rep.BytesAfter = cw.N + fi.Size() - limit
 		// Garbage or JSON that is not a transcript: say so, as purge
 		// does, instead of reporting nothing restored.
-		if err == nil && rep.objects == 0 {
+		if err == nil && (rep.objects == 0 || !rep.typed) {
+			// In the words of every other command, naming the line.
+			if serr := transcript.Sniff(io.NewSectionReader(src, 0, limit)); serr != nil {
+				return false, serr
+			}
 			return false, transcript.ErrNoObjects
-		}
-		if err == nil && !rep.typed {
-			return false, transcript.ErrUntyped
 		}
 		return changed, err
 	}
