@@ -653,28 +653,12 @@ func TestHeldOpenReported(t *testing.T) {
 	}
 	free := time.Since(start)
 
-	// sleep holds a descriptor of the transcript open for writing.
-	holdOpen := func(p string) *exec.Cmd {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		child := exec.Command("sleep", "30")
-		child.ExtraFiles = []*os.File{f}
-		if err := child.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-		return child
-	}
-
 	p = e.write("held.jsonl", in)
-	child := holdOpen(p)
+	pid := testutil.HoldOpenForWriting(t, p)
 	_, err := File(context.Background(), p, e.opts())
 	var held *rewrite.HeldOpenError
-	if !errors.As(err, &held) || !slices.Equal(held.Pids, []int{child.Process.Pid}) {
-		t.Errorf("purge of a held file: %v, want held open by %d", err, child.Process.Pid)
+	if !errors.As(err, &held) || !slices.Equal(held.Pids, []int{pid}) {
+		t.Errorf("purge of a held file: %v, want held open by %d", err, pid)
 	}
 	if !bytes.Equal(readFile(t, p), in) {
 		t.Error("the held file changed")
@@ -686,14 +670,14 @@ func TestHeldOpenReported(t *testing.T) {
 	p = e.write("racing.jsonl", in)
 	defer rewrite.SetHooks(p, rewrite.Hooks{BeforeRename: func(n int) {
 		if n == 0 {
-			child = holdOpen(p)
+			pid = testutil.HoldOpenForWriting(t, p)
 		}
 	}})()
 	start = time.Now()
 	rep, _ = e.purge(p, e.opts())
 	took := time.Since(start)
-	if !slices.Equal(rep.HeldOpen, []int{child.Process.Pid}) {
-		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
+	if !slices.Equal(rep.HeldOpen, []int{pid}) {
+		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, pid)
 	}
 	// The old file keeps a name for the writer: the backup when it is a
 	// hard link, else a -held link (the default backup is a compressed
