@@ -63,6 +63,8 @@ var Vars = []Var{
 	{"CCM_CLEAN_EMPTY", "false", "bool", "also remove empty and zero-byte sessions"},
 	{"CCM_PRUNE_MAX_SIZE_MB", "500", "number", "ccm maintain prunes the CCM store to N MB; empty to skip"},
 	{"CCM_PRUNE_MAX_AGE_DAYS", "30", "number", "ccm maintain prunes blobs not accessed for N days; empty to skip"},
+	// ccm search.
+	{"CCM_SEARCH_REDACT", "", "regexp", "ccm search keeps text this regular expression matches out of its index (alternatives with |)"},
 	// claude-context-manager's settings (its config.py and environment).
 	{"CCM_ENABLED", "true", "bool", "claude-context-manager's switch: false makes every ccm hook a no-op"},
 	{"CCM_DEFAULT_PIN_LEVEL", "none", "none|soft|hard", "pin level of captures and purge stubs no ccm:pin directive covers, below CCM_CAPTURE_PIN_DEFAULT and --pin-level-default (claude-context-manager's default: soft)"},

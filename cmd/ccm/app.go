@@ -57,6 +57,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			// sessions, disk usage, archives, cleaning, cron
 			newReportCommand(),
 			newSessionsCommand(),
+			newSearchCommand(),
 			newDuCommand(),
 			newArchiveCommand(),
 			newUnarchiveCommand(),

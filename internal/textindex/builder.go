@@ -57,6 +57,7 @@ var ErrFull = errors.New("textindex: segment is full")
 type Builder struct {
 	docs  []Doc
 	pairs []uint64 // key | doc, in the order added
+	tmp   []uint64 // the radix sort's other half
 	cur   uint64
 	set   wordSet
 	tok   tokenizer
@@ -236,4 +237,12 @@ func radixSort(a, tmp []uint64) []uint64 {
 		a, tmp = tmp, a
 	}
 	return a
+}
+
+// Reset empties the builder for the next segment, keeping its memory.
+func (b *Builder) Reset() {
+	b.docs = b.docs[:0]
+	b.pairs = b.pairs[:0]
+	b.text = 0
+	b.set.reset()
 }

@@ -43,68 +43,100 @@ type footer struct {
 	textBytes                 uint64
 }
 
-// WriteTo writes the segment. The builder is spent afterwards.
+// WriteTo writes the segment. Reset the builder before adding more.
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	cw := &countWriter{w: bw}
-	cw.Write([]byte(magic))
+	sw := newSegWriter(w)
 	pairs := b.pairs
 	if len(pairs) > 0 {
-		pairs = radixSort(pairs, make([]uint64, len(pairs)))
+		if cap(b.tmp) < len(pairs) {
+			b.tmp = make([]uint64, len(pairs))
+		}
+		sorted := radixSort(pairs, b.tmp[:len(pairs)])
+		if &sorted[0] != &pairs[0] {
+			b.pairs, b.tmp = b.tmp, b.pairs
+		}
+		pairs = sorted
 	}
-	b.pairs = nil
-	type block struct{ first, dictOff, postOff uint64 }
-	var blocks []block
-	var dict []byte // the dictionary, written after the postings
-	var vb [2 * binary.MaxVarintLen64]byte
-	postStart := uint64(cw.n)
-	var prevKey, keys uint64
+	var docs []uint32
 	for i := 0; i < len(pairs); {
 		key := pairs[i] & hashMask
-		start := uint64(cw.n)
-		prev := uint64(0)
+		docs = docs[:0]
 		j := i
 		for ; j < len(pairs) && pairs[j]&hashMask == key; j++ {
-			doc := pairs[j] &^ hashMask
-			n := binary.PutUvarint(vb[:], doc-prev)
-			cw.Write(vb[:n])
-			prev = doc
+			docs = append(docs, uint32(pairs[j]&^hashMask))
 		}
-		if keys%blockTerms == 0 {
-			blocks = append(blocks, block{first: key, dictOff: uint64(len(dict)), postOff: start - postStart})
-			prevKey = key
-		}
-		dict = binary.AppendUvarint(dict, key-prevKey)
-		dict = binary.AppendUvarint(dict, uint64(cw.n)-start)
-		prevKey = key
-		keys++
+		sw.key(key, docs)
 		i = j
 	}
+	return sw.finish(b.docs, b.text)
+}
+
+// segWriter writes a segment: keys in ascending order with their
+// documents, then the documents' metadata.
+type segWriter struct {
+	bw      *bufio.Writer
+	cw      *countWriter
+	blocks  []uint64 // 3 per block
+	dict    []byte
+	prevKey uint64
+	keys    uint64
+	vb      [binary.MaxVarintLen64]byte
+}
+
+func newSegWriter(w io.Writer) *segWriter {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	sw := &segWriter{bw: bw, cw: &countWriter{w: bw}}
+	sw.cw.Write([]byte(magic))
+	return sw
+}
+
+// key writes one key's ascending documents.
+func (sw *segWriter) key(key uint64, docs []uint32) {
+	if len(docs) == 0 {
+		return
+	}
+	start := uint64(sw.cw.n)
+	prev := uint32(0)
+	for _, d := range docs {
+		n := binary.PutUvarint(sw.vb[:], uint64(d-prev))
+		sw.cw.Write(sw.vb[:n])
+		prev = d
+	}
+	if sw.keys%blockTerms == 0 {
+		sw.blocks = append(sw.blocks, key, uint64(len(sw.dict)), start-8)
+		sw.prevKey = key
+	}
+	sw.dict = binary.AppendUvarint(sw.dict, key-sw.prevKey)
+	sw.dict = binary.AppendUvarint(sw.dict, uint64(sw.cw.n)-start)
+	sw.prevKey = key
+	sw.keys++
+}
+
+// finish writes the dictionary, block index, documents and footer.
+func (sw *segWriter) finish(docs []Doc, text int64) (int64, error) {
+	cw := sw.cw
 	var f footer
 	f.dictOff = uint64(cw.n)
-	cw.Write(dict)
+	cw.Write(sw.dict)
 	f.blockOff = uint64(cw.n)
-	bi := make([]byte, 0, 24*len(blocks))
-	for _, bl := range blocks {
-		bi = binary.LittleEndian.AppendUint64(bi, bl.first)
-		bi = binary.LittleEndian.AppendUint64(bi, bl.dictOff)
-		bi = binary.LittleEndian.AppendUint64(bi, bl.postOff)
+	bi := make([]byte, 0, 8*len(sw.blocks))
+	for _, v := range sw.blocks {
+		bi = binary.LittleEndian.AppendUint64(bi, v)
 	}
 	cw.Write(bi)
 	f.blockCRC = crc32.Checksum(bi, castagnoli)
 	f.docOff = uint64(cw.n)
 	var db [docSize]byte
-	for i := range b.docs {
-		b.docs[i].put(db[:])
+	for i := range docs {
+		docs[i].put(db[:])
 		cw.Write(db[:])
 	}
-	f.blocks, f.docs, f.keys, f.textBytes = uint64(len(blocks)), uint64(len(b.docs)), keys, uint64(b.text)
+	f.blocks, f.docs, f.keys, f.textBytes = uint64(len(sw.blocks)/3), uint64(len(docs)), sw.keys, uint64(text)
 	cw.Write(f.encode())
-	b.docs = nil
 	if cw.err != nil {
 		return cw.n, cw.err
 	}
-	return cw.n, bw.Flush()
+	return cw.n, sw.bw.Flush()
 }
 
 func (f *footer) encode() []byte {

@@ -200,3 +200,60 @@ func BenchmarkIndexText(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func TestMergeKeepsWordsAndDropsDocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	mk := func(n, file int) ([]string, *Segment) {
+		docs := make([]string, n)
+		for i := range docs {
+			docs[i] = fmt.Sprintf("common w%d w%d f%d", r.IntN(500), r.IntN(5000), file)
+		}
+		b := NewBuilder()
+		for i, d := range docs {
+			b.Start(Doc{File: uint32(file), Line: uint32(i)})
+			b.AddText([]byte(d))
+		}
+		var buf bytes.Buffer
+		b.WriteTo(&buf)
+		s, err := Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return docs, s
+	}
+	d1, s1 := mk(3000, 1)
+	d2, s2 := mk(700, 2)
+	d3, s3 := mk(1200, 3)
+	var buf bytes.Buffer
+	n, err := Merge(&buf, []*Segment{s1, s2, s3}, func(d Doc) bool { return d.File != 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4200 {
+		t.Fatalf("merged %d docs, want 4200", n)
+	}
+	m, err := Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(append([]string(nil), d1...), d3...)
+	for _, w := range []string{"common", "w7", "w123", "w4999", "f1", "f2", "f3"} {
+		got, err := m.Lookup(Key(w), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []uint32
+		for i, d := range all {
+			if slices.Contains(Words(d), w) {
+				want = append(want, uint32(i))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: %d docs after the merge, want %d", w, len(got), len(want))
+		}
+	}
+	_ = d2
+	if d, _ := m.Doc(3000); d.File != 3 || d.Line != 0 {
+		t.Fatalf("doc 3000 = %+v, want file 3's first", d)
+	}
+}

@@ -209,32 +209,48 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// Words splits decoded text into its lowercased words, as the index sees
-// them: for queries, and for checking a candidate document.
-func Words(text string) []string {
-	var out []string
+// Span is a word of a text and where it is: text[Start:End].
+type Span struct {
+	Word       string // lowercased
+	Start, End int
+}
+
+// WordSpans splits decoded text into its words, as the index sees them,
+// with their byte ranges: for queries, and to check a candidate document.
+func WordSpans(text string) []Span {
+	var out []Span
 	start := -1
 	var buf []byte
-	for i, r := range text {
-		word := r < utf8.RuneSelf && lower[r] != 0 || r >= utf8.RuneSelf && wordRune(r)
-		if word {
-			if start < 0 {
-				start, buf = i, buf[:0]
-			}
-			if r < utf8.RuneSelf {
-				buf = append(buf, lower[r])
-			} else {
-				buf = utf8.AppendRune(buf, unicode.ToLower(r))
-			}
-			continue
-		}
+	end := func(i int) {
 		if start >= 0 {
-			out = append(out, string(buf))
+			out = append(out, Span{Word: string(buf), Start: start, End: i})
 			start = -1
 		}
 	}
-	if start >= 0 {
-		out = append(out, string(buf))
+	for i, r := range text {
+		word := r < utf8.RuneSelf && lower[r] != 0 || r >= utf8.RuneSelf && wordRune(r)
+		if !word {
+			end(i)
+			continue
+		}
+		if start < 0 {
+			start, buf = i, buf[:0]
+		}
+		if r < utf8.RuneSelf {
+			buf = append(buf, lower[r])
+		} else {
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		}
+	}
+	end(len(text))
+	return out
+}
+
+// Words is the words of WordSpans without their ranges.
+func Words(text string) []string {
+	var out []string
+	for _, s := range WordSpans(text) {
+		out = append(out, s.Word)
 	}
 	return out
 }

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/ccm"
+	"ccm/internal/search"
+)
+
+type searchOptions struct {
+	globalOptions
+	Args      []string
+	Regex     bool
+	Since     string
+	In        string
+	Tool      string
+	Archived  bool
+	Live      bool
+	Session   string
+	Project   string
+	Limit     int
+	Sort      string
+	Reindex   bool
+	Forget    bool
+	Stats     bool
+	Jobs      int
+	Now       time.Time
+	Highlight bool // force the terminal's highlighting (tests)
+}
+
+func newSearchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "find past messages in every session, live and archived",
+		ArgsUsage: "QUERY...",
+		Description: `Finds the messages that hold every word of QUERY (case-insensitive; "quoted
+phrases" must appear word for word), or that --regex matches: user prompts,
+assistant replies, tool inputs (commands, paths, patterns) and tool outputs,
+including the content a purge moved to the CCM store and subagent transcripts.
+Archived sessions are searched from their index parts, never unpacked.
+
+Each hit: when, the project, the session, the line, who wrote it (and the
+tool), a snippet around the match, and how to resume the session. Newest
+first; --sort relevance ranks by how densely a message holds the words.
+
+The index lives in <ccm home>/search (0700, files 0600). Every search first
+brings it up to date: new sessions and archives, the new bytes of grown
+transcripts; removed sessions drop out. --reindex rebuilds it, --forget
+deletes it. CCM_SEARCH_REDACT (ccm config) keeps matching text out of it.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "regex", Aliases: []string{"E"}, Usage: "QUERY is one regular expression (Go syntax, linear time)"},
+			&cli.StringFlag{Name: "since", Usage: "only messages of the last `AGE` (7d, 36h, 90m)"},
+			&cli.StringFlag{Name: "in", Usage: "only these parts, comma-separated: prompts, replies, tools, outputs"},
+			&cli.StringFlag{Name: "tool", Usage: "only tool inputs and outputs of tool `NAME` (Bash, Read, ...)"},
+			&cli.BoolFlag{Name: "archived", Usage: "only archived sessions"},
+			&cli.BoolFlag{Name: "live", Usage: "only sessions in the config dir"},
+			&cli.StringFlag{Name: "session", Usage: "only session `ID` (or a prefix of it)"},
+			&cli.StringFlag{Name: "project", Usage: "only project `P` (a path or folder name)"},
+			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 20, Usage: "at most `N` hits"},
+			&cli.StringFlag{Name: "sort", Value: "time", Usage: "time (newest first) or relevance"},
+			&cli.BoolFlag{Name: "reindex", Usage: "rebuild the index from scratch first"},
+			&cli.BoolFlag{Name: "forget", Usage: "delete the index and exit"},
+			&cli.BoolFlag{Name: "stats", Usage: "bring the index up to date and print its size"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files indexed at once (default: one per CPU)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return runSearch(ctx, searchOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Regex: cmd.Bool("regex"),
+				Since: cmd.String("since"), In: cmd.String("in"), Tool: cmd.String("tool"), Archived: cmd.Bool("archived"),
+				Live: cmd.Bool("live"), Session: cmd.String("session"), Project: cmd.String("project"), Limit: int(cmd.Int("limit")),
+				Sort: cmd.String("sort"), Reindex: cmd.Bool("reindex"), Forget: cmd.Bool("forget"), Stats: cmd.Bool("stats"),
+				Jobs: int(cmd.Int("jobs"))})
+		},
+	}
+}
+
+// buildQuery checks the options and turns them into a query.
+func buildQuery(o searchOptions, redact string) (*search.Query, error) {
+	q := &search.Query{Tool: o.Tool, Archived: o.Archived, Live: o.Live, Session: strings.ToLower(o.Session),
+		Project: o.Project, Limit: o.Limit}
+	var err error
+	switch {
+	case o.Regex && len(o.Args) != 1:
+		return nil, usagef("--regex takes one expression (quote it)")
+	case o.Regex:
+		if q.Regex, err = search.CompileRegex(o.Args[0]); err != nil {
+			return nil, usageError{msg: err.Error()}
+		}
+	default:
+		if q.Terms, err = search.ParseTerms(o.Args); err != nil {
+			return nil, usageError{msg: err.Error() + ` (try: ccm search "exact phrase" word)`}
+		}
+	}
+	if o.Archived && o.Live {
+		return nil, usagef("give --archived or --live, not both")
+	}
+	if o.Limit < 1 {
+		return nil, usagef("--limit must be 1 or more")
+	}
+	switch o.Sort {
+	case "time":
+	case "relevance":
+		if o.Regex {
+			return nil, usagef("--sort relevance needs words, not --regex")
+		}
+		q.Relevance = true
+	default:
+		return nil, usagef("--sort: %q is not time or relevance", o.Sort)
+	}
+	if o.Since != "" {
+		d, err := parseAge("since", o.Since)
+		if err != nil {
+			return nil, err
+		}
+		q.Since = o.Now.Add(-d)
+	}
+	if o.In != "" {
+		for _, part := range strings.Split(o.In, ",") {
+			bit, ok := search.KindNames[strings.TrimSpace(part)]
+			if !ok {
+				return nil, usagef("--in: %q is not prompts, replies, tools or outputs", part)
+			}
+			q.Kinds |= bit
+		}
+	}
+	if q.Redact, err = search.ParseRedact(redact); err != nil {
+		return nil, fmt.Errorf("CCM_SEARCH_REDACT: %v (fix it with ccm config)", err)
+	}
+	return q, nil
+}
+
+// searchSources are what the index covers for these options.
+func searchSources(ctx context.Context, g globalOptions, redact []*regexp.Regexp) search.Sources {
+	src := search.Sources{ConfigDir: g.ClaudeDir, ArchiveRoot: archiveRoot(g, ""), Redact: redact}
+	src.Resolve = storeResolver(ctx, g)
+	return src
+}
+
+// storeResolver reads stored content by key for stubs; nil without a store.
+func storeResolver(ctx context.Context, g globalOptions) func(string) ([]byte, error) {
+	root := storeRoot(g)
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil
+	}
+	st, err := ccm.Open(root)
+	if err != nil {
+		return nil
+	}
+	return func(k string) ([]byte, error) {
+		key, err := ccm.ParseKey(k)
+		if err != nil {
+			return nil, err
+		}
+		return st.Get(ctx, key)
+	}
+}
+
+// openIndex opens the index and brings it up to date, with a progress
+// bar on a terminal for a long first build.
+func openIndex(ctx context.Context, g globalOptions, src search.Sources, reindex bool, jobs int, progress io.Writer) (*search.Index, search.UpdateStats, error) {
+	dir := search.Dir(ccmHome(g))
+	if reindex {
+		if err := search.Forget(ctx, dir); err != nil {
+			return nil, search.UpdateStats{}, err
+		}
+	}
+	ix, err := search.Open(ctx, dir)
+	if err != nil {
+		return nil, search.UpdateStats{}, err
+	}
+	src.Jobs = jobs
+	bar := newProgress(progress)
+	started, last := false, int64(0)
+	if bar != nil {
+		src.Progress = func(done, total int64) {
+			if !started && total > 64<<20 {
+				bar.Start("indexing", total, true)
+				started = true
+			}
+			if started {
+				bar.Add(done - last)
+				last = done
+			}
+		}
+	}
+	st, err := ix.Update(ctx, src)
+	bar.Finish()
+	if err != nil {
+		ix.Close()
+		return nil, st, err
+	}
+	return ix, st, nil
+}
+
+func runSearch(ctx context.Context, o searchOptions) error {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Jobs < 0 {
+		return usagef("--jobs must be positive")
+	}
+	if o.Forget {
+		if len(o.Args) > 0 {
+			return usagef("--forget takes no query")
+		}
+		dir := search.Dir(ccmHome(o.globalOptions))
+		if err := search.Forget(ctx, dir); err != nil {
+			return err
+		}
+		if !o.JSON {
+			fmt.Fprintf(o.Stdout, "removed the search index %s\n", dir)
+			return nil
+		}
+		return writeJSON(o.Stdout, map[string]any{"removed": dir})
+	}
+	cfg := maintainConfig(o.globalOptions)
+	var q *search.Query
+	var err error
+	if o.Stats || (o.Reindex && len(o.Args) == 0) {
+		if len(o.Args) > 0 {
+			return usagef("--stats takes no query")
+		}
+		q = &search.Query{}
+		if q.Redact, err = search.ParseRedact(cfg.String("CCM_SEARCH_REDACT")); err != nil {
+			return fmt.Errorf("CCM_SEARCH_REDACT: %v (fix it with ccm config)", err)
+		}
+	} else if q, err = buildQuery(o, cfg.String("CCM_SEARCH_REDACT")); err != nil {
+		return err
+	}
+	src := searchSources(ctx, o.globalOptions, q.Redact)
+	ix, up, err := openIndex(ctx, o.globalOptions, src, o.Reindex, o.Jobs, o.Stderr)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	if o.Stats || q.Terms == nil && q.Regex == nil {
+		st := ix.Stats()
+		if o.JSON {
+			return writeJSON(o.Stdout, map[string]any{"index": st, "update": up})
+		}
+		fmt.Fprintf(o.Stdout, "%d messages of %d files in %d segments: %s of text, index %s (%.1f%%), archive parts %s\n",
+			st.Docs, st.Files, st.Segments, humanBytes(st.TextBytes), humanBytes(st.IndexSize),
+			100*float64(st.IndexSize)/float64(max(st.TextBytes, 1)), humanBytes(st.PartBytes))
+		return nil
+	}
+	res, err := ix.Search(ctx, q, src.Resolve)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if res.Hits == nil {
+			res.Hits = []search.Hit{}
+		}
+		return writeJSON(o.Stdout, res)
+	}
+	writeHits(o.Stdout, res.Hits, isTerminal(o.Stdout) || o.Highlight)
+	if len(res.Hits) == 0 {
+		return silentError{code: exitFindings}
+	}
+	return nil
+}

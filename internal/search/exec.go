@@ -1,0 +1,427 @@
+package search
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"ccm/internal/sessions"
+	"ccm/internal/textindex"
+)
+
+// Hit is one message that matches a query.
+type Hit struct {
+	Time     time.Time `json:"time,omitzero"`
+	Project  string    `json:"project"`
+	Session  string    `json:"session"`
+	Agent    string    `json:"agent,omitempty"` // a subagent's id
+	Line     int       `json:"line"`            // the record's line in its transcript
+	Role     string    `json:"role"`            // user or assistant
+	Kind     string    `json:"kind"`            // prompt, reply, tool input, tool output
+	Tool     string    `json:"tool,omitempty"`
+	Snippet  string    `json:"snippet"`
+	Archived bool      `json:"archived"`
+	Path     string    `json:"path"` // the transcript, or the archive
+	Resume   string    `json:"resume"`
+	Score    float64   `json:"score,omitempty"`
+	// Mark is the match's byte range in Snippet.
+	Mark [2]int `json:"-"`
+}
+
+// Result is a search's hits and what it went through.
+type Result struct {
+	Hits       []Hit `json:"hits"`
+	Candidates int   `json:"candidates"` // messages the index named
+	Checked    int   `json:"checked"`    // messages read back and checked
+	// Truncated is set when there were more candidates than a search
+	// holds: the oldest were left out.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Limits of one search: the candidates it holds (about 56 bytes each)
+// and, for relevance, the matches it scores.
+const (
+	maxCandidates  = 400_000
+	relevanceCheck = 2000
+	defaultLimit   = 20
+)
+
+type candidate struct {
+	doc textindex.Doc
+	f   *fileEntry
+}
+
+// Search answers a query from the index (bring it up to date first).
+// Resolve reads the stored content of stubs in live transcripts.
+func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]byte, error)) (*Result, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	keys := q.keys()
+	res := &Result{}
+	var cands []candidate
+	filter := ix.filter(q)
+	for _, se := range ix.cat.Segs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s := ix.segs[se.ID].s
+		docs, all, err := candidates(s, keys)
+		if err != nil {
+			return nil, err
+		}
+		add := func(d textindex.Doc) {
+			f := ix.cat.byNo[d.File]
+			if f == nil || !filter(d, f) {
+				return
+			}
+			cands = append(cands, candidate{d, f})
+			res.Candidates++
+			if len(cands) >= 2*maxCandidates {
+				cands = newest(cands, maxCandidates)
+				res.Truncated = true
+			}
+		}
+		if all || len(docs) > s.Docs()/16 {
+			want := docs
+			err = s.AllDocs(func(i uint32, d textindex.Doc) bool {
+				if all {
+					add(d)
+					return true
+				}
+				for len(want) > 0 && want[0] < i {
+					want = want[1:]
+				}
+				if len(want) > 0 && want[0] == i {
+					add(d)
+				}
+				return true
+			})
+		} else {
+			for _, i := range docs {
+				var d textindex.Doc
+				if d, err = s.Doc(i); err != nil {
+					break
+				}
+				add(d)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	cands = newest(cands, len(cands))
+	rd := newReader(ix.dir, resolve, q.Redact)
+	defer rd.close()
+	var rarity map[string]float64
+	if q.Relevance && q.Regex == nil {
+		rarity = ix.rarity(q)
+	}
+	for _, c := range cands {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !q.Relevance && len(res.Hits) >= limit || q.Relevance && (len(res.Hits) >= relevanceCheck) {
+			break
+		}
+		text, agent, err := rd.text(c)
+		res.Checked++
+		if err != nil {
+			continue // changed since it was indexed: the next update re-reads it
+		}
+		s, e, ok := q.match(text)
+		if !ok {
+			continue
+		}
+		h := ix.hit(c, agent)
+		h.Snippet, h.Mark = snippet(text, s, e)
+		if rarity != nil {
+			h.Score = q.score(text, rarity)
+		}
+		res.Hits = append(res.Hits, h)
+	}
+	if q.Relevance {
+		sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Score > res.Hits[j].Score })
+		if len(res.Hits) > limit {
+			res.Hits = res.Hits[:limit]
+		}
+	}
+	return res, nil
+}
+
+// candidates lists the documents of s holding every key, rarest key
+// first; all is set when there are no keys (every document is one).
+func candidates(s *textindex.Segment, keys []uint64) (docs []uint32, all bool, err error) {
+	if len(keys) == 0 {
+		return nil, true, nil
+	}
+	type sized struct {
+		k uint64
+		n int
+	}
+	ks := make([]sized, len(keys))
+	for i, k := range keys {
+		n, err := s.PostingsSize(k)
+		if err != nil {
+			return nil, false, err
+		}
+		if n == 0 {
+			return nil, false, nil
+		}
+		ks[i] = sized{k, n}
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].n < ks[j].n })
+	docs, err = s.Lookup(ks[0].k, nil)
+	var other []uint32
+	for _, k := range ks[1:] {
+		if err != nil || len(docs) == 0 {
+			break
+		}
+		other, err = s.Lookup(k.k, other[:0])
+		docs = textindex.Intersect(docs, other)
+	}
+	return docs, false, err
+}
+
+// newest sorts candidates newest first and keeps n.
+func newest(c []candidate, n int) []candidate {
+	sort.Slice(c, func(i, j int) bool {
+		a, b := c[i], c[j]
+		if a.doc.Time != b.doc.Time {
+			return a.doc.Time > b.doc.Time
+		}
+		if a.f.No != b.f.No {
+			return a.f.No > b.f.No
+		}
+		return a.doc.Line > b.doc.Line
+	})
+	return c[:min(n, len(c))]
+}
+
+// filter is the query's selection of messages by their metadata.
+func (ix *Index) filter(q *Query) func(d textindex.Doc, f *fileEntry) bool {
+	since := uint32(0)
+	if !q.Since.IsZero() && q.Since.Unix() > 0 {
+		since = uint32(min(q.Since.Unix(), math.MaxUint32))
+	}
+	tool := uint16(0)
+	if q.Tool != "" {
+		tool = math.MaxUint16 // no such tool: nothing matches
+		for i, t := range ix.cat.Tools {
+			if strings.EqualFold(t, q.Tool) {
+				tool = uint16(i + 1)
+				break
+			}
+		}
+	}
+	return func(d textindex.Doc, f *fileEntry) bool {
+		switch {
+		case q.Kinds != 0 && d.Kind&q.Kinds == 0,
+			tool != 0 && d.Tool != tool,
+			since != 0 && d.Time < since,
+			q.Archived && f.Src != srcArchive,
+			q.Live && f.Src != srcLive,
+			q.Session != "" && !strings.HasPrefix(f.Session, q.Session),
+			q.Project != "" && !sessions.MatchProject(q.Project, f.Project, f.Folder):
+			return false
+		}
+		return true
+	}
+}
+
+// rarity weighs each word of the query by how few messages hold it.
+func (ix *Index) rarity(q *Query) map[string]float64 {
+	total, r := 1, map[string]float64{}
+	sizes := map[string]int{}
+	for _, se := range ix.cat.Segs {
+		total += se.Docs
+		for _, t := range q.Terms {
+			for _, w := range t {
+				n, _ := ix.segs[se.ID].s.PostingsSize(textindex.Key(w))
+				sizes[w] += n
+			}
+		}
+	}
+	for w, n := range sizes {
+		r[w] = math.Log(1 + float64(total)/float64(1+n))
+	}
+	return r
+}
+
+var kindNames = map[uint8]string{textindex.KindPrompt: "prompt", textindex.KindReply: "reply",
+	textindex.KindInput: "tool input", textindex.KindOutput: "tool output"}
+
+// KindNames are the words --in takes, with their bits.
+var KindNames = map[string]uint8{"prompts": textindex.KindPrompt, "replies": textindex.KindReply,
+	"tools": textindex.KindInput, "outputs": textindex.KindOutput}
+
+func (ix *Index) hit(c candidate, agent string) Hit {
+	f := c.f
+	h := Hit{Project: f.Project, Session: f.Session, Agent: f.Agent, Line: int(c.doc.Line),
+		Tool: ix.cat.toolName(c.doc.Tool), Archived: f.Src == srcArchive, Path: f.Path}
+	if agent != "" {
+		h.Agent = agent
+	}
+	if c.doc.Time != 0 {
+		h.Time = time.Unix(int64(c.doc.Time), 0).UTC()
+	}
+	for _, k := range []uint8{textindex.KindPrompt, textindex.KindReply, textindex.KindInput, textindex.KindOutput} {
+		if c.doc.Kind&k != 0 {
+			h.Kind = kindNames[k]
+			break
+		}
+	}
+	h.Role = "user"
+	if c.doc.Kind&(textindex.KindReply|textindex.KindInput) != 0 {
+		h.Role = "assistant"
+	}
+	if h.Project == "" {
+		h.Project = sessions.DecodeFolderGuess(f.Folder)
+	}
+	h.Resume = "cd " + shellQuote(h.Project) + " && claude --resume " + f.Session
+	if h.Archived {
+		h.Resume = "ccm unarchive " + f.Session + " && " + h.Resume
+	}
+	return h
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '~' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// snippetContext is how much text a snippet shows on each side of the
+// match, in runes.
+const snippetContext = 60
+
+// snippet cuts one line of text around text[s:e], white space runs made
+// single spaces, and the match's range in it.
+func snippet(text string, s, e int) (string, [2]int) {
+	if e-s > 200 {
+		e = s + 200
+		for e > s && !utf8.RuneStart(text[e]) {
+			e--
+		}
+	}
+	ws := s
+	for n := 0; ws > 0 && n < snippetContext; n++ {
+		_, size := utf8.DecodeLastRuneInString(text[:ws])
+		ws -= size
+	}
+	we := e
+	for n := 0; we < len(text) && n < snippetContext; n++ {
+		_, size := utf8.DecodeRuneInString(text[we:])
+		we += size
+	}
+	pre, mid, post := oneLine(text[ws:s]), oneLine(text[s:e]), oneLine(text[e:we])
+	if ws > 0 {
+		pre = "…" + strings.TrimLeft(pre, " ")
+	}
+	if we < len(text) {
+		post = strings.TrimRight(post, " ") + "…"
+	}
+	return pre + mid + post, [2]int{len(pre), len(pre) + len(mid)}
+}
+
+func oneLine(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		if r == '\n' || r == '\r' || r == '\t' || r == ' ' || r < 0x20 {
+			if !space {
+				b.WriteByte(' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// reader reads candidate messages back, keeping a few files open.
+type reader struct {
+	dir     string
+	resolve func(string) ([]byte, error)
+	redact  []*regexp.Regexp
+	files   map[string]*os.File
+	parts   map[string]*part
+	buf     []byte
+}
+
+func newReader(dir string, resolve func(string) ([]byte, error), redact []*regexp.Regexp) *reader {
+	return &reader{dir: dir, resolve: resolve, redact: redact, files: map[string]*os.File{}, parts: map[string]*part{}}
+}
+
+const maxOpen = 64
+
+func (r *reader) close() {
+	for _, f := range r.files {
+		f.Close()
+	}
+	for _, p := range r.parts {
+		p.close()
+	}
+}
+
+// text reads a candidate's text (redacted), and its subagent's id for a
+// message of an archived subagent.
+func (r *reader) text(c candidate) (string, string, error) {
+	if c.f.Src == srcArchive {
+		p := r.parts[c.f.Part]
+		if p == nil {
+			if len(r.parts) >= maxOpen {
+				for k, o := range r.parts {
+					o.close()
+					delete(r.parts, k)
+				}
+			}
+			var err error
+			if p, err = openPart(filepath.Join(r.dir, c.f.Part)); err != nil {
+				return "", "", err
+			}
+			r.parts[c.f.Part] = p
+		}
+		d, err := p.doc(int64(c.doc.Off), c.doc.Len)
+		if err != nil {
+			return "", "", err
+		}
+		return RedactString(d.Text, r.redact), d.M, nil
+	}
+	f := r.files[c.f.Path]
+	if f == nil {
+		if len(r.files) >= maxOpen {
+			for k, o := range r.files {
+				o.Close()
+				delete(r.files, k)
+			}
+		}
+		var err error
+		if f, err = os.Open(c.f.Path); err != nil {
+			return "", "", err
+		}
+		r.files[c.f.Path] = f
+	}
+	if cap(r.buf) < int(c.doc.Len) {
+		r.buf = make([]byte, c.doc.Len)
+	}
+	line := r.buf[:c.doc.Len]
+	if _, err := f.ReadAt(line, int64(c.doc.Off)); err != nil {
+		return "", "", err
+	}
+	x := &Extractor{Resolve: r.resolve}
+	text, _ := x.Text(line)
+	return RedactString(text, r.redact), "", nil
+}

@@ -1,0 +1,468 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"ccm/fsutil"
+	"ccm/internal/sessions"
+	"ccm/internal/textindex"
+	"ccm/transcript"
+)
+
+// Sources are what an update indexes.
+type Sources struct {
+	ConfigDir   string
+	ArchiveRoot string // "" for none
+	// Resolve returns the stored content of a [CCM_CACHED] stub's key.
+	Resolve func(key string) ([]byte, error)
+	// Redact keeps the text these match out of the index.
+	Redact []*regexp.Regexp
+	Jobs   int
+	// Progress, if set, is called with the bytes read so far and the
+	// bytes to read.
+	Progress func(done, total int64)
+}
+
+// UpdateStats tells what an update did.
+type UpdateStats struct {
+	New, Grown, Rewritten, Removed, Archives int
+	Bytes                                    int64 // bytes read
+	Docs                                     int   // messages added
+}
+
+// maxPairs is how many (word, message) pairs a worker collects before it
+// writes a segment: 16 bytes each while the segment is written.
+const maxPairs = 12 << 20
+
+type job struct {
+	key   string
+	e     *fileEntry // the entry as it will be after the job
+	from  int64      // where to start reading
+	size  int64      // where to stop
+	fresh bool       // indexed from the start, under a new number
+}
+
+// Update brings the index up to date with the sources.
+func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
+	var st UpdateStats
+	redact := redactKey(src.Redact)
+	if ix.cat.Redact != redact {
+		// Indexed under other redaction patterns: start again.
+		ix.closeSegs()
+		ix.cat = newCatalog()
+		ix.cat.Redact = redact
+	}
+	seen := map[string]bool{}
+	var jobs []*job
+	live, err := liveFiles(src.ConfigDir)
+	if err != nil {
+		return st, err
+	}
+	for _, lf := range live {
+		seen[lf.key] = true
+		if j := ix.diffLive(lf, &st); j != nil {
+			jobs = append(jobs, j)
+		}
+	}
+	if src.ArchiveRoot != "" {
+		arcs, err := listArchives(src.ArchiveRoot)
+		if err != nil {
+			return st, err
+		}
+		for _, a := range arcs {
+			seen[a.key] = true
+			if j := ix.diffArchive(a); j != nil {
+				jobs = append(jobs, j)
+				st.Archives++
+			}
+		}
+	}
+	for k, f := range ix.cat.Files {
+		if !seen[k] {
+			delete(ix.cat.Files, k)
+			delete(ix.cat.byNo, f.No)
+			st.Removed++
+		}
+	}
+	if len(jobs) > 0 {
+		if err := ix.run(ctx, jobs, src, &st); err != nil {
+			return st, err
+		}
+	}
+	nsegs := len(ix.cat.Segs)
+	if err := ix.compact(ctx); err != nil {
+		return st, err
+	}
+	if len(jobs) > 0 || st.Removed > 0 || ix.Rebuilt != "" || nsegs != len(ix.cat.Segs) {
+		if err := ix.saveCatalog(); err != nil {
+			return st, err
+		}
+	}
+	return st, ix.removeStray()
+}
+
+// liveFile is a transcript found in the config dir.
+type liveFile struct {
+	key, path                string
+	session, agent, folder   string
+	size, mtime              int64
+	dev, ino                 uint64
+}
+
+// liveFiles lists the main and subagent transcripts of every session (and
+// the flat agent files of older versions), statting each once.
+func liveFiles(configDir string) ([]liveFile, error) {
+	projects, err := sessions.ListProjects(configDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []liveFile
+	add := func(f sessions.File, session, agent, folder string) {
+		out = append(out, liveFile{key: "L" + f.Path, path: f.Path, session: session, agent: agent, folder: folder,
+			size: f.Size, mtime: f.ModTime.UnixNano(), dev: f.ID.Dev, ino: f.ID.Ino})
+	}
+	for _, p := range projects {
+		fo, err := sessions.ScanFolder(p)
+		if err != nil {
+			continue // a folder that vanished or is unreadable: nothing to index
+		}
+		for _, s := range fo.Sessions {
+			add(s.Main, s.ID, "", p.Folder)
+			for _, c := range s.Companion {
+				rel, _ := filepath.Rel(s.CompanionDir(), c.Path)
+				if sessions.IsSubagent(rel) {
+					add(c, s.ID, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(c.Path), "agent-"), ".jsonl"), p.Folder)
+				}
+			}
+		}
+		for _, a := range fo.Agents {
+			// An older layout: the session is in the records; the agent
+			// file is its own entry.
+			add(a, "", strings.TrimSuffix(strings.TrimPrefix(filepath.Base(a.Path), "agent-"), ".jsonl"), p.Folder)
+		}
+	}
+	return out, nil
+}
+
+// diffLive decides what to do with a live transcript: nothing, index its
+// new bytes, or index it afresh.
+func (ix *Index) diffLive(lf liveFile, st *UpdateStats) *job {
+	old := ix.cat.Files[lf.key]
+	if old != nil && old.Size == lf.size && old.MTime == lf.mtime && old.Dev == lf.dev && old.Ino == lf.ino {
+		return nil
+	}
+	e := &fileEntry{Src: srcLive, Path: lf.path, Session: lf.session, Agent: lf.agent, Folder: lf.folder,
+		Size: lf.size, MTime: lf.mtime, Dev: lf.dev, Ino: lf.ino}
+	if old != nil && old.Dev == lf.dev && old.Ino == lf.ino && lf.size >= old.Offset && fingerprintOK(lf.path, old) {
+		ne := *old
+		ne.Size, ne.MTime = lf.size, lf.mtime
+		if lf.size == old.Offset {
+			*old = ne // touched, or a torn last line still torn
+			return nil
+		}
+		st.Grown++
+		return &job{key: lf.key, e: &ne, from: old.Offset, size: lf.size}
+	}
+	if old != nil {
+		st.Rewritten++
+		delete(ix.cat.byNo, old.No)
+	} else {
+		st.New++
+	}
+	return &job{key: lf.key, e: e, size: lf.size, fresh: true}
+}
+
+// fingerprint is a checksum of up to 1 KiB before off: a file whose bytes
+// there changed was rewritten, not appended to.
+func fingerprint(r io.ReaderAt, off int64) uint32 {
+	n := min(off, 1024)
+	buf := make([]byte, n)
+	if _, err := r.ReadAt(buf, off-n); err != nil {
+		return 0
+	}
+	return crc32.ChecksumIEEE(buf)
+}
+
+func fingerprintOK(path string, e *fileEntry) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return fingerprint(f, e.Offset) == e.FP
+}
+
+// run indexes the jobs with src.Jobs workers, oldest files first so that
+// document numbers roughly follow time, and adds their segments.
+func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateStats) error {
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].e.MTime < jobs[j].e.MTime })
+	var total int64
+	for _, j := range jobs {
+		if j.fresh {
+			j.e.No = ix.cat.NextNo
+			ix.cat.NextNo++
+		}
+		total += j.size - j.from
+	}
+	workers := src.Jobs
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(jobs))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int64
+		newSegs  []segEntry
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	flush := func(b *textindex.Builder) {
+		if b.Docs() == 0 {
+			return
+		}
+		mu.Lock()
+		id := ix.cat.NextSeg
+		ix.cat.NextSeg++
+		mu.Unlock()
+		se, err := ix.writeSegment(id, b)
+		if err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		newSegs = append(newSegs, se)
+		mu.Unlock()
+	}
+	tool := func(name string) uint16 {
+		mu.Lock()
+		defer mu.Unlock()
+		return ix.cat.tool(name)
+	}
+	work := make(chan *job)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := textindex.NewBuilder()
+			w := &indexer{src: src, tool: tool, b: b, flush: func() {
+				flush(b)
+				b.Reset()
+			}}
+			for j := range work {
+				if ctx.Err() != nil {
+					continue
+				}
+				n, err := w.file(ctx, j, ix.dir)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				done += n
+				st.Bytes += n
+				if src.Progress != nil {
+					src.Progress(done, total)
+				}
+				mu.Unlock()
+			}
+			flush(b)
+			mu.Lock()
+			st.Docs += w.docs
+			mu.Unlock()
+		}()
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		for _, s := range newSegs {
+			ix.segs[s.ID].f.Close()
+			delete(ix.segs, s.ID)
+			os.Remove(ix.segPath(s.ID))
+		}
+		return firstErr
+	}
+	sort.Slice(newSegs, func(i, j int) bool { return newSegs[i].ID < newSegs[j].ID })
+	ix.cat.Segs = append(ix.cat.Segs, newSegs...)
+	for _, j := range jobs {
+		if old := ix.cat.Files[j.key]; old != nil && old.No != j.e.No {
+			delete(ix.cat.byNo, old.No)
+		}
+		ix.cat.Files[j.key] = j.e
+		ix.cat.byNo[j.e.No] = j.e
+	}
+	return nil
+}
+
+// writeSegment writes a builder's documents as segment id, durably, and
+// opens it.
+func (ix *Index) writeSegment(id int, b *textindex.Builder) (segEntry, error) {
+	e := segEntry{ID: id, Docs: b.Docs(), Text: b.TextBytes()}
+	path := ix.segPath(id)
+	err := fsutil.WriteFile(path, fsutil.FileMode, func(w io.Writer) error {
+		n, err := b.WriteTo(w)
+		e.Size = n
+		return err
+	})
+	if err != nil {
+		return e, err
+	}
+	if err := ix.openSeg(e); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// indexer is one worker's state.
+type indexer struct {
+	src   Sources
+	tool  func(string) uint16
+	b     *textindex.Builder
+	flush func()
+	docs  int
+	buf   []byte
+}
+
+// full reports whether the builder should be written out before the next
+// document.
+func (w *indexer) full() bool {
+	return w.b.Pairs() >= maxPairs || w.b.Docs() >= textindex.MaxDocs
+}
+
+// file indexes one job and returns the bytes it read.
+func (w *indexer) file(ctx context.Context, j *job, dir string) (int64, error) {
+	if j.e.Src == srcArchive {
+		return w.archive(ctx, j, dir)
+	}
+	f, err := os.Open(j.e.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		j.e.Offset, j.e.Size = 0, 0 // gone since the listing: the next update drops it
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	x := &Extractor{Resolve: w.src.Resolve}
+	x.Restore(j.e.Pending)
+	r := transcript.NewReader(io.NewSectionReader(f, j.from, j.size-j.from))
+	r.Classify = false
+	e := j.e
+	end := j.from
+	for {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !l.Terminated {
+			break // being written: read again next time
+		}
+		e.Lines++
+		end = j.from + l.Offset + int64(len(l.Raw))
+		body := l.Body()
+		if len(body) == 0 || body[0] != '{' {
+			continue
+		}
+		if w.full() {
+			w.flush()
+		}
+		doc := textindex.Doc{File: e.No, Line: e.Lines, Off: uint64(j.from + l.Offset), Len: uint32(min(len(body), 1<<32-1))}
+		rec, ok := w.extract(x, body, doc)
+		if !ok {
+			continue
+		}
+		if e.Project == "" && rec.Cwd != "" {
+			e.Project = strings.Clone(rec.Cwd)
+		}
+		if e.Session == "" {
+			e.Session = sessionOf(body)
+		}
+		if t := rec.Time.Unix(); !rec.Time.IsZero() && t > e.Last {
+			e.Last = t
+		}
+	}
+	e.Offset = end
+	e.FP = fingerprint(f, end)
+	e.Pending = x.Pending()
+	return end - j.from, nil
+}
+
+// extract adds one record's text as a document.
+func (w *indexer) extract(x *Extractor, body []byte, doc textindex.Doc) (Record, bool) {
+	started := false
+	rec, ok := x.Line(body, func(kind uint8, text []byte, escaped bool) {
+		if !started {
+			w.b.Start(doc)
+			started = true
+		}
+		w.add(text, escaped)
+	})
+	if !started {
+		return rec, false
+	}
+	doc.Kind = rec.Kind
+	doc.Tool = w.tool(rec.Tool)
+	if !rec.Time.IsZero() && rec.Time.Unix() > 0 {
+		doc.Time = uint32(min(rec.Time.Unix(), 1<<32-1))
+	}
+	w.b.Amend(doc)
+	w.docs++
+	return rec, ok
+}
+
+// add adds a piece of text, with the redaction patterns' matches blanked.
+func (w *indexer) add(text []byte, escaped bool) {
+	if len(w.src.Redact) == 0 {
+		if escaped {
+			w.b.AddJSON(text)
+		} else {
+			w.b.AddText(text)
+		}
+		return
+	}
+	if escaped {
+		w.buf = appendUnescaped(w.buf[:0], text)
+		text = w.buf
+	}
+	w.b.AddText(redactBytes(text, w.src.Redact))
+}
+
+// sessionOf is a record's sessionId (a flat agent file's session).
+func sessionOf(body []byte) string {
+	return strings.Clone(transcript.Field(unsafeString(body), "sessionId").Str)
+}
