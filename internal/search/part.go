@@ -345,12 +345,12 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 
 // part is an open index part.
 type part struct {
-	f      *os.File
-	size   int64
-	h      partHeader
-	dec    *zstd.Decoder
-	frame  int64 // the decoded frame's offset, -1 for none
-	data   []byte
+	f     *os.File
+	size  int64
+	h     partHeader
+	dec   *zstd.Decoder
+	frame int64 // the decoded frame's offset, -1 for none
+	data  []byte
 }
 
 var errBadPart = errors.New("index part is damaged")

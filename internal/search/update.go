@@ -114,10 +114,10 @@ func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
 
 // liveFile is a transcript found in the config dir.
 type liveFile struct {
-	key, path                string
-	session, agent, folder   string
-	size, mtime              int64
-	dev, ino                 uint64
+	key, path              string
+	session, agent, folder string
+	size, mtime            int64
+	dev, ino               uint64
 }
 
 // liveFiles lists the main and subagent transcripts of every session (and
