@@ -237,15 +237,17 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return err
 	}
 	src := searchSources(ctx, o.globalOptions, q.Redact)
+	start := time.Now()
 	ix, up, err := openIndex(ctx, o.globalOptions, src, o.Reindex, o.Jobs, o.Stderr)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
 	if o.Stats || q.Terms == nil && q.Regex == nil {
+		took := time.Since(start)
 		st := ix.Stats()
 		if o.JSON {
-			return writeJSON(o.Stdout, map[string]any{"index": st, "update": up})
+			return writeJSON(o.Stdout, map[string]any{"index": st, "update": up, "update_seconds": took.Seconds()})
 		}
 		fmt.Fprintf(o.Stdout, "%d messages of %d files in %d segments: %s of text, index %s (%.1f%%), archive parts %s\n",
 			st.Docs, st.Files, st.Segments, humanBytes(st.TextBytes), humanBytes(st.IndexSize),

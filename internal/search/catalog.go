@@ -46,6 +46,7 @@ type segEntry struct {
 	Size int64
 	Docs int
 	Text int64
+	Full bool // written because its builder was full: never merged
 }
 
 // catalog is the index's table of contents: what is indexed, up to where,
@@ -116,7 +117,7 @@ func (c *catalog) write(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	fmt.Fprintf(bw, "%s\t%d\t%s\t%d\t%d\n", catalogMagic, c.Version, strconv.Quote(c.Redact), c.NextNo, c.NextSeg)
 	for _, s := range c.Segs {
-		fmt.Fprintf(bw, "S\t%d\t%d\t%d\t%d\n", s.ID, s.Size, s.Docs, s.Text)
+		fmt.Fprintf(bw, "S\t%d\t%d\t%d\t%d\t%t\n", s.ID, s.Size, s.Docs, s.Text, s.Full)
 	}
 	for _, t := range c.Tools {
 		fmt.Fprintf(bw, "T\t%s\n", strconv.Quote(t))
@@ -181,9 +182,10 @@ func readCatalog(path string) (*catalog, error) {
 			if errors.Join(e1, e2, e3, e4) != nil || c.Version != catalogVersion {
 				return nil, bad(1)
 			}
-		case f[0] == "S" && len(f) == 5:
+		case f[0] == "S" && len(f) == 6:
 			var s segEntry
-			var e [4]error
+			var e [5]error
+			s.Full, e[4] = strconv.ParseBool(f[5])
 			s.ID, e[0] = strconv.Atoi(f[1])
 			s.Size, e[1] = strconv.ParseInt(f[2], 10, 64)
 			s.Docs, e[2] = strconv.Atoi(f[3])

@@ -10,12 +10,14 @@ import (
 	"ccm/internal/textindex"
 )
 
-// Small segments (each update that finds new text writes one) are merged
-// once there are mergeAt of them, dropping the messages of files removed
-// or rewritten since; the large segments of a first build stay.
+// The segments an update writes before its builder is full (each update
+// that finds new text writes one) are merged once there are mergeAt of
+// them, dropping the messages of files removed or rewritten since; a
+// merged segment of fullSegment bytes or more counts as full. Full
+// segments, the bulk of a first build, stay as they are.
 const (
-	smallSegment = 64 << 20
-	mergeAt      = 8
+	mergeAt     = 8
+	fullSegment = 8 << 20
 )
 
 // compact merges the small segments into one when there are enough of
@@ -25,7 +27,7 @@ func (ix *Index) compact(ctx context.Context) error {
 	var small []segEntry
 	docs := 0
 	for _, s := range ix.cat.Segs {
-		if s.Size < smallSegment && docs+s.Docs <= textindex.MaxDocs {
+		if !s.Full && docs+s.Docs <= textindex.MaxDocs {
 			small = append(small, s)
 			docs += s.Docs
 		}
@@ -67,9 +69,8 @@ func (ix *Index) merge(ctx context.Context, segs []segEntry) error {
 	if err := ix.openSeg(e); err != nil {
 		return err
 	}
-	if s := ix.segs[id].s; s != nil {
-		e.Text = s.TextBytes()
-	}
+	e.Text = ix.segs[id].s.TextBytes()
+	e.Full = e.Size >= fullSegment
 	var keep []segEntry
 	for _, s := range ix.cat.Segs {
 		if gone[s.ID] {

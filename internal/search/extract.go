@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"ccm/internal/jsonscan"
 	"ccm/internal/stub"
 	"ccm/internal/textindex"
 	"ccm/transcript"
@@ -42,7 +43,11 @@ const maxPendingTools = 256
 // string as written when escaped, decoded text otherwise.
 type Emit func(kind uint8, text []byte, escaped bool)
 
-var recordKeys = []string{"type", "message", "isMeta", "isCompactSummary", "timestamp", "cwd"}
+var (
+	recordKeys = []string{"type", "message", "isMeta", "isCompactSummary", "timestamp", "cwd"}
+	blockKeys  = []string{"type", "text", "name", "id", "input", "tool_use_id", "content"}
+	innerKeys  = []string{"type", "text"}
+)
 
 // Line extracts the text of one record (a line body). ok is false for a
 // line that holds no searchable text.
@@ -74,33 +79,36 @@ func (x *Extractor) Line(line []byte, emit Emit) (rec Record, ok bool) {
 	if content.Raw[0] != '[' {
 		return rec, false
 	}
-	content = gjson.Parse(content.Raw)
-	content.ForEach(func(_, b gjson.Result) bool {
-		bt := b.Get("type").Str
-		switch {
+	var bm [7]gjson.Result
+	gjson.Parse(content.Raw).ForEach(func(_, b gjson.Result) bool {
+		transcript.Members(b.Raw, blockKeys, bm[:])
+		switch bt := rawStr(bm[0]); {
 		case bt == "text" && typ == "user":
-			x.str(&rec, textindex.KindPrompt, b.Get("text").Raw, emit)
+			x.str(&rec, textindex.KindPrompt, bm[1].Raw, emit)
 		case bt == "text":
-			x.str(&rec, textindex.KindReply, b.Get("text").Raw, emit)
+			x.str(&rec, textindex.KindReply, bm[1].Raw, emit)
 		case bt == "tool_use":
-			name := b.Get("name").Str
-			x.remember(b.Get("id").Str, name)
+			name := rawStr(bm[2])
+			x.remember(rawStr(bm[3]), name)
 			if rec.Tool == "" {
 				rec.Tool = strings.Clone(name)
 			}
-			x.strings(&rec, textindex.KindInput, b.Get("input"), emit)
+			x.strings(&rec, textindex.KindInput, bm[4], emit)
 		case bt == "tool_result":
+			id := rawStr(bm[5])
 			if rec.Tool == "" {
-				rec.Tool = x.tools[b.Get("tool_use_id").Str]
+				rec.Tool = x.tools[id]
 			}
-			x.forget(b.Get("tool_use_id").Str)
-			c := b.Get("content")
+			x.forget(id)
+			c := bm[6]
 			if c.Type == gjson.String {
 				x.str(&rec, textindex.KindOutput, c.Raw, emit)
-			} else {
-				c.ForEach(func(_, inner gjson.Result) bool {
-					if inner.Get("type").Str == "text" {
-						x.str(&rec, textindex.KindOutput, inner.Get("text").Raw, emit)
+			} else if c.IsArray() {
+				var im [2]gjson.Result
+				gjson.Parse(c.Raw).ForEach(func(_, inner gjson.Result) bool {
+					transcript.Members(inner.Raw, innerKeys, im[:])
+					if rawStr(im[0]) == "text" {
+						x.str(&rec, textindex.KindOutput, im[1].Raw, emit)
 					}
 					return true
 				})
@@ -147,14 +155,38 @@ func (x *Extractor) str(rec *Record, kind uint8, raw string, emit Emit) {
 
 // strings emits every string value inside a JSON value (a tool's input).
 func (x *Extractor) strings(rec *Record, kind uint8, v gjson.Result, emit Emit) {
-	switch {
-	case v.Type == gjson.String:
-		x.str(rec, kind, v.Raw, emit)
-	case v.IsObject() || v.IsArray():
-		v.ForEach(func(_, e gjson.Result) bool {
-			x.strings(rec, kind, e, emit)
-			return true
-		})
+	raw := v.Raw
+	if raw == "" {
+		return
+	}
+	switch raw[0] {
+	case '"':
+		x.str(rec, kind, raw, emit)
+	case '{', '[':
+		walkStrings(raw, func(s string) { x.str(rec, kind, s, emit) })
+	}
+}
+
+// walkStrings calls fn with every string value (quotes included) inside
+// a JSON object or array, never decoding one: object keys are skipped.
+func walkStrings(raw string, fn func(s string)) {
+	b := unsafeBytes(raw)
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end := jsonscan.StringEnd(b, i+1)
+		if end < 0 {
+			return
+		}
+		j := end
+		for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
+			j++
+		}
+		if j >= len(b) || b[j] != ':' {
+			fn(raw[i:end])
+		}
+		i = end - 1
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,4 +194,10 @@ func generate(t *testing.T, path string, seed int64, size int64, session, cwd st
 		t.Fatal(err)
 	}
 	f.Close()
+}
+
+func genTo(tb testing.TB, w io.Writer, seed, size int64) {
+	if _, err := synth.Generate(w, synth.Options{Seed: seed, TargetBytes: size}); err != nil {
+		tb.Fatal(err)
+	}
 }

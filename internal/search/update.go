@@ -43,7 +43,7 @@ type UpdateStats struct {
 
 // maxPairs is how many (word, message) pairs a worker collects before it
 // writes a segment: 16 bytes each while the segment is written.
-const maxPairs = 12 << 20
+const maxPairs = 8 << 20
 
 type job struct {
 	key   string
@@ -236,7 +236,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		mu.Unlock()
 		cancel()
 	}
-	flush := func(b *textindex.Builder) {
+	flush := func(b *textindex.Builder, full bool) {
 		if b.Docs() == 0 {
 			return
 		}
@@ -244,7 +244,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		id := ix.cat.NextSeg
 		ix.cat.NextSeg++
 		mu.Unlock()
-		se, err := ix.writeSegment(id, b)
+		se, err := ix.writeSegment(id, b, full)
 		if err != nil {
 			fail(err)
 			return
@@ -264,9 +264,9 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := textindex.NewBuilder()
+			b := textindex.NewBuilder(maxPairs + maxPairs/8)
 			w := &indexer{src: src, tool: tool, b: b, flush: func() {
-				flush(b)
+				flush(b, true)
 				b.Reset()
 			}}
 			for j := range work {
@@ -286,7 +286,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 				}
 				mu.Unlock()
 			}
-			flush(b)
+			flush(b, false)
 			mu.Lock()
 			st.Docs += w.docs
 			mu.Unlock()
@@ -325,8 +325,8 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 
 // writeSegment writes a builder's documents as segment id, durably, and
 // opens it.
-func (ix *Index) writeSegment(id int, b *textindex.Builder) (segEntry, error) {
-	e := segEntry{ID: id, Docs: b.Docs(), Text: b.TextBytes()}
+func (ix *Index) writeSegment(id int, b *textindex.Builder, full bool) (segEntry, error) {
+	e := segEntry{ID: id, Docs: b.Docs(), Text: b.TextBytes(), Full: full}
 	path := ix.segPath(id)
 	err := fsutil.WriteFile(path, fsutil.FileMode, func(w io.Writer) error {
 		n, err := b.WriteTo(w)
@@ -350,6 +350,7 @@ type indexer struct {
 	flush func()
 	docs  int
 	buf   []byte
+	rd    *transcript.Reader // reused for every file, with its buffer
 }
 
 // full reports whether the builder should be written out before the next
@@ -374,8 +375,12 @@ func (w *indexer) file(ctx context.Context, j *job, dir string) (int64, error) {
 	defer f.Close()
 	x := &Extractor{Resolve: w.src.Resolve}
 	x.Restore(j.e.Pending)
-	r := transcript.NewReader(io.NewSectionReader(f, j.from, j.size-j.from))
-	r.Classify = false
+	if w.rd == nil {
+		w.rd = transcript.NewReader(nil)
+		w.rd.Classify = false
+	}
+	r := w.rd
+	r.Reset(io.NewSectionReader(f, j.from, j.size-j.from))
 	e := j.e
 	end := j.from
 	for {

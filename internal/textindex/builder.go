@@ -64,9 +64,10 @@ type Builder struct {
 	text  int64
 }
 
-// NewBuilder returns an empty builder.
-func NewBuilder() *Builder {
-	b := &Builder{}
+// NewBuilder returns an empty builder that expects about pairs (word,
+// document) pairs before it is written: their room is taken at once.
+func NewBuilder(pairs int) *Builder {
+	b := &Builder{pairs: make([]uint64, 0, pairs)}
 	b.set.init(1024)
 	return b
 }
@@ -168,7 +169,7 @@ func (s *wordSet) reset() {
 		clear(s.gens)
 		s.gen = 1
 	}
-	if len(s.keys) > 1<<16 { // a huge document grew it: shrink back
+	if len(s.keys) > 1<<20 { // a huge document grew it: shrink back
 		s.init(1024)
 	}
 }

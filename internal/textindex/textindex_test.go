@@ -64,7 +64,7 @@ type memFile struct{ *bytes.Reader }
 
 func build(t *testing.T, docs []string) *Segment {
 	t.Helper()
-	b := NewBuilder()
+	b := NewBuilder(0)
 	for i, d := range docs {
 		if err := b.Start(Doc{File: 7, Line: uint32(i + 1), Off: uint64(i * 100), Time: uint32(1000 + i), Kind: KindReply}); err != nil {
 			t.Fatal(err)
@@ -127,7 +127,7 @@ func TestLookupAgainstBruteForce(t *testing.T) {
 }
 
 func TestDamagedSegmentRefused(t *testing.T) {
-	b := NewBuilder()
+	b := NewBuilder(0)
 	for i := 0; i < 1000; i++ {
 		b.Start(Doc{Line: uint32(i)})
 		b.AddText([]byte(fmt.Sprintf("alpha beta w%d", i)))
@@ -188,7 +188,7 @@ func BenchmarkIndexText(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		bl := NewBuilder()
+		bl := NewBuilder(0)
 		for off := 0; off < len(text); off += 2000 {
 			bl.Start(Doc{})
 			bl.AddText(text[off:min(off+2000, len(text))])
@@ -208,7 +208,7 @@ func TestMergeKeepsWordsAndDropsDocs(t *testing.T) {
 		for i := range docs {
 			docs[i] = fmt.Sprintf("common w%d w%d f%d", r.IntN(500), r.IntN(5000), file)
 		}
-		b := NewBuilder()
+		b := NewBuilder(0)
 		for i, d := range docs {
 			b.Start(Doc{File: uint32(file), Line: uint32(i)})
 			b.AddText([]byte(d))

@@ -39,11 +39,9 @@ func wordRune(r rune) bool {
 // mix finishes an FNV-1a hash so that its top bits, which the index
 // keeps, depend on every byte.
 func mix(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
+	h ^= h >> 32
+	h *= 0xd6e8feb86659fd93
+	h ^= h >> 32
 	return h
 }
 
@@ -73,8 +71,17 @@ func hashWord(b []byte) uint64 {
 	return mix(h) & hashMask
 }
 
+// wordByte marks the ASCII bytes that are part of a word (bytes of other
+// runes are not: they take the slow path).
+var wordByte = func() (t [256]bool) {
+	for c := 0; c < 128; c++ {
+		t[c] = lower[c] != 0
+	}
+	return
+}()
+
 // isWord reports whether an ASCII byte is part of a word.
-func isWord(c byte) bool { return c < utf8.RuneSelf && lower[c] != 0 }
+func isWord(c byte) bool { return wordByte[c] }
 
 // scan appends the key of every word of text to t.keys. When escaped is
 // set, text is the inside of a JSON string as written (\n, \", \uXXXX
