@@ -58,6 +58,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newReportCommand(),
 			newSessionsCommand(),
 			newSearchCommand(),
+			newMCPCommand(),
 			newDuCommand(),
 			newArchiveCommand(),
 			newUnarchiveCommand(),

@@ -278,3 +278,23 @@ func (x *Extractor) Text(line []byte) (text string, rec Record) {
 	})
 	return sb.String(), rec
 }
+
+// StoredText is the text of stored content as a reader wants it: a JSON
+// string's text, the text of a JSON block list or object's strings one
+// per line, or the bytes as they are.
+func StoredText(content []byte) []byte {
+	var out []byte
+	n := 0
+	storedText(content, func(text []byte, escaped bool) {
+		if n > 0 {
+			out = append(out, '\n')
+		}
+		n++
+		if escaped {
+			out = appendUnescaped(out, text)
+		} else {
+			out = append(out, text...)
+		}
+	})
+	return out
+}

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/tidwall/gjson"
@@ -97,8 +98,8 @@ func WritePart(w io.Writer, info PartInfo, members []Member, o PartOptions) erro
 // writePartFrom is WritePart over members that next returns one at a
 // time (nil after the last).
 func writePartFrom(w io.Writer, info PartInfo, next func() (*Member, error), o PartOptions) error {
-	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
-	defer enc.Close()
+	enc := partEncoders.Get().(*zstd.Encoder)
+	defer partEncoders.Put(enc)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var off int64
 	h := partHeader{Format: partFormat, PartInfo: info, Redact: redactKey(o.Redact)}
@@ -175,6 +176,13 @@ func writePartFrom(w io.Writer, info PartInfo, next func() (*Member, error), o P
 	return bw.Flush()
 }
 
+// partEncoders are reused: a new encoder allocates its tables (megabytes)
+// each time, more than a small session's part costs to compress.
+var partEncoders = sync.Pool{New: func() any {
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	return e
+}}
+
 // PartPath is where the index part of an archived session lives.
 func PartPath(home, folder, session string) string {
 	return filepath.Join(Dir(home), "parts", folder, session+".part")
@@ -221,7 +229,9 @@ func partFromArchive(ctx context.Context, dst, archivePath string, info PartInfo
 	go func() {
 		err := fsutil.MkdirPrivate(filepath.Dir(dst))
 		if err == nil {
-			err = fsutil.WriteFile(dst, fsutil.FileMode, func(w io.Writer) error {
+			// A part is rebuilt from its archive when it is missing or
+			// damaged, so it is renamed into place without an fsync.
+			err = fsutil.WriteFileUnsynced(dst, fsutil.FileMode, func(w io.Writer) error {
 				return writePartStream(w, info, pr, o)
 			})
 		}

@@ -264,7 +264,9 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := textindex.NewBuilder(maxPairs + maxPairs/8)
+			// Room for the pairs of this update's bytes (about one per
+			// 16 bytes read), at most a full builder's.
+			b := textindex.NewBuilder(int(min(total/16/int64(workers), maxPairs+maxPairs/8)))
 			w := &indexer{src: src, tool: tool, b: b, flush: func() {
 				flush(b, true)
 				b.Reset()
