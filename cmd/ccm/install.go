@@ -28,6 +28,11 @@ type installOptions struct {
 	Features install.Features
 	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
 	Autocompact int
+	// MCP registers ccm mcp as a user-scope MCP server too.
+	MCP bool
+	// MCPConfig is Claude Code's user config (.claude.json); "" for the
+	// one of the config dir.
+	MCPConfig string
 }
 
 func installFlags() []cli.Flag {
@@ -52,6 +57,7 @@ func featureFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-preserve", Usage: "leave out the pre-compact preservation (PreCompact)"},
 		&cli.BoolFlag{Name: "no-cold-tasks", Usage: "leave out the cold-task summaries (PostToolUse)"},
 		&cli.StringFlag{Name: "autocompact", Usage: "set CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=`PCT` (1-100) in the settings' env"},
+		&cli.BoolFlag{Name: "mcp", Usage: "also register ccm mcp (past sessions and stored outputs for the model) as a user-scope MCP server"},
 	}
 }
 
@@ -84,6 +90,12 @@ Each runs "ccm hook EVENT", one handler per event. --no-capture,
 narrow the matchers, and remove handlers an earlier install added that no
 feature left needs.
 
+--mcp also registers "ccm mcp" as the MCP server "ccm" at user scope, in
+Claude Code's .claude.json ("mcpServers"; ~/.claude.json, or
+$CLAUDE_CONFIG_DIR/.claude.json when the config dir is set): the model can
+then search past sessions and read stored outputs. Restart Claude Code to
+load it; uninstall removes it, byte for byte.
+
 --autocompact PCT sets CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=PCT in the settings'
 env (the fill at which Claude Code compacts on its own; it can only lower
 the client's default); uninstall removes it again, or restores the value
@@ -109,6 +121,7 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 				}
 				o.Autocompact = n
 			}
+			o.MCP = cmd.Bool("mcp")
 			return runInstall(ctx, o)
 		},
 	}
@@ -162,8 +175,39 @@ func runInstall(_ context.Context, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	reportInstall(o, r, "ccm is already installed in "+r.Settings)
+	if !o.MCP {
+		reportInstall(o, r, "ccm is already installed in "+r.Settings)
+		return nil
+	}
+	m, err := install.InstallMCP(lo, o.mcpConfig())
+	if err != nil {
+		return err
+	}
+	if !o.DryRun {
+		reportInstall(o, r, "ccm is already installed in "+r.Settings)
+		reportInstall(o, m, "the MCP server ccm is already registered in "+m.Settings)
+		return nil
+	}
+	// A dry run prints the settings that would result; the MCP change is
+	// said on stderr.
+	reportInstall(o, r, "")
+	for _, c := range m.Changes {
+		fmt.Fprintf(o.Stderr, "would %s\n", c)
+	}
 	return nil
+}
+
+// mcpConfig is Claude Code's user config, symlinks followed.
+func (o installOptions) mcpConfig() string {
+	p := o.MCPConfig
+	if p == "" {
+		home, _ := os.UserHomeDir()
+		p = install.MCPConfigPath(o.ClaudeDir, home, os.Getenv("CLAUDE_CONFIG_DIR") != "")
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	return p
 }
 
 // reportInstall prints what changed. A dry run prints the settings file

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/urfave/cli/v3"
 
@@ -16,6 +17,7 @@ func newUninstallCommand() *cli.Command {
 install created for them), and the slash commands install wrote that are
 unchanged since. Your own hooks and every other key keep their bytes: after
 install and uninstall the file is what it was. The file is backed up first.
+The MCP server that install --mcp registered is removed the same way.
 
 ` + exitStatusHelp,
 		Flags: installFlags(),
@@ -35,5 +37,18 @@ func runUninstall(_ context.Context, o installOptions) error {
 		return err
 	}
 	reportInstall(o, r, "ccm is not installed in "+r.Settings)
+	m, err := install.UninstallMCP(lo, o.mcpConfig())
+	if err != nil {
+		return err
+	}
+	if len(m.Changes) > 0 {
+		if o.DryRun {
+			for _, c := range m.Changes {
+				fmt.Fprintf(o.Stderr, "would %s\n", c)
+			}
+		} else {
+			reportInstall(o, m, "")
+		}
+	}
 	return nil
 }
