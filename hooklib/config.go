@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 type Var struct {
 	Name    string
 	Default string // "" for none; paths are resolved by defaultFor
-	Kind    string // bool, int, path, or the choices separated by |
+	Kind    string // bool, int, number, path, regexp, or the choices separated by |
 	Help    string
 }
 
@@ -239,6 +240,12 @@ func (c *Config) Validate() {
 		case "int":
 			c.Int(v.Name)
 		case "path", "list":
+		case "regexp":
+			if r := c.String(v.Name); r != "" {
+				if _, err := regexp.Compile(r); err != nil {
+					c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not a regular expression: %v", v.Name, r, err))
+				}
+			}
 		case "number":
 			c.Number(v.Name)
 		case "off|light|standard|aggressive":

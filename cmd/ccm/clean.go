@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/internal/clean"
+	"ccm/internal/search"
 )
 
 type cleanOptions struct {
@@ -155,6 +156,7 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	}
 	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
 	var mu sync.Mutex
+	var removed []string
 	// Items of one transcript share its lock: they go to one worker, in turn.
 	var groups [][]*clean.Item
 	byTranscript := map[string]int{}
@@ -182,9 +184,15 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 				it.Result = "removed"
 				sum.Removed++
 				sum.Freed += it.Bytes
+				removed = append(removed, it.Path)
 			}
 			mu.Unlock()
 		}
 	})
+	// The search index forgets the removed sessions' messages now, not at
+	// the next search.
+	if err := search.Drop(ctx, search.Dir(ccmHome(o.globalOptions)), removed); err != nil {
+		fmt.Fprintf(o.Stderr, "ccm: warning: search index: %v\n", err)
+	}
 	return sum, ctx.Err()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/clean"
+	"ccm/internal/search"
 	"ccm/prune"
 )
 
@@ -54,7 +57,10 @@ type maintainSummary struct {
 	Archive *archiveSummary `json:"archive,omitempty"`
 	Clean   *cleanSummary   `json:"clean,omitempty"`
 	Prune   *pruneOutcome   `json:"prune,omitempty"`
-	Errors  []string        `json:"errors"`
+	// Search is what bringing the search index up to date did (only when
+	// ccm search made one: maintain never creates it).
+	Search *search.UpdateStats `json:"search,omitempty"`
+	Errors []string            `json:"errors"`
 }
 
 type pruneOutcome struct {
@@ -114,6 +120,15 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	}
 	sum.Prune = po
 	failed = failed || po.Failed > 0
+	if !o.DryRun {
+		st, err := maintainSearch(ctx, o.globalOptions, cfg.String("CCM_SEARCH_REDACT"))
+		if err != nil {
+			sum.Errors = append(sum.Errors, "search index: "+err.Error())
+			fmt.Fprintf(o.Stderr, "ccm: search index: %v\n", err)
+			failed = true
+		}
+		sum.Search = st
+	}
 	_ = lockErr
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
@@ -126,6 +141,25 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// maintainSearch brings the search index up to date, so that the next
+// search has little to read: the sessions archived and removed above, the
+// transcripts grown since. Without an index (ccm search never ran) it does
+// nothing.
+func maintainSearch(ctx context.Context, g globalOptions, redact string) (*search.UpdateStats, error) {
+	if _, err := os.Stat(filepath.Join(search.Dir(ccmHome(g)), "catalog")); err != nil {
+		return nil, nil
+	}
+	res, err := search.ParseRedact(redact)
+	if err != nil {
+		return nil, fmt.Errorf("CCM_SEARCH_REDACT: %v", err)
+	}
+	ix, st, err := openIndex(ctx, g, searchSources(ctx, g, res), false, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &st, ix.Close()
 }
 
 // maintainPrune prunes the store by age and size; no store yet, or no

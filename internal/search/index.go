@@ -229,3 +229,45 @@ func (ix *Index) Stats() Stats {
 	})
 	return st
 }
+
+// Drop removes from the index the live files at paths (transcripts, or
+// folders whose transcripts go with them), so that their hits are gone as
+// soon as they are deleted (ccm clean calls it). Their messages stay in
+// the segments, unreachable, until a merge drops them. An index that is
+// missing, damaged or busy for long is left alone: the next search drops
+// what is gone anyway.
+func Drop(ctx context.Context, dir string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "catalog")); err != nil {
+		return nil
+	}
+	lk, err := fsutil.LockFile(ctx, filepath.Join(dir, "lock"), true, 5*time.Second)
+	if err != nil {
+		return nil
+	}
+	defer lk.Unlock()
+	cat, err := readCatalog(filepath.Join(dir, "catalog"))
+	if err != nil {
+		return nil
+	}
+	n := 0
+	for k, f := range cat.Files {
+		if f.Src != srcLive {
+			continue
+		}
+		for _, p := range paths {
+			if f.Path == p || strings.HasPrefix(f.Path, p+string(filepath.Separator)) {
+				delete(cat.Files, k)
+				n++
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	ix := &Index{dir: dir, cat: cat}
+	return ix.saveCatalog()
+}
