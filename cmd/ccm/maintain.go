@@ -155,11 +155,15 @@ func maintainSearch(ctx context.Context, g globalOptions, redact string) (*searc
 	if err != nil {
 		return nil, fmt.Errorf("CCM_SEARCH_REDACT: %v", err)
 	}
-	ix, st, err := openIndex(ctx, g, searchSources(ctx, g, res), false, 0, nil)
+	var st search.UpdateStats
+	err = withIndex(ctx, g, searchSources(ctx, g, res), false, 0, nil, func(_ *search.Index, up search.UpdateStats) error {
+		st = up
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &st, ix.Close()
+	return &st, nil
 }
 
 // maintainPrune prunes the store by age and size; no store yet, or no

@@ -160,12 +160,11 @@ func mcpSearch(ctx context.Context, g globalOptions, in mcpSearchIn) (string, er
 		return "", err
 	}
 	src := searchSources(ctx, g, q.Redact)
-	ix, _, err := openIndex(ctx, g, src, false, 0, nil)
-	if err != nil {
-		return "", err
-	}
-	defer ix.Close()
-	res, err := ix.Search(ctx, q, src.Resolve)
+	var res *search.Result
+	err = withIndex(ctx, g, src, false, 0, nil, func(ix *search.Index, _ search.UpdateStats) (err error) {
+		res, err = ix.Search(ctx, q, src.Resolve)
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
@@ -184,12 +183,11 @@ func mcpPage(ctx context.Context, g globalOptions, in mcpPageIn) (string, error)
 		return "", err
 	}
 	src := searchSources(ctx, g, redact)
-	ix, _, err := openIndex(ctx, g, src, false, 0, nil)
-	if err != nil {
-		return "", err
-	}
-	defer ix.Close()
-	pg, err := ix.ReadPage(ctx, in.Session, in.Agent, in.Line, min(in.Count, 200), src.Resolve, redact)
+	var pg *search.Page
+	err = withIndex(ctx, g, src, false, 0, nil, func(ix *search.Index, _ search.UpdateStats) (err error) {
+		pg, err = ix.ReadPage(ctx, in.Session, in.Agent, in.Line, min(in.Count, 200), src.Resolve, redact)
+		return err
+	})
 	if err != nil {
 		return "", err
 	}

@@ -164,18 +164,15 @@ func storeResolver(ctx context.Context, g globalOptions) func(string) ([]byte, e
 	}
 }
 
-// openIndex opens the index and brings it up to date, with a progress
-// bar on a terminal for a long first build.
-func openIndex(ctx context.Context, g globalOptions, src search.Sources, reindex bool, jobs int, progress io.Writer) (*search.Index, search.UpdateStats, error) {
+// withIndex brings the index up to date (with a progress bar on a
+// terminal for a long first build) and calls fn with it; a damaged index
+// is rebuilt (search.With).
+func withIndex(ctx context.Context, g globalOptions, src search.Sources, reindex bool, jobs int, progress io.Writer, fn func(ix *search.Index, st search.UpdateStats) error) error {
 	dir := search.Dir(ccmHome(g))
 	if reindex {
 		if err := search.Forget(ctx, dir); err != nil {
-			return nil, search.UpdateStats{}, err
+			return err
 		}
-	}
-	ix, err := search.Open(ctx, dir)
-	if err != nil {
-		return nil, search.UpdateStats{}, err
 	}
 	src.Jobs = jobs
 	bar := newProgress(progress)
@@ -192,13 +189,10 @@ func openIndex(ctx context.Context, g globalOptions, src search.Sources, reindex
 			}
 		}
 	}
-	st, err := ix.Update(ctx, src)
-	bar.Finish()
-	if err != nil {
-		ix.Close()
-		return nil, st, err
-	}
-	return ix, st, nil
+	return search.With(ctx, dir, src, func(ix *search.Index, st search.UpdateStats) error {
+		bar.Finish()
+		return fn(ix, st)
+	})
 }
 
 func runSearch(ctx context.Context, o searchOptions) error {
@@ -238,35 +232,32 @@ func runSearch(ctx context.Context, o searchOptions) error {
 	}
 	src := searchSources(ctx, o.globalOptions, q.Redact)
 	start := time.Now()
-	ix, up, err := openIndex(ctx, o.globalOptions, src, o.Reindex, o.Jobs, o.Stderr)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	if o.Stats || q.Terms == nil && q.Regex == nil {
-		took := time.Since(start)
-		st := ix.Stats()
+	return withIndex(ctx, o.globalOptions, src, o.Reindex, o.Jobs, o.Stderr, func(ix *search.Index, up search.UpdateStats) error {
+		if o.Stats || q.Terms == nil && q.Regex == nil {
+			took := time.Since(start)
+			st := ix.Stats()
+			if o.JSON {
+				return writeJSON(o.Stdout, map[string]any{"index": st, "update": up, "update_seconds": took.Seconds()})
+			}
+			fmt.Fprintf(o.Stdout, "%d messages of %d files in %d segments: %s of text, index %s (%.1f%%), archive parts %s\n",
+				st.Docs, st.Files, st.Segments, humanBytes(st.TextBytes), humanBytes(st.IndexSize),
+				100*float64(st.IndexSize)/float64(max(st.TextBytes, 1)), humanBytes(st.PartBytes))
+			return nil
+		}
+		res, err := ix.Search(ctx, q, src.Resolve)
+		if err != nil {
+			return err
+		}
 		if o.JSON {
-			return writeJSON(o.Stdout, map[string]any{"index": st, "update": up, "update_seconds": took.Seconds()})
+			if res.Hits == nil {
+				res.Hits = []search.Hit{}
+			}
+			return writeJSON(o.Stdout, res)
 		}
-		fmt.Fprintf(o.Stdout, "%d messages of %d files in %d segments: %s of text, index %s (%.1f%%), archive parts %s\n",
-			st.Docs, st.Files, st.Segments, humanBytes(st.TextBytes), humanBytes(st.IndexSize),
-			100*float64(st.IndexSize)/float64(max(st.TextBytes, 1)), humanBytes(st.PartBytes))
+		writeHits(o.Stdout, res.Hits, isTerminal(o.Stdout) || o.Highlight)
+		if len(res.Hits) == 0 {
+			return silentError{code: exitFindings}
+		}
 		return nil
-	}
-	res, err := ix.Search(ctx, q, src.Resolve)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		if res.Hits == nil {
-			res.Hits = []search.Hit{}
-		}
-		return writeJSON(o.Stdout, res)
-	}
-	writeHits(o.Stdout, res.Hits, isTerminal(o.Stdout) || o.Highlight)
-	if len(res.Hits) == 0 {
-		return silentError{code: exitFindings}
-	}
-	return nil
+	})
 }

@@ -94,15 +94,11 @@ func (e *env) search(query string, mod ...func(*Query)) []Hit {
 	for _, m := range mod {
 		m(q)
 	}
-	ix, err := Open(context.Background(), Dir(e.home))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Update(context.Background(), src); err != nil {
-		e.t.Fatal(err)
-	}
-	res, err := ix.Search(context.Background(), q, src.Resolve)
+	var res *Result
+	err := With(context.Background(), Dir(e.home), src, func(ix *Index, _ UpdateStats) (err error) {
+		res, err = ix.Search(context.Background(), q, src.Resolve)
+		return err
+	})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -271,3 +271,28 @@ func Drop(ctx context.Context, dir string, paths []string) error {
 	ix := &Index{dir: dir, cat: cat}
 	return ix.saveCatalog()
 }
+
+// With opens the index in dir, brings it up to date with src and calls
+// fn with it. When the update or fn meets a damaged segment (one that
+// opened fine but fails a check on a lookup: a changed byte in its
+// postings), the index is removed and rebuilt, and fn runs again on the
+// rebuilt one.
+func With(ctx context.Context, dir string, src Sources, fn func(ix *Index, st UpdateStats) error) error {
+	for try := 0; ; try++ {
+		ix, err := Open(ctx, dir)
+		if err != nil {
+			return err
+		}
+		st, err := ix.Update(ctx, src)
+		if err == nil {
+			err = fn(ix, st)
+		}
+		ix.Close()
+		if try > 0 || !errors.Is(err, textindex.ErrCorrupt) {
+			return err
+		}
+		if err := Forget(ctx, dir); err != nil {
+			return err
+		}
+	}
+}

@@ -189,3 +189,33 @@ func fileSize(t *testing.T, p string) int64 {
 	}
 	return fi.Size()
 }
+
+func TestDropForgetsRemovedFilesAtOnce(t *testing.T) {
+	e := newEnv(t, "")
+	dir := filepath.Join(e.config, "projects", "-p")
+	a := filepath.Join(dir, "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	sub := filepath.Join(dir, "aaaaaaaa-0000-4000-8000-000000000001", "subagents", "agent-x1.jsonl")
+	b := filepath.Join(dir, "bbbbbbbb-0000-4000-8000-000000000002.jsonl")
+	appendLines(t, a, record("user", "aaaaaaaa", "/p", "wombat", 1))
+	appendLines(t, sub, record("assistant", "aaaaaaaa", "/p", text("wombat helper"), 1))
+	appendLines(t, b, record("user", "bbbbbbbb", "/p", "wombat too", 1))
+	if hits := e.search("wombat"); len(hits) != 3 {
+		t.Fatalf("%d hits", len(hits))
+	}
+	os.Remove(a)
+	os.RemoveAll(filepath.Dir(filepath.Dir(sub)))
+	if err := Drop(context.Background(), Dir(e.home), []string{a, filepath.Dir(filepath.Dir(sub))}); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := readCatalog(filepath.Join(Dir(e.home), "catalog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Files) != 1 || cat.Files["L"+b] == nil {
+		t.Fatalf("after Drop the catalog has %d files", len(cat.Files))
+	}
+	// Without an index, Drop does nothing and makes none.
+	if err := Drop(context.Background(), filepath.Join(t.TempDir(), "search"), []string{a}); err != nil {
+		t.Fatal(err)
+	}
+}

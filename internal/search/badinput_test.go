@@ -1,0 +1,240 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"ccm/internal/textindex"
+)
+
+func TestQueriesWithNothingToSearchAreRefused(t *testing.T) {
+	for _, q := range [][]string{{}, {""}, {"   "}, {"!!!", "--", "→…"}, {`""`}} {
+		if _, err := ParseTerms(q); !errors.Is(err, ErrNoWords) {
+			t.Errorf("ParseTerms(%q) = %v, want ErrNoWords", q, err)
+		}
+	}
+	if _, err := CompileRegex(" "); !errors.Is(err, ErrNoWords) {
+		t.Errorf("an empty regex: %v", err)
+	}
+	_, err := CompileRegex("a(b")
+	if err == nil || !strings.Contains(err.Error(), "missing closing )") {
+		t.Errorf("a regex that does not compile: %v", err)
+	}
+	terms, err := ParseTerms([]string{`"Exact Phrase" word a.b.c`, "two words"})
+	if err != nil || len(terms) != 4 || strings.Join(terms[0], " ") != "exact phrase" || strings.Join(terms[2], " ") != "a b c" || len(terms[3]) != 2 {
+		t.Errorf("ParseTerms = %q, %v", terms, err)
+	}
+}
+
+func TestPathologicalRegexEnds(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", strings.Repeat("a", 1<<20)+" tail", 1))
+	// Exponential in a backtracking engine; linear in Go's.
+	e.none(`re:(a*)*b`)
+	e.none(`re:(a|aa)*c$`)
+	e.one(`re:a{5}\s+tail`)
+}
+
+func TestTornLastLineIsReadAgainNextTime(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", "first prompt about otters", 1))
+	line := record("user", "aaaaaaaa", "/p", "second prompt about beavers", 2)
+	// Claude Code is writing the second line: half of it is on disk.
+	appendLines(t, tr, line[:len(line)/2])
+	e.one("otters")
+	e.none("beavers")
+	appendLines(t, tr, line[len(line)/2:], record("user", "aaaaaaaa", "/p", "third prompt about beavers too", 3))
+	hits := e.search("beavers")
+	if len(hits) != 2 || hits[0].Line != 3 || hits[1].Line != 2 {
+		t.Fatalf("after the line was finished: %+v", hits)
+	}
+	e.one("otters") // not indexed twice
+}
+
+func TestDamagedIndexIsRebuilt(t *testing.T) {
+	e := newEnv(t, "")
+	for i, w := range []string{"alpaca", "bison", "caribou"} {
+		tr := filepath.Join(e.config, "projects", "-p", w+"-0000-4000-8000-000000000001.jsonl")
+		appendLines(t, tr, record("user", w, "/p", "the "+w+" prompt "+strings.Repeat("filler ", i), 1))
+	}
+	e.one("bison")
+	dir := Dir(e.home)
+	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.tix"))
+	if len(segs) == 0 {
+		t.Fatal("no segment")
+	}
+	damage := map[string]func(){
+		"a flipped byte in a segment's footer": func() { flip(t, segs[0], -20) },
+		"a flipped byte in a segment's block index": func() {
+			// The footer's second word is the block index's offset.
+			data, _ := os.ReadFile(segs[0])
+			foot := data[len(data)-72:]
+			flip(t, segs[0], int(binary.LittleEndian.Uint64(foot[8:]))+3)
+		},
+		"a truncated segment":  func() { os.Truncate(segs[0], 30) },
+		"a missing segment":    func() { os.Remove(segs[0]) },
+		"a truncated catalog":  func() { os.Truncate(filepath.Join(dir, "catalog"), 50) },
+		"a catalog of garbage": func() { os.WriteFile(filepath.Join(dir, "catalog"), []byte("\x00\x01garbage\nend\n"), 0o600) },
+	}
+	for what, do := range damage {
+		t.Run(what, func(t *testing.T) {
+			e.update()
+			segs, _ = filepath.Glob(filepath.Join(dir, "seg-*.tix"))
+			do()
+			ix, err := Open(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ix.Rebuilt == "" {
+				t.Errorf("%s was trusted", what)
+			}
+			ix.Close()
+			for _, w := range []string{"alpaca", "bison", "caribou"} {
+				e.one(w)
+			}
+			e.none("dromedary")
+		})
+	}
+}
+
+// A byte changed inside the postings or the document table is not seen
+// when a segment opens (that would read the whole index on every search):
+// a lookup that decodes it finds the damage, and the search rebuilds the
+// index and answers from the rebuilt one.
+func TestDamageFoundByALookupRebuilds(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	for i := 1; i <= 50; i++ {
+		appendLines(t, tr, record("user", "aaaaaaaa", "/p", "prompt about llamas", i))
+	}
+	e.update()
+	segs, _ := filepath.Glob(filepath.Join(Dir(e.home), "seg-*.tix"))
+	// "llamas" is in every message: its postings are 50 bytes of 1s;
+	// zero one of them (a delta of 0 is never written).
+	data, _ := os.ReadFile(segs[0])
+	i := strings.Index(string(data[8:]), strings.Repeat("\x01", 40))
+	if i < 0 {
+		t.Fatal("no run of 1-deltas in the postings")
+	}
+	data[8+i+10] = 0
+	os.WriteFile(segs[0], data, 0o600)
+	if hits := e.search("llamas", func(q *Query) { q.Limit = 100 }); len(hits) != 50 {
+		t.Fatalf("%d hits after the damage, want 50", len(hits))
+	}
+}
+
+// flip changes one byte of a file, at off (from the end when negative).
+func flip(t *testing.T, path string, off int) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off < 0 {
+		off += len(data)
+	}
+	data[off] ^= 0x55
+	os.WriteFile(path, data, 0o600)
+}
+
+func TestSixtyMegabyteLine(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	var b strings.Builder
+	for b.Len() < 60<<20 {
+		b.WriteString("lorem ipsum dolor sit amet\n")
+	}
+	b.WriteString("the needle narwhal is here\n")
+	appendLines(t, tr,
+		record("assistant", "aaaaaaaa", "/p", toolUse("toolu_big", "Bash", map[string]any{"command": "cat huge.log"}), 1),
+		record("user", "aaaaaaaa", "/p", toolResult("toolu_big", b.String()), 2))
+	h := e.one(`"needle narwhal"`)
+	if h.Line != 2 || h.Tool != "Bash" || !strings.Contains(h.Snippet, "needle narwhal") || len(h.Snippet) > 400 {
+		t.Fatalf("hit %+v", h)
+	}
+}
+
+func TestPrivacy(t *testing.T) {
+	e := newEnv(t, "")
+	e.redact = `sk-[A-Za-z0-9]{8,}`
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", "deploy with key sk-SECRETKEY12345 to the staging cluster", 1))
+	h := e.one("staging cluster")
+	if strings.Contains(h.Snippet, "SECRETKEY") {
+		t.Fatalf("the snippet shows the redacted key: %q", h.Snippet)
+	}
+	e.none("sk-SECRETKEY12345")
+	e.none("SECRETKEY12345")
+	// The index holds no key of the redacted word.
+	ix, err := Open(context.Background(), Dir(e.home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, se := range ix.cat.Segs {
+		if n, _ := ix.segs[se.ID].s.PostingsSize(textindex.Key("secretkey12345")); n != 0 {
+			t.Fatal("the index holds the redacted word")
+		}
+	}
+	ix.Close()
+
+	dir := Dir(e.home)
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		fi, _ := d.Info()
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+		return nil
+	})
+	if err := Forget(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("forget left %d files", len(entries))
+	}
+	// Changing the patterns rebuilds the index under the new ones.
+	e.redact = ""
+	e.one("SECRETKEY12345")
+	e.redact = `staging`
+	e.none("staging")
+}
+
+func TestSmallSegmentsAreMerged(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	other := filepath.Join(e.config, "projects", "-p", "bbbbbbbb-0000-4000-8000-000000000002.jsonl")
+	appendLines(t, other, record("user", "bbbbbbbb", "/p", "rewritten later: original words", 1))
+	for i := 1; i <= 2*mergeAt; i++ {
+		appendLines(t, tr, record("user", "aaaaaaaa", "/p", "growing prompt number quetzal", i))
+		if i == 3 {
+			// A rewrite: its old messages are dropped by the merge.
+			os.WriteFile(other+".new", []byte(record("user", "bbbbbbbb", "/p", "rewritten later: new words", 1)), 0o600)
+			os.Rename(other+".new", other)
+		}
+		e.update()
+	}
+	segs, _ := filepath.Glob(filepath.Join(Dir(e.home), "seg-*.tix"))
+	if len(segs) >= mergeAt {
+		t.Fatalf("%d segments after %d updates", len(segs), 2*mergeAt)
+	}
+	if hits := e.search("quetzal", func(q *Query) { q.Limit = 100 }); len(hits) != 2*mergeAt {
+		t.Fatalf("%d hits, want %d", len(hits), 2*mergeAt)
+	}
+	e.none("original words")
+	e.one("new words")
+	ix, _ := Open(context.Background(), Dir(e.home))
+	defer ix.Close()
+	if st := ix.Stats(); st.Docs != 2*mergeAt+1 {
+		t.Fatalf("%d messages in the index, want %d (the rewritten file's old one dropped)", st.Docs, 2*mergeAt+1)
+	}
+}
