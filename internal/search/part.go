@@ -189,10 +189,16 @@ func PartPath(home, folder, session string) string {
 }
 
 // IndexArchive writes the index part of an archive that was just written,
-// from the session's files (still in place, or streams of the archive's
-// members): the archive writer calls it so that no search has to read
-// the archive. The part is written atomically, 0600 in 0700 folders.
+// from the session's transcripts (still in place: the main one and its
+// subagents', as readers): the archive writer calls it so that no search
+// has to read the archive. The part is written atomically, 0600 in 0700
+// folders. Without a search index (ccm search never ran, or --forget) it
+// writes nothing: ccm keeps no searchable text for a user who does not
+// search.
 func IndexArchive(home, archivePath string, info PartInfo, members []Member, o PartOptions) error {
+	if !Exists(home) {
+		return nil
+	}
 	fi, err := os.Stat(archivePath)
 	if err != nil {
 		return err
@@ -203,6 +209,29 @@ func IndexArchive(home, archivePath string, info PartInfo, members []Member, o P
 		return err
 	}
 	return fsutil.WriteFile(dst, fsutil.FileMode, func(w io.Writer) error { return WritePart(w, info, members, o) })
+}
+
+// IndexArchiveFile is IndexArchive from the archive's own stream, for a
+// writer that has removed the originals already: the archive is read once,
+// nothing is unpacked to disk.
+func IndexArchiveFile(ctx context.Context, home, archivePath string, o PartOptions) error {
+	if !Exists(home) {
+		return nil
+	}
+	fi, err := os.Stat(archivePath)
+	if err != nil {
+		return err
+	}
+	folder := filepath.Base(filepath.Dir(archivePath))
+	session := strings.TrimSuffix(filepath.Base(archivePath), archive.Ext)
+	info := PartInfo{Session: session, Folder: folder, ArchiveSize: fi.Size(), ArchiveMTime: fi.ModTime().UnixNano()}
+	return partFromArchive(ctx, PartPath(home, folder, session), archivePath, info, o)
+}
+
+// Exists reports whether ccm search made an index under home.
+func Exists(home string) bool {
+	_, err := os.Stat(filepath.Join(Dir(home), "catalog"))
+	return err == nil
 }
 
 // partFromArchive writes the part of an archive that has none, reading
