@@ -238,3 +238,46 @@ func TestSmallSegmentsAreMerged(t *testing.T) {
 		t.Fatalf("%d messages in the index, want %d (the rewritten file's old one dropped)", st.Docs, 2*mergeAt+1)
 	}
 }
+
+func TestCatalogJournal(t *testing.T) {
+	e := newEnv(t, "")
+	dir := Dir(e.home)
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", "first about gnus", 1))
+	e.update()
+	base, _ := os.ReadFile(filepath.Join(dir, "catalog"))
+	// A growth is a journal record; the base stays as it was.
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", "second about okapis", 2))
+	e.update()
+	if now, _ := os.ReadFile(filepath.Join(dir, "catalog")); string(now) != string(base) {
+		t.Fatal("a small update rewrote the catalog's base")
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "catalog.log"))
+	if err != nil || !strings.Contains(string(log), "commit\t") {
+		t.Fatalf("no journal record: %v", err)
+	}
+	// A record torn by a kill: cut, and the update it was is done again.
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", "third about tapirs", 3))
+	os.WriteFile(filepath.Join(dir, "catalog.log"), append(log, "H\t9\t9\nS\t1\t2"...), 0o600)
+	ix, err := Open(context.Background(), dir)
+	if err != nil || ix.Rebuilt != "" {
+		t.Fatalf("open after a torn record: %v %q", err, ix.Rebuilt)
+	}
+	ix.Close()
+	if now, _ := os.ReadFile(filepath.Join(dir, "catalog.log")); string(now) != string(log) {
+		t.Fatal("the torn record was not cut")
+	}
+	for _, w := range []string{"gnus", "okapis", "tapirs"} {
+		e.one(w)
+	}
+	// A journal past its size is folded into a new base, and goes.
+	c, _ := readCatalog(dir)
+	c.logSize = maxJournal
+	if err := c.save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "catalog.log")); err == nil {
+		t.Fatal("a new base left the old journal")
+	}
+	e.one("tapirs")
+}

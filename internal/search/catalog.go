@@ -5,11 +5,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"ccm/fsutil"
 )
 
 // Source kinds of an indexed file.
@@ -40,6 +45,9 @@ type fileEntry struct {
 	Pending []string
 }
 
+// key is the entry's key in the catalog.
+func (f *fileEntry) key() string { return string(f.Src) + f.Path }
+
 // segEntry is one segment of the index.
 type segEntry struct {
 	ID   int
@@ -50,10 +58,12 @@ type segEntry struct {
 }
 
 // catalog is the index's table of contents: what is indexed, up to where,
-// and in which segments. It is replaced whole, atomically, after the
-// segments it names are durable.
+// and in which segments. It is a base file rewritten now and then, and a
+// journal of the updates since (catalog.log): an update that changed a few
+// files appends their entries instead of rewriting thousands.
 type catalog struct {
 	Version int
+	Gen     int    // the base's generation; journal records name theirs
 	Redact  string // a hash of the redaction patterns the text was indexed with
 	NextNo  uint32
 	NextSeg int
@@ -61,11 +71,20 @@ type catalog struct {
 	Tools   []string // tool names; a document's Tool is 1 + an index here
 	Files   map[string]*fileEntry
 
-	toolIDs map[string]uint16
-	byNo    map[uint32]*fileEntry
+	toolIDs  map[string]uint16
+	byNo     map[uint32]*fileEntry
+	dirty    map[string]bool // keys put or deleted since the last save
+	newTools int             // tools added since the last save
+	logSize  int64           // bytes of journal in force
 }
 
-const catalogVersion = 1
+const (
+	catalogVersion = 2
+	catalogMagic   = "ccm-search-catalog"
+	// The journal is folded into a new base once it passes this size, or
+	// a quarter of the base.
+	maxJournal = 1 << 20
+)
 
 func newCatalog() *catalog {
 	c := &catalog{Version: catalogVersion, NextNo: 1, Files: map[string]*fileEntry{}}
@@ -81,6 +100,27 @@ func (c *catalog) reindex() {
 	c.byNo = map[uint32]*fileEntry{}
 	for _, f := range c.Files {
 		c.byNo[f.No] = f
+	}
+	c.dirty = map[string]bool{}
+}
+
+// put adds or replaces an entry.
+func (c *catalog) put(e *fileEntry) {
+	k := e.key()
+	if old := c.Files[k]; old != nil && old.No != e.No {
+		delete(c.byNo, old.No)
+	}
+	c.Files[k] = e
+	c.byNo[e.No] = e
+	c.dirty[k] = true
+}
+
+// del removes an entry.
+func (c *catalog) del(k string) {
+	if old := c.Files[k]; old != nil {
+		delete(c.byNo, old.No)
+		delete(c.Files, k)
+		c.dirty[k] = true
 	}
 }
 
@@ -99,6 +139,7 @@ func (c *catalog) tool(name string) uint16 {
 	c.Tools = append(c.Tools, name)
 	id := uint16(len(c.Tools))
 	c.toolIDs[name] = id
+	c.newTools++
 	return id
 }
 
@@ -109,51 +150,151 @@ func (c *catalog) toolName(id uint16) string {
 	return c.Tools[id-1]
 }
 
-// The catalog file is text: a header line, then one line per segment,
-// tool and file, fields separated by tabs, strings quoted (Go syntax).
-const catalogMagic = "ccm-search-catalog"
+// Lines of both files, fields separated by tabs. A string is written as
+// it is unless it holds a tab, a line break, a backslash or starts with a
+// quote: then it is quoted (Go syntax).
+//
+//	header: ccm-search-catalog VERSION GEN REDACT NEXTNO NEXTSEG
+//	H NEXTNO NEXTSEG         (journal: starts a record; the segments follow whole)
+//	S ID SIZE DOCS TEXT FULL
+//	T NAME                   (tools, in order; the journal adds new ones)
+//	F SRC NO PATH PART SESSION AGENT FOLDER PROJECT SIZE MTIME DEV INO OFFSET LINES FP LAST PENDING
+//	D KEY                    (journal: an entry removed)
+//	end                      (base) / commit GEN CRC (journal: ends a record)
 
-func (c *catalog) write(w io.Writer) error {
+func appendStr(b []byte, s string) []byte {
+	if strings.ContainsAny(s, "\t\n\r\\") || strings.HasPrefix(s, `"`) {
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, s...)
+}
+
+func parseStr(s string) (string, error) {
+	if strings.HasPrefix(s, `"`) {
+		return strconv.Unquote(s)
+	}
+	return s, nil
+}
+
+func appendSegs(b []byte, segs []segEntry) []byte {
+	for _, s := range segs {
+		b = fmt.Appendf(b, "S\t%d\t%d\t%d\t%d\t%t\n", s.ID, s.Size, s.Docs, s.Text, s.Full)
+	}
+	return b
+}
+
+func appendFile(b []byte, f *fileEntry) []byte {
+	b = append(b, 'F', '\t', f.Src, '\t')
+	b = strconv.AppendUint(b, uint64(f.No), 10)
+	for _, s := range []string{f.Path, f.Part, f.Session, f.Agent, f.Folder, f.Project} {
+		b = append(b, '\t')
+		b = appendStr(b, s)
+	}
+	for _, n := range []int64{f.Size, f.MTime, int64(f.Dev), int64(f.Ino), f.Offset, int64(f.Lines), int64(f.FP), f.Last} {
+		b = append(b, '\t')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	b = append(b, '\t')
+	return append(appendStr(b, strings.Join(f.Pending, "\n")), '\n')
+}
+
+// writeBase writes the whole catalog.
+func (c *catalog) writeBase(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	fmt.Fprintf(bw, "%s\t%d\t%s\t%d\t%d\n", catalogMagic, c.Version, strconv.Quote(c.Redact), c.NextNo, c.NextSeg)
-	for _, s := range c.Segs {
-		fmt.Fprintf(bw, "S\t%d\t%d\t%d\t%d\t%t\n", s.ID, s.Size, s.Docs, s.Text, s.Full)
-	}
+	b := fmt.Appendf(nil, "%s\t%d\t%d\t%s\t%d\t%d\n", catalogMagic, c.Version, c.Gen, strconv.Quote(c.Redact), c.NextNo, c.NextSeg)
+	b = appendSegs(b, c.Segs)
 	for _, t := range c.Tools {
-		fmt.Fprintf(bw, "T\t%s\n", strconv.Quote(t))
+		b = append(appendStr(append(b, 'T', '\t'), t), '\n')
 	}
+	bw.Write(b)
 	keys := make([]string, 0, len(c.Files))
 	for k := range c.Files {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var b []byte
 	for _, k := range keys {
-		f := c.Files[k]
-		b = append(b[:0], 'F', '\t')
-		b = strconv.AppendQuote(b, k)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, uint64(f.No), 10)
-		b = append(b, '\t', f.Src, '\t')
-		for _, s := range []string{f.Path, f.Part, f.Session, f.Agent, f.Folder, f.Project} {
-			b = strconv.AppendQuote(b, s)
-			b = append(b, '\t')
-		}
-		for _, n := range []int64{f.Size, f.MTime, int64(f.Dev), int64(f.Ino), f.Offset, int64(f.Lines), int64(f.FP), f.Last} {
-			b = strconv.AppendInt(b, n, 10)
-			b = append(b, '\t')
-		}
-		b = strconv.AppendQuote(b, strings.Join(f.Pending, "\n"))
-		b = append(b, '\n')
+		b = appendFile(b[:0], c.Files[k])
 		bw.Write(b)
 	}
 	bw.WriteString("end\n")
 	return bw.Flush()
 }
 
+// journalRecord is what changed since the last save.
+func (c *catalog) journalRecord() []byte {
+	b := fmt.Appendf(nil, "H\t%d\t%d\n", c.NextNo, c.NextSeg)
+	b = appendSegs(b, c.Segs)
+	for _, t := range c.Tools[len(c.Tools)-c.newTools:] {
+		b = append(appendStr(append(b, 'T', '\t'), t), '\n')
+	}
+	keys := make([]string, 0, len(c.dirty))
+	for k := range c.dirty {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if f := c.Files[k]; f != nil {
+			b = appendFile(b, f)
+		} else {
+			b = append(appendStr(append(b, 'D', '\t'), k), '\n')
+		}
+	}
+	return fmt.Appendf(b, "commit\t%d\t%d\n", c.Gen, crc32.ChecksumIEEE(b))
+}
+
 var errBadCatalog = errors.New("search index catalog is damaged")
 
-func readCatalog(path string) (*catalog, error) {
+// save makes the catalog durable: a journal record when little changed,
+// else a new base (and the journal starts again). The segments it names
+// are durable already.
+func (c *catalog) save(dir string) error {
+	base, log := dir+"/catalog", dir+"/catalog.log"
+	rec := c.journalRecord()
+	if fi, err := os.Stat(base); err == nil && c.logSize+int64(len(rec)) < max(maxJournal, fi.Size()/4) {
+		f, err := fsutil.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, fsutil.FileMode)
+		if err != nil {
+			return err
+		}
+		created := c.logSize == 0
+		_, err = f.Write(rec)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil && created {
+			err = fsutil.SyncDir(dir)
+		}
+		if err != nil {
+			return err
+		}
+		c.logSize += int64(len(rec))
+	} else {
+		// A new generation, never one an old journal could name.
+		old := c.Gen
+		c.Gen = int(time.Now().UnixNano() & (1<<62 - 1))
+		if err := fsutil.WriteFile(base, fsutil.FileMode, c.writeBase); err != nil {
+			c.Gen = old
+			return err
+		}
+		// The old journal names the old generation: replaying it is
+		// already impossible; it goes.
+		if err := os.Remove(log); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		c.logSize = 0
+	}
+	clear(c.dirty)
+	c.newTools = 0
+	return nil
+}
+
+// readCatalog reads the base and replays the journal's records of its
+// generation. A torn last record (an update killed while writing it) is
+// cut off: the update it described did not happen.
+func readCatalog(dir string) (*catalog, error) {
+	path := dir + "/catalog"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -163,67 +304,159 @@ func readCatalog(path string) (*catalog, error) {
 	if !bytes.HasSuffix(data, []byte("\nend\n")) {
 		return nil, bad(0)
 	}
-	lines := strings.Split(string(data[:len(data)-len("end\n")]), "\n")
-	lines = lines[:len(lines)-1]
-	for i, line := range lines {
-		f := strings.Split(line, "\t")
-		switch {
-		case i == 0:
-			if len(f) != 5 || f[0] != catalogMagic {
-				return nil, bad(1)
-			}
-			var e1, e2, e3, e4 error
-			c.Version, e1 = strconv.Atoi(f[1])
-			c.Redact, e2 = strconv.Unquote(f[2])
-			var n uint64
-			n, e3 = strconv.ParseUint(f[3], 10, 32)
-			c.NextNo = uint32(n)
-			c.NextSeg, e4 = strconv.Atoi(f[4])
-			if errors.Join(e1, e2, e3, e4) != nil || c.Version != catalogVersion {
-				return nil, bad(1)
-			}
-		case f[0] == "S" && len(f) == 6:
-			var s segEntry
-			var e [5]error
-			s.Full, e[4] = strconv.ParseBool(f[5])
-			s.ID, e[0] = strconv.Atoi(f[1])
-			s.Size, e[1] = strconv.ParseInt(f[2], 10, 64)
-			s.Docs, e[2] = strconv.Atoi(f[3])
-			s.Text, e[3] = strconv.ParseInt(f[4], 10, 64)
-			if errors.Join(e[:]...) != nil {
-				return nil, bad(i + 1)
-			}
-			c.Segs = append(c.Segs, s)
-		case f[0] == "T" && len(f) == 2:
-			t, err := strconv.Unquote(f[1])
-			if err != nil {
-				return nil, bad(i + 1)
-			}
-			c.Tools = append(c.Tools, t)
-		case f[0] == "F" && len(f) == 19:
-			fe, key, err := parseFileLine(f)
-			if err != nil {
-				return nil, bad(i + 1)
-			}
-			c.Files[key] = fe
-		default:
-			return nil, bad(i + 1)
-		}
+	body := string(data[:len(data)-len("end\n")])
+	nl := strings.IndexByte(body, '\n')
+	if nl < 0 {
+		return nil, bad(1)
 	}
-	if len(lines) == 0 {
-		return nil, bad(0)
+	h := strings.Split(body[:nl], "\t")
+	if len(h) != 6 || h[0] != catalogMagic {
+		return nil, bad(1)
+	}
+	var e [5]error
+	c.Version, e[0] = strconv.Atoi(h[1])
+	c.Gen, e[1] = strconv.Atoi(h[2])
+	c.Redact, e[2] = strconv.Unquote(h[3])
+	var n uint64
+	n, e[3] = strconv.ParseUint(h[4], 10, 32)
+	c.NextNo = uint32(n)
+	c.NextSeg, e[4] = strconv.Atoi(h[5])
+	if errors.Join(e[:]...) != nil || c.Version != catalogVersion {
+		return nil, bad(1)
+	}
+	if line, err := c.apply(body[nl+1:], false); err != nil {
+		return nil, bad(line + 1)
 	}
 	c.reindex()
 	if len(c.byNo) != len(c.Files) {
 		return nil, bad(0)
 	}
+	if err := c.replay(dir + "/catalog.log"); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
-func parseFileLine(f []string) (*fileEntry, string, error) {
+// replay applies the journal's records of the base's generation.
+func (c *catalog) replay(log string) error {
+	data, err := os.ReadFile(log)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	good := 0
+	for rest := string(data); rest != ""; {
+		i := strings.Index(rest, "\ncommit\t")
+		if i < 0 {
+			break
+		}
+		end := strings.IndexByte(rest[i+1:], '\n')
+		if end < 0 {
+			break
+		}
+		rec, commit := rest[:i+1], strings.Split(rest[i+1:i+1+end], "\t")
+		sum, err := strconv.ParseUint(commit[len(commit)-1], 10, 32)
+		if len(commit) != 3 || err != nil || uint32(sum) != crc32.ChecksumIEEE([]byte(rec)) {
+			break
+		}
+		if commit[1] == strconv.Itoa(c.Gen) {
+			if _, err := c.apply(rec, true); err != nil {
+				return fmt.Errorf("%w: %s", errBadCatalog, log)
+			}
+		}
+		good += i + 1 + end + 1
+		rest = rest[i+1+end+1:]
+	}
+	if good < len(data) {
+		// A torn record: cut it, so that records appended later are read.
+		if err := os.Truncate(log, int64(good)); err != nil {
+			return err
+		}
+	}
+	c.logSize = int64(good)
+	if len(c.byNo) != len(c.Files) {
+		return fmt.Errorf("%w: %s", errBadCatalog, log)
+	}
+	return nil
+}
+
+// apply reads lines of the base or of a journal record into c. It returns
+// the number of the line that failed.
+func (c *catalog) apply(text string, journal bool) (int, error) {
+	line := 0
+	for text != "" {
+		nl := strings.IndexByte(text, '\n')
+		if nl < 0 {
+			return line, errBadCatalog
+		}
+		l := text[:nl]
+		text = text[nl+1:]
+		line++
+		f := strings.Split(l, "\t")
+		switch {
+		case journal && f[0] == "H" && len(f) == 3:
+			n, err1 := strconv.ParseUint(f[1], 10, 32)
+			s, err2 := strconv.Atoi(f[2])
+			if err1 != nil || err2 != nil {
+				return line, errBadCatalog
+			}
+			c.NextNo, c.NextSeg, c.Segs = uint32(n), s, nil
+		case f[0] == "S" && len(f) == 6:
+			var s segEntry
+			var e [5]error
+			s.ID, e[0] = strconv.Atoi(f[1])
+			s.Size, e[1] = strconv.ParseInt(f[2], 10, 64)
+			s.Docs, e[2] = strconv.Atoi(f[3])
+			s.Text, e[3] = strconv.ParseInt(f[4], 10, 64)
+			s.Full, e[4] = strconv.ParseBool(f[5])
+			if errors.Join(e[:]...) != nil {
+				return line, errBadCatalog
+			}
+			c.Segs = append(c.Segs, s)
+		case f[0] == "T" && len(f) == 2:
+			t, err := parseStr(f[1])
+			if err != nil {
+				return line, errBadCatalog
+			}
+			c.Tools = append(c.Tools, t)
+			if c.toolIDs != nil {
+				c.toolIDs[t] = uint16(len(c.Tools))
+			}
+		case f[0] == "F" && len(f) == 18:
+			fe, err := parseFileLine(f)
+			if err != nil {
+				return line, errBadCatalog
+			}
+			k := fe.key()
+			if old := c.Files[k]; old != nil && c.byNo != nil {
+				delete(c.byNo, old.No)
+			}
+			c.Files[k] = fe
+			if c.byNo != nil {
+				c.byNo[fe.No] = fe
+			}
+		case journal && f[0] == "D" && len(f) == 2:
+			k, err := parseStr(f[1])
+			if err != nil {
+				return line, errBadCatalog
+			}
+			if old := c.Files[k]; old != nil {
+				delete(c.byNo, old.No)
+				delete(c.Files, k)
+			}
+		default:
+			return line, errBadCatalog
+		}
+	}
+	return line, nil
+}
+
+func parseFileLine(f []string) (*fileEntry, error) {
 	var errs []error
-	unq := func(s string) string {
-		v, err := strconv.Unquote(s)
+	str := func(s string) string {
+		v, err := parseStr(s)
 		errs = append(errs, err)
 		return v
 	}
@@ -232,21 +465,19 @@ func parseFileLine(f []string) (*fileEntry, string, error) {
 		errs = append(errs, err)
 		return v
 	}
-	key := unq(f[1])
-	fe := &fileEntry{No: uint32(num(f[2]))}
-	if len(f[3]) != 1 || (f[3][0] != srcLive && f[3][0] != srcArchive) {
-		return nil, "", errBadCatalog
+	if len(f[1]) != 1 || (f[1][0] != srcLive && f[1][0] != srcArchive) {
+		return nil, errBadCatalog
 	}
-	fe.Src = f[3][0]
-	fe.Path, fe.Part, fe.Session, fe.Agent, fe.Folder, fe.Project = unq(f[4]), unq(f[5]), unq(f[6]), unq(f[7]), unq(f[8]), unq(f[9])
-	fe.Size, fe.MTime = num(f[10]), num(f[11])
-	fe.Dev, fe.Ino = uint64(num(f[12])), uint64(num(f[13]))
-	fe.Offset, fe.Lines, fe.FP, fe.Last = num(f[14]), uint32(num(f[15])), uint32(num(f[16])), num(f[17])
-	if p := unq(f[18]); p != "" {
+	fe := &fileEntry{Src: f[1][0], No: uint32(num(f[2]))}
+	fe.Path, fe.Part, fe.Session, fe.Agent, fe.Folder, fe.Project = str(f[3]), str(f[4]), str(f[5]), str(f[6]), str(f[7]), str(f[8])
+	fe.Size, fe.MTime = num(f[9]), num(f[10])
+	fe.Dev, fe.Ino = uint64(num(f[11])), uint64(num(f[12]))
+	fe.Offset, fe.Lines, fe.FP, fe.Last = num(f[13]), uint32(num(f[14])), uint32(num(f[15])), num(f[16])
+	if p := str(f[17]); p != "" {
 		fe.Pending = strings.Split(p, "\n")
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return fe, key, nil
+	return fe, nil
 }

@@ -69,7 +69,7 @@ func Open(ctx context.Context, dir string) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{dir: dir, lock: lk, segs: map[int]*openSeg{}}
-	cat, err := readCatalog(filepath.Join(dir, "catalog"))
+	cat, err := readCatalog(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		cat = newCatalog()
@@ -167,9 +167,7 @@ func (ix *Index) Close() error {
 
 // saveCatalog writes the catalog durably (the segments it names already
 // are).
-func (ix *Index) saveCatalog() error {
-	return fsutil.WriteFile(filepath.Join(ix.dir, "catalog"), fsutil.FileMode, ix.cat.write)
-}
+func (ix *Index) saveCatalog() error { return ix.cat.save(ix.dir) }
 
 // Forget removes the index and everything in its folder (the archived
 // sessions' parts included), under the index's lock.
@@ -248,28 +246,25 @@ func Drop(ctx context.Context, dir string, paths []string) error {
 		return nil
 	}
 	defer lk.Unlock()
-	cat, err := readCatalog(filepath.Join(dir, "catalog"))
+	cat, err := readCatalog(dir)
 	if err != nil {
 		return nil
 	}
-	n := 0
 	for k, f := range cat.Files {
 		if f.Src != srcLive {
 			continue
 		}
 		for _, p := range paths {
 			if f.Path == p || strings.HasPrefix(f.Path, p+string(filepath.Separator)) {
-				delete(cat.Files, k)
-				n++
+				cat.del(k)
 				break
 			}
 		}
 	}
-	if n == 0 {
+	if len(cat.dirty) == 0 {
 		return nil
 	}
-	ix := &Index{dir: dir, cat: cat}
-	return ix.saveCatalog()
+	return cat.save(dir)
 }
 
 // With opens the index in dir, brings it up to date with src and calls

@@ -207,7 +207,7 @@ func TestDropForgetsRemovedFilesAtOnce(t *testing.T) {
 	if err := Drop(context.Background(), Dir(e.home), []string{a, filepath.Dir(filepath.Dir(sub))}); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := readCatalog(filepath.Join(Dir(e.home), "catalog"))
+	cat, err := readCatalog(Dir(e.home))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,10 +88,9 @@ func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
 			}
 		}
 	}
-	for k, f := range ix.cat.Files {
+	for k := range ix.cat.Files {
 		if !seen[k] {
-			delete(ix.cat.Files, k)
-			delete(ix.cat.byNo, f.No)
+			ix.cat.del(k)
 			st.Removed++
 		}
 	}
@@ -104,7 +103,7 @@ func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
 	if err := ix.compact(ctx); err != nil {
 		return st, err
 	}
-	if len(jobs) > 0 || st.Removed > 0 || ix.Rebuilt != "" || nsegs != len(ix.cat.Segs) {
+	if len(ix.cat.dirty) > 0 || ix.Rebuilt != "" || nsegs != len(ix.cat.Segs) {
 		if err := ix.saveCatalog(); err != nil {
 			return st, err
 		}
@@ -121,38 +120,65 @@ type liveFile struct {
 }
 
 // liveFiles lists the main and subagent transcripts of every session (and
-// the flat agent files of older versions), statting each once.
+// the flat agent files of older versions), statting each once; listJobs
+// project folders are listed at once (the time is the file system's).
 func liveFiles(configDir string) ([]liveFile, error) {
 	projects, err := sessions.ListProjects(configDir)
 	if err != nil {
 		return nil, err
 	}
-	var out []liveFile
-	add := func(f sessions.File, session, agent, folder string) {
-		out = append(out, liveFile{key: "L" + f.Path, path: f.Path, session: session, agent: agent, folder: folder,
-			size: f.Size, mtime: f.ModTime.UnixNano(), dev: f.ID.Dev, ino: f.ID.Ino})
-	}
-	for _, p := range projects {
-		fo, err := sessions.ScanFolder(p)
-		if err != nil {
-			continue // a folder that vanished or is unreadable: nothing to index
-		}
-		for _, s := range fo.Sessions {
-			add(s.Main, s.ID, "", p.Folder)
-			for _, c := range s.Companion {
-				rel, _ := filepath.Rel(s.CompanionDir(), c.Path)
-				if sessions.IsSubagent(rel) {
-					add(c, s.ID, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(c.Path), "agent-"), ".jsonl"), p.Folder)
-				}
+	per := make([][]liveFile, len(projects))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(listJobs, len(projects)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				per[i] = projectFiles(projects[i])
 			}
-		}
-		for _, a := range fo.Agents {
-			// An older layout: the session is in the records; the agent
-			// file is its own entry.
-			add(a, "", strings.TrimSuffix(strings.TrimPrefix(filepath.Base(a.Path), "agent-"), ".jsonl"), p.Folder)
-		}
+		}()
+	}
+	for i := range projects {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var out []liveFile
+	for _, p := range per {
+		out = append(out, p...)
 	}
 	return out, nil
+}
+
+// listJobs is how many project folders are listed at once.
+const listJobs = 8
+
+func projectFiles(p sessions.Project) []liveFile {
+	fo, err := sessions.ScanFolder(p)
+	if err != nil {
+		return nil // a folder that vanished or is unreadable: nothing to index
+	}
+	var out []liveFile
+	add := func(f sessions.File, session, agent string) {
+		out = append(out, liveFile{key: string(srcLive) + f.Path, path: f.Path, session: session, agent: agent, folder: p.Folder,
+			size: f.Size, mtime: f.ModTime.UnixNano(), dev: f.ID.Dev, ino: f.ID.Ino})
+	}
+	for _, s := range fo.Sessions {
+		add(s.Main, s.ID, "")
+		for _, c := range s.Companion {
+			rel, _ := filepath.Rel(s.CompanionDir(), c.Path)
+			if sessions.IsSubagent(rel) {
+				add(c, s.ID, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(c.Path), "agent-"), ".jsonl"))
+			}
+		}
+	}
+	for _, a := range fo.Agents {
+		// An older layout: the session is in the records; the agent
+		// file is its own entry.
+		add(a, "", strings.TrimSuffix(strings.TrimPrefix(filepath.Base(a.Path), "agent-"), ".jsonl"))
+	}
+	return out
 }
 
 // diffLive decides what to do with a live transcript: nothing, index its
@@ -168,7 +194,7 @@ func (ix *Index) diffLive(lf liveFile, st *UpdateStats) *job {
 		ne := *old
 		ne.Size, ne.MTime = lf.size, lf.mtime
 		if lf.size == old.Offset {
-			*old = ne // touched, or a torn last line still torn
+			ix.cat.put(&ne) // touched, or a torn last line still torn
 			return nil
 		}
 		st.Grown++
@@ -176,7 +202,6 @@ func (ix *Index) diffLive(lf liveFile, st *UpdateStats) *job {
 	}
 	if old != nil {
 		st.Rewritten++
-		delete(ix.cat.byNo, old.No)
 	} else {
 		st.New++
 	}
@@ -316,11 +341,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 	sort.Slice(newSegs, func(i, j int) bool { return newSegs[i].ID < newSegs[j].ID })
 	ix.cat.Segs = append(ix.cat.Segs, newSegs...)
 	for _, j := range jobs {
-		if old := ix.cat.Files[j.key]; old != nil && old.No != j.e.No {
-			delete(ix.cat.byNo, old.No)
-		}
-		ix.cat.Files[j.key] = j.e
-		ix.cat.byNo[j.e.No] = j.e
+		ix.cat.put(j.e)
 	}
 	return nil
 }
