@@ -43,7 +43,7 @@ type UpdateStats struct {
 
 // maxPairs is how many (word, message) pairs a worker collects before it
 // writes a segment: 16 bytes each while the segment is written.
-const maxPairs = 8 << 20
+const maxPairs = 6 << 20
 
 type job struct {
 	key   string
