@@ -33,8 +33,9 @@ CCM_ARCHIVE_OLDER_THAN_DAYS, by default a week before Claude Code's
 cleanupPeriodDays), ccm clean (purge backups older than
 CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS, beyond CCM_CLEAN_KEEP_BACKUPS, temp files,
 orphaned folders, and with CCM_CLEAN_EMPTY empty sessions), then ccm prune of
-the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB). Values come
-from the environment, then <ccm home>/config.env (ccm config lists them).
+the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB), and last brings
+the search index up to date when ccm search made one. Values come from the
+environment, then <ccm home>/config.env (ccm config lists them).
 
 Prints nothing when there was nothing to do, else one summary line. Exits
 non-zero only on a real failure.
