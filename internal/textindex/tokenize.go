@@ -61,10 +61,16 @@ func hashWord(b []byte) uint64 {
 		h = bits.RotateLeft64((h^v)*fnvPrime, 29)
 		b = b[8:]
 	}
-	if len(b) > 0 {
+	if n := len(b); n > 0 {
 		var v uint64
-		for k, c := range b {
-			v |= uint64(c|0x20) << (8 * k)
+		if cap(b) >= 8 {
+			// The bytes after the word are in the same array: load 8
+			// and keep the word's.
+			v = (binary.LittleEndian.Uint64(b[:8]) | 0x2020202020202020) & (1<<(8*n) - 1)
+		} else {
+			for k, c := range b {
+				v |= uint64(c|0x20) << (8 * k)
+			}
 		}
 		h = (h ^ v) * fnvPrime
 	}
