@@ -44,10 +44,11 @@ type Result struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// Limits of one search: the candidates it holds (about 56 bytes each)
+// Limits of one search: the candidates it holds (40 bytes each; the
+// newest are kept)
 // and, for relevance, the matches it scores.
 const (
-	maxCandidates  = 400_000
+	maxCandidates  = 50_000
 	relevanceCheck = 2000
 	defaultLimit   = 20
 )
