@@ -48,10 +48,11 @@ type Result struct {
 // newest are kept)
 // and, for relevance, the matches it scores.
 const (
-	maxCandidates  = 50_000
 	relevanceCheck = 2000
 	defaultLimit   = 20
 )
+
+var maxCandidates = 50_000 // a variable for tests
 
 type candidate struct {
 	doc textindex.Doc
@@ -65,29 +66,102 @@ func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]b
 	if limit <= 0 {
 		limit = defaultLimit
 	}
+	want := limit
+	if q.Relevance {
+		want = relevanceCheck
+	}
 	keys := q.keys()
 	res := &Result{}
+	rd := newReader(ix.dir, resolve, q.Redact)
+	defer rd.close()
+	var rarity map[string]float64
+	if q.Relevance && q.Regex == nil {
+		rarity = ix.rarity(q)
+	}
+	// Candidates are taken newest first, maxCandidates at a time: when the
+	// newest are all checked and fewer than wanted matched, the next pass
+	// takes those older than the last one checked.
+	var before *candidate
+	for pass := 0; ; pass++ {
+		cands, truncated, err := ix.collect(ctx, q, keys, before)
+		if err != nil {
+			return nil, err
+		}
+		if pass == 0 {
+			res.Truncated = truncated
+		}
+		for i := range cands {
+			c := &cands[i]
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if len(res.Hits) >= want {
+				break
+			}
+			before = c
+			text, agent, err := rd.text(*c)
+			res.Checked++
+			if err != nil {
+				continue // changed since it was indexed: the next update re-reads it
+			}
+			s, e, ok := q.match(text)
+			if !ok {
+				continue
+			}
+			h := ix.hit(*c, agent)
+			h.Snippet, h.Mark = snippet(text, s, e)
+			if rarity != nil {
+				h.Score = q.score(text, rarity)
+			}
+			res.Hits = append(res.Hits, h)
+		}
+		if pass == 0 {
+			res.Candidates = len(cands)
+		}
+		if !truncated || len(res.Hits) >= want || before == nil {
+			break
+		}
+		b := *before
+		before = &b
+	}
+	if q.Relevance {
+		sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Score > res.Hits[j].Score })
+		if len(res.Hits) > limit {
+			res.Hits = res.Hits[:limit]
+		}
+	}
+	return res, nil
+}
+
+// collect lists the candidates of a query older than before (all when
+// nil), newest first, at most maxCandidates; truncated says whether there
+// were more.
+func (ix *Index) collect(ctx context.Context, q *Query, keys []uint64, before *candidate) ([]candidate, bool, error) {
 	var cands []candidate
+	truncated := false
 	filter := ix.filter(q)
 	for _, se := range ix.cat.Segs {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		s := ix.segs[se.ID].s
 		docs, all, err := candidates(s, keys)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		add := func(d textindex.Doc) {
 			f := ix.cat.byNo[d.File]
 			if f == nil || !filter(d, f) {
 				return
 			}
-			cands = append(cands, candidate{d, f})
-			res.Candidates++
+			c := candidate{d, f}
+			if before != nil && !newer(*before, c) {
+				return
+			}
+			cands = append(cands, c)
 			if len(cands) >= 2*maxCandidates {
 				cands = newest(cands, maxCandidates)
-				res.Truncated = true
+				truncated = true
 			}
 		}
 		if all || len(docs) > s.Docs()/16 {
@@ -115,46 +189,13 @@ func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]b
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	cands = newest(cands, len(cands))
-	rd := newReader(ix.dir, resolve, q.Redact)
-	defer rd.close()
-	var rarity map[string]float64
-	if q.Relevance && q.Regex == nil {
-		rarity = ix.rarity(q)
+	if len(cands) > maxCandidates {
+		truncated = true
 	}
-	for _, c := range cands {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if !q.Relevance && len(res.Hits) >= limit || q.Relevance && (len(res.Hits) >= relevanceCheck) {
-			break
-		}
-		text, agent, err := rd.text(c)
-		res.Checked++
-		if err != nil {
-			continue // changed since it was indexed: the next update re-reads it
-		}
-		s, e, ok := q.match(text)
-		if !ok {
-			continue
-		}
-		h := ix.hit(c, agent)
-		h.Snippet, h.Mark = snippet(text, s, e)
-		if rarity != nil {
-			h.Score = q.score(text, rarity)
-		}
-		res.Hits = append(res.Hits, h)
-	}
-	if q.Relevance {
-		sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Score > res.Hits[j].Score })
-		if len(res.Hits) > limit {
-			res.Hits = res.Hits[:limit]
-		}
-	}
-	return res, nil
+	return newest(cands, maxCandidates), truncated, nil
 }
 
 // candidates lists the documents of s holding every key, rarest key
@@ -191,18 +232,21 @@ func candidates(s *textindex.Segment, keys []uint64) (docs []uint32, all bool, e
 	return docs, false, err
 }
 
+// newer reports whether a comes before b in a search's order: newer
+// first, then by file and line, latest first.
+func newer(a, b candidate) bool {
+	if a.doc.Time != b.doc.Time {
+		return a.doc.Time > b.doc.Time
+	}
+	if a.f.No != b.f.No {
+		return a.f.No > b.f.No
+	}
+	return a.doc.Line > b.doc.Line
+}
+
 // newest sorts candidates newest first and keeps n.
 func newest(c []candidate, n int) []candidate {
-	sort.Slice(c, func(i, j int) bool {
-		a, b := c[i], c[j]
-		if a.doc.Time != b.doc.Time {
-			return a.doc.Time > b.doc.Time
-		}
-		if a.f.No != b.f.No {
-			return a.f.No > b.f.No
-		}
-		return a.doc.Line > b.doc.Line
-	})
+	sort.Slice(c, func(i, j int) bool { return newer(c[i], c[j]) })
 	return c[:min(n, len(c))]
 }
 

@@ -275,3 +275,22 @@ func TestIndexArchiveWritesThePartSearchReads(t *testing.T) {
 		t.Fatalf("%d hits from the part written from the archive", len(hits))
 	}
 }
+
+// When the newest candidates all fail the check (the words are common,
+// the phrase is not), older ones are taken, pass after pass.
+func TestOldMatchBehindManyCandidates(t *testing.T) {
+	defer func(n int) { maxCandidates = n }(maxCandidates)
+	maxCandidates = 4
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", "the alpha beta phrase", 1))
+	for i := 2; i <= 30; i++ {
+		appendLines(t, tr, record("user", "aaaaaaaa", "/p", "alpha and then beta", i))
+	}
+	if h := e.one(`"alpha beta"`); h.Line != 1 {
+		t.Fatalf("hit %+v", h)
+	}
+	if hits := e.search("alpha beta", func(q *Query) { q.Limit = 100 }); len(hits) != 30 {
+		t.Fatalf("%d hits for the words, want 30", len(hits))
+	}
+}
