@@ -294,3 +294,16 @@ func TestOldMatchBehindManyCandidates(t *testing.T) {
 		t.Fatalf("%d hits for the words, want 30", len(hits))
 	}
 }
+
+func TestRelevanceOrdersByDensity(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	appendLines(t, tr,
+		record("user", "aaaaaaaa", "/p", "kestrel kestrel kestrel nest", 1),
+		record("user", "aaaaaaaa", "/p", "a long prompt that mentions a kestrel once among many other words "+strings.Repeat("filler ", 300), 2))
+	byTime := e.search("kestrel")
+	byRel := e.search("kestrel", func(q *Query) { q.Relevance = true })
+	if len(byTime) != 2 || byTime[0].Line != 2 || byRel[0].Line != 1 || byRel[0].Score <= byRel[1].Score {
+		t.Fatalf("by time %d,%d; by relevance %d,%d (%.3f, %.3f)", byTime[0].Line, byTime[1].Line, byRel[0].Line, byRel[1].Line, byRel[0].Score, byRel[1].Score)
+	}
+}
