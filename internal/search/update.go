@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"ccm/fsutil"
 	"ccm/internal/sessions"
@@ -39,6 +40,11 @@ type UpdateStats struct {
 	New, Grown, Rewritten, Removed, Archives int
 	Bytes                                    int64 // bytes read
 	Docs                                     int   // messages added
+	// ListSeconds is the time spent finding what changed (listing the
+	// project folders, statting every transcript and archive);
+	// IndexSeconds the time spent indexing it and saving the result.
+	ListSeconds  float64
+	IndexSeconds float64
 }
 
 // maxPairs is how many (word, message) pairs a worker collects before it
@@ -54,8 +60,8 @@ type job struct {
 }
 
 // Update brings the index up to date with the sources.
-func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
-	var st UpdateStats
+func (ix *Index) Update(ctx context.Context, src Sources) (st UpdateStats, err error) {
+	start := time.Now()
 	redact := redactKey(src.Redact)
 	if ix.cat.Redact != redact {
 		// Indexed under other redaction patterns: start again.
@@ -94,6 +100,9 @@ func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
 			st.Removed++
 		}
 	}
+	listed := time.Now()
+	st.ListSeconds = listed.Sub(start).Seconds()
+	defer func() { st.IndexSeconds = time.Since(listed).Seconds() }()
 	if len(jobs) > 0 {
 		if err := ix.run(ctx, jobs, src, &st); err != nil {
 			return st, err
