@@ -279,13 +279,17 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		ix.cat.NextSeg++
 		mu.Unlock()
 		se, err := ix.writeSegment(id, b, full)
-		if err != nil {
-			fail(err)
-			return
+		if err == nil {
+			mu.Lock()
+			if err = ix.openSeg(se); err == nil {
+				newSegs = append(newSegs, se)
+			}
+			mu.Unlock()
 		}
-		mu.Lock()
-		newSegs = append(newSegs, se)
-		mu.Unlock()
+		if err != nil {
+			os.Remove(ix.segPath(id))
+			fail(err)
+		}
 	}
 	tool := func(name string) uint16 {
 		mu.Lock()
@@ -355,8 +359,8 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 	return nil
 }
 
-// writeSegment writes a builder's documents as segment id, durably, and
-// opens it.
+// writeSegment writes a builder's documents as segment id, durably (the
+// caller opens it).
 func (ix *Index) writeSegment(id int, b *textindex.Builder, full bool) (segEntry, error) {
 	e := segEntry{ID: id, Docs: b.Docs(), Text: b.TextBytes(), Full: full}
 	path := ix.segPath(id)
@@ -365,13 +369,7 @@ func (ix *Index) writeSegment(id int, b *textindex.Builder, full bool) (segEntry
 		e.Size = n
 		return err
 	})
-	if err != nil {
-		return e, err
-	}
-	if err := ix.openSeg(e); err != nil {
-		return e, err
-	}
-	return e, nil
+	return e, err
 }
 
 // indexer is one worker's state.
