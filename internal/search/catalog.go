@@ -386,6 +386,7 @@ func (c *catalog) replay(log string) error {
 // the number of the line that failed.
 func (c *catalog) apply(text string, journal bool) (int, error) {
 	line := 0
+	var fields [20]string
 	for text != "" {
 		nl := strings.IndexByte(text, '\n')
 		if nl < 0 {
@@ -394,7 +395,7 @@ func (c *catalog) apply(text string, journal bool) (int, error) {
 		l := text[:nl]
 		text = text[nl+1:]
 		line++
-		f := strings.Split(l, "\t")
+		f := splitTabs(l, fields[:0])
 		switch {
 		case journal && f[0] == "H" && len(f) == 3:
 			n, err1 := strconv.ParseUint(f[1], 10, 32)
@@ -453,16 +454,33 @@ func (c *catalog) apply(text string, journal bool) (int, error) {
 	return line, nil
 }
 
+// splitTabs splits a line at its tabs into dst (a catalog line has at
+// most 18 fields; more make the line's field count wrong, as it is).
+func splitTabs(l string, dst []string) []string {
+	for {
+		i := strings.IndexByte(l, '\t')
+		if i < 0 || len(dst) == cap(dst)-1 {
+			return append(dst, l)
+		}
+		dst = append(dst, l[:i])
+		l = l[i+1:]
+	}
+}
+
 func parseFileLine(f []string) (*fileEntry, error) {
-	var errs []error
+	var bad error
 	str := func(s string) string {
 		v, err := parseStr(s)
-		errs = append(errs, err)
+		if err != nil {
+			bad = err
+		}
 		return v
 	}
 	num := func(s string) int64 {
 		v, err := strconv.ParseInt(s, 10, 64)
-		errs = append(errs, err)
+		if err != nil {
+			bad = err
+		}
 		return v
 	}
 	if len(f[1]) != 1 || (f[1][0] != srcLive && f[1][0] != srcArchive) {
@@ -476,8 +494,8 @@ func parseFileLine(f []string) (*fileEntry, error) {
 	if p := str(f[17]); p != "" {
 		fe.Pending = strings.Split(p, "\n")
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if bad != nil {
+		return nil, bad
 	}
 	return fe, nil
 }
