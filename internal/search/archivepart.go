@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/tidwall/gjson"
 
 	"ccm/fsutil"
 	"ccm/internal/archive"
@@ -270,17 +269,17 @@ func (w *indexer) archive(ctx context.Context, j *job, dir string) (int64, error
 	}
 	defer p.close()
 	e.Project = p.h.Project
-	err = p.each(func(frame int64, at uint32, d gjson.Result, text []byte) error {
+	err = p.each(func(frame int64, at uint32, l partLine) error {
 		if w.full() {
 			w.flush()
 		}
-		doc := textindex.Doc{File: e.No, Line: uint32(d.Get("l").Uint()), Off: uint64(frame), Len: at,
-			Time: uint32(d.Get("t").Uint()), Kind: uint8(d.Get("k").Uint()), Tool: w.tool(d.Get("tool").Str)}
-		if m := d.Get("m").Str; m != "" {
+		doc := textindex.Doc{File: e.No, Line: l.line, Off: uint64(frame), Len: at,
+			Time: uint32(max(0, min(l.time, 1<<32-1))), Kind: l.kind, Tool: w.tool(l.tool)}
+		if l.agent != "" {
 			doc.Sub = 1
 		}
 		w.b.Start(doc)
-		w.b.AddJSON(text)
+		w.b.AddJSON(l.text)
 		w.docs++
 		if int64(doc.Time) > e.Last {
 			e.Last = int64(doc.Time)

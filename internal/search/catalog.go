@@ -1,5 +1,7 @@
 package search
 
+import "strings"
+
 // Source kinds of an indexed file.
 const (
 	srcLive    = 'L' // a transcript in the config dir, read in place
@@ -119,6 +121,7 @@ func (c *catalog) tool(name string) uint16 {
 	if len(c.Tools) >= 65535 {
 		return 0
 	}
+	name = strings.Clone(name) // it may point into a buffer that is reused
 	c.Tools = append(c.Tools, name)
 	id := uint16(len(c.Tools))
 	c.toolIDs[name] = id

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"ccm/transcript"
 )
 
@@ -82,14 +80,14 @@ func (ix *Index) ReadPage(ctx context.Context, session, agent string, from, coun
 		}
 		defer p.close()
 		var msgs []PageMessage
-		err = p.each(func(_ int64, _ uint32, d gjson.Result, text []byte) error {
-			if d.Get("m").Str != agent || int(d.Get("l").Int()) < from {
+		err = p.each(func(_ int64, _ uint32, l partLine) error {
+			if l.agent != agent || int(l.line) < from {
 				return nil
 			}
-			m := PageMessage{Line: int(d.Get("l").Int()), Kind: kindName(uint8(d.Get("k").Uint())), Tool: d.Get("tool").Str,
-				Text: d.Get("text").Str}
-			if t := d.Get("t").Int(); t > 0 {
-				m.Time = time.Unix(t, 0).UTC()
+			m := PageMessage{Line: int(l.line), Kind: kindName(l.kind), Tool: strings.Clone(l.tool),
+				Text: string(appendUnescaped(nil, l.text))}
+			if l.time > 0 {
+				m.Time = time.Unix(l.time, 0).UTC()
 			}
 			msgs = append(msgs, m)
 			if len(msgs) > count+1 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/fsutil"
+	"ccm/jsonstr"
 	"ccm/transcript"
 )
 
@@ -75,6 +77,26 @@ type partDoc struct {
 	Text string `json:"text"`
 }
 
+// appendTo writes the message's JSON line (what encoding/json writes for
+// partDoc, a good deal faster: parts are written for whole archives).
+func (d *partDoc) appendTo(b []byte) []byte {
+	b = append(b, '{')
+	if d.M != "" {
+		b = jsonstr.Append(append(b, `"m":`...), d.M)
+		b = append(b, ',')
+	}
+	b = strconv.AppendUint(append(b, `"l":`...), uint64(d.L), 10)
+	if d.T != 0 {
+		b = strconv.AppendInt(append(b, `,"t":`...), d.T, 10)
+	}
+	b = strconv.AppendUint(append(b, `,"k":`...), uint64(d.K), 10)
+	if d.Tool != "" {
+		b = jsonstr.Append(append(b, `,"tool":`...), d.Tool)
+	}
+	b = jsonstr.Append(append(b, `,"text":`...), d.Text)
+	return append(b, '}')
+}
+
 // WritePart writes the index part of a session given its transcripts'
 // streams: the main transcript and its subagents'. Memory is bounded by
 // the longest line and one frame.
@@ -97,8 +119,7 @@ func writePartFrom(w io.Writer, info PartInfo, next func() (*Member, error), o P
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var off int64
 	h := partHeader{Format: partFormat, PartInfo: info, Redact: redactKey(o.Redact)}
-	var frame []byte
-	var out []byte
+	var frame, out, line []byte
 	emitFrame := func() {
 		if len(frame) == 0 {
 			return
@@ -146,10 +167,7 @@ func writePartFrom(w io.Writer, info PartInfo, next func() (*Member, error), o P
 			if info.Project == "" && rec.Cwd != "" {
 				h.Project = strings.Clone(rec.Cwd)
 			}
-			line, err := json.Marshal(d)
-			if err != nil {
-				return err
-			}
+			line = d.appendTo(line[:0])
 			if len(frame) > 0 && len(frame)+len(line) > partFrame {
 				emitFrame()
 			}
@@ -173,7 +191,7 @@ func writePartFrom(w io.Writer, info PartInfo, next func() (*Member, error), o P
 // partEncoders are reused: a new encoder allocates its tables (megabytes)
 // each time, more than a small session's part costs to compress.
 var partEncoders = sync.Pool{New: func() any {
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
 	return e
 }}
 
@@ -326,9 +344,22 @@ func (p *part) doc(frame int64, at uint32) (partDoc, error) {
 	return d, nil
 }
 
-// each calls fn with every message of the part, its frame and offset, and
-// the raw inside of its text string.
-func (p *part) each(fn func(frame int64, at uint32, d gjson.Result, text []byte) error) error {
+// partLine is one message of a part as each reads it, without decoding
+// its text.
+type partLine struct {
+	agent string
+	line  uint32
+	time  int64
+	kind  uint8
+	tool  string
+	text  []byte // the inside of the text's JSON string
+}
+
+var partKeys = []string{"m", "l", "t", "k", "tool", "text"}
+
+// each calls fn with every message of the part, its frame and offset.
+func (p *part) each(fn func(frame int64, at uint32, l partLine) error) error {
+	var m [6]gjson.Result
 	for i := 0; i+1 < len(p.h.Frames); i++ {
 		data, err := p.frameAt(p.h.Frames[i])
 		if err != nil {
@@ -339,16 +370,18 @@ func (p *part) each(fn func(frame int64, at uint32, d gjson.Result, text []byte)
 			if end < 0 {
 				return errBadPart
 			}
-			line := data[at : at+end]
-			if !gjson.ValidBytes(line) {
+			line := unsafeString(data[at : at+end])
+			if !gjson.Valid(line) {
 				return errBadPart
 			}
-			d := gjson.ParseBytes(line)
-			t := d.Get("text").Raw
-			if len(t) < 2 {
+			transcript.Members(line, partKeys, m[:])
+			t := m[5].Raw
+			if len(t) < 2 || t[0] != '"' {
 				return errBadPart
 			}
-			if err := fn(p.h.Frames[i], uint32(at), d, unsafeBytes(t[1:len(t)-1])); err != nil {
+			pl := partLine{agent: rawStr(m[0]), line: uint32(gjson.Parse(m[1].Raw).Uint()), time: gjson.Parse(m[2].Raw).Int(),
+				kind: uint8(gjson.Parse(m[3].Raw).Uint()), tool: rawStr(m[4]), text: unsafeBytes(t[1 : len(t)-1])}
+			if err := fn(p.h.Frames[i], uint32(at), pl); err != nil {
 				return err
 			}
 			at += end + 1
