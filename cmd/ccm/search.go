@@ -17,23 +17,22 @@ import (
 
 type searchOptions struct {
 	globalOptions
-	Args      []string
-	Regex     bool
-	Since     string
-	In        string
-	Tool      string
-	Archived  bool
-	Live      bool
-	Session   string
-	Project   string
-	Limit     int
-	Sort      string
-	Reindex   bool
-	Forget    bool
-	Stats     bool
-	Jobs      int
-	Now       time.Time
-	Highlight bool // force the terminal's highlighting (tests)
+	Args     []string
+	Regex    bool
+	Since    string
+	In       string
+	Tool     string
+	Archived bool
+	Live     bool
+	Session  string
+	Project  string
+	Limit    int
+	Sort     string
+	Reindex  bool
+	Forget   bool
+	Stats    bool
+	Jobs     int
+	Now      time.Time
 }
 
 func newSearchCommand() *cli.Command {
@@ -55,6 +54,7 @@ The index lives in <ccm home>/search (0700, files 0600). Every search first
 brings it up to date: new sessions and archives, the new bytes of grown
 transcripts; removed sessions drop out. --reindex rebuilds it, --forget
 deletes it. CCM_SEARCH_REDACT (ccm config) keeps matching text out of it.
+Exit status 1 when nothing matched, as grep.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
@@ -254,7 +254,7 @@ func runSearch(ctx context.Context, o searchOptions) error {
 			}
 			return writeJSON(o.Stdout, res)
 		}
-		writeHits(o.Stdout, res.Hits, isTerminal(o.Stdout) || o.Highlight)
+		writeHits(o.Stdout, res.Hits, isTerminal(o.Stdout))
 		if len(res.Hits) == 0 {
 			return silentError{code: exitFindings}
 		}
