@@ -214,8 +214,10 @@ func (ix *Index) Stats() Stats {
 		st.TextBytes += s.Text
 		st.IndexSize += s.Size
 	}
-	if fi, err := os.Stat(filepath.Join(ix.dir, "catalog")); err == nil {
-		st.IndexSize += fi.Size()
+	for _, f := range []string{"catalog", "catalog.log"} {
+		if fi, err := os.Stat(filepath.Join(ix.dir, f)); err == nil {
+			st.IndexSize += fi.Size()
+		}
 	}
 	filepath.WalkDir(filepath.Join(ix.dir, "parts"), func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
