@@ -135,10 +135,14 @@ func TestDamagedSegmentRefused(t *testing.T) {
 	var buf bytes.Buffer
 	b.WriteTo(&buf)
 	good := buf.Bytes()
-	// Every single-byte change of the footer, the block index or the
-	// dictionary is refused or read without a panic; a truncation always
-	// is refused.
+	// A single-byte change anywhere (every byte of the tail, which holds
+	// the footer, the block index and the dictionary; every 13th before
+	// it) is refused or read without a panic; a truncation always is
+	// refused.
 	for i := 0; i < len(good); i++ {
+		if i < len(good)-8192 && i%13 != 0 {
+			continue
+		}
 		bad := slices.Clone(good)
 		bad[i] ^= 0x5a
 		s, err := Open(bytes.NewReader(bad), int64(len(bad)))
