@@ -135,12 +135,17 @@ func TestDamagedSegmentRefused(t *testing.T) {
 	var buf bytes.Buffer
 	b.WriteTo(&buf)
 	good := buf.Bytes()
-	// A single-byte change anywhere (every byte of the tail, which holds
-	// the footer, the block index and the dictionary; every 13th before
-	// it) is refused or read without a panic; a truncation always is
-	// refused.
+	// A single-byte change anywhere (every byte of the dictionary, the
+	// block index and the footer; every 13th of the postings and the
+	// documents) is refused or read without a panic; a truncation always
+	// is refused.
+	f, err := decodeFooter(good[len(good)-footerSize:], uint64(len(good)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < len(good); i++ {
-		if i < len(good)-8192 && i%13 != 0 {
+		dense := uint64(i) >= f.dictOff && uint64(i) < f.docOff || i >= len(good)-footerSize
+		if !dense && i%13 != 0 {
 			continue
 		}
 		bad := slices.Clone(good)
