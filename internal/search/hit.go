@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"ccm/internal/searchtext"
 	"ccm/internal/sessions"
 	"ccm/internal/textindex"
 )
@@ -197,7 +198,7 @@ func (r *reader) text(c candidate) (string, string, error) {
 	if _, err := f.ReadAt(line, int64(c.doc.Off)); err != nil {
 		return "", "", err
 	}
-	x := &Extractor{Resolve: r.resolve}
+	x := &searchtext.Extractor{Resolve: r.resolve}
 	text, _ := x.Text(line)
 	return RedactString(text, r.redact), "", nil
 }

@@ -3,7 +3,7 @@
 // hold some words, a phrase or a regular expression.
 //
 // The index (package textindex) holds hashed words and, per message,
-// where the message is; the text stays where it is: in the transcripts,
+// where the message is (package searchtext reads a message's text); the text stays where it is: in the transcripts,
 // in the CCM store (the content of [CCM_CACHED] stubs) and, for archived
 // sessions, in an index part written from the archive once. A query finds
 // the candidate messages in the index, reads them back, checks them and

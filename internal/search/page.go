@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"ccm/internal/searchtext"
 	"ccm/transcript"
 )
 
@@ -85,7 +86,7 @@ func (ix *Index) ReadPage(ctx context.Context, session, agent string, from, coun
 				return nil
 			}
 			m := PageMessage{Line: int(l.line), Kind: kindName(l.kind), Tool: strings.Clone(l.tool),
-				Text: string(appendUnescaped(nil, l.text))}
+				Text: string(searchtext.AppendUnescaped(nil, l.text))}
 			if l.time > 0 {
 				m.Time = time.Unix(l.time, 0).UTC()
 			}
@@ -114,7 +115,7 @@ func (ix *Index) ReadPage(ctx context.Context, session, agent string, from, coun
 	defer file.Close()
 	r := transcript.NewReader(file)
 	r.Classify = false
-	x := &Extractor{Resolve: resolve}
+	x := &searchtext.Extractor{Resolve: resolve}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/fsutil"
+	"ccm/internal/searchtext"
 	"ccm/jsonstr"
 	"ccm/transcript"
 )
@@ -138,7 +139,7 @@ func writePartFrom(w io.Writer, info PartInfo, next func() (*Member, error), o P
 		if m == nil {
 			break
 		}
-		x := &Extractor{Resolve: o.Resolve}
+		x := &searchtext.Extractor{Resolve: o.Resolve}
 		r := transcript.NewReader(m.R)
 		r.Classify = false
 		for {
@@ -379,8 +380,8 @@ func (p *part) each(fn func(frame int64, at uint32, l partLine) error) error {
 			if len(t) < 2 || t[0] != '"' {
 				return errBadPart
 			}
-			pl := partLine{agent: rawStr(m[0]), line: uint32(gjson.Parse(m[1].Raw).Uint()), time: gjson.Parse(m[2].Raw).Int(),
-				kind: uint8(gjson.Parse(m[3].Raw).Uint()), tool: rawStr(m[4]), text: unsafeBytes(t[1 : len(t)-1])}
+			pl := partLine{agent: searchtext.RawStr(m[0]), line: uint32(gjson.Parse(m[1].Raw).Uint()), time: gjson.Parse(m[2].Raw).Int(),
+				kind: uint8(gjson.Parse(m[3].Raw).Uint()), tool: searchtext.RawStr(m[4]), text: unsafeBytes(t[1 : len(t)-1])}
 			if err := fn(p.h.Frames[i], uint32(at), pl); err != nil {
 				return err
 			}

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // redactKey names a set of redaction patterns, so that an index built
@@ -42,11 +40,6 @@ func RedactString(text string, res []*regexp.Regexp) string {
 		text = re.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat("▒", min(len([]rune(m)), 12)) })
 	}
 	return text
-}
-
-// appendUnescaped appends the decoded text of the inside of a JSON string.
-func appendUnescaped(dst, raw []byte) []byte {
-	return append(dst, gjson.Parse(`"`+string(raw)+`"`).Str...)
 }
 
 // ParseRedact compiles redaction patterns, one per line (blank lines

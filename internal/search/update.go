@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ccm/fsutil"
+	"ccm/internal/searchtext"
 	"ccm/internal/textindex"
 	"ccm/transcript"
 )
@@ -331,7 +332,7 @@ func (w *indexer) file(ctx context.Context, j *job, dir string) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	x := &Extractor{Resolve: w.src.Resolve}
+	x := &searchtext.Extractor{Resolve: w.src.Resolve}
 	x.Restore(j.e.Pending)
 	if w.rd == nil {
 		w.rd = transcript.NewReader(nil)
@@ -386,7 +387,7 @@ func (w *indexer) file(ctx context.Context, j *job, dir string) (int64, error) {
 }
 
 // extract adds one record's text as a document.
-func (w *indexer) extract(x *Extractor, body []byte, doc textindex.Doc) (Record, bool) {
+func (w *indexer) extract(x *searchtext.Extractor, body []byte, doc textindex.Doc) (searchtext.Record, bool) {
 	started := false
 	rec, ok := x.Line(body, func(kind uint8, text []byte, escaped bool) {
 		if !started {
@@ -419,7 +420,7 @@ func (w *indexer) add(text []byte, escaped bool) {
 		return
 	}
 	if escaped {
-		w.buf = appendUnescaped(w.buf[:0], text)
+		w.buf = searchtext.AppendUnescaped(w.buf[:0], text)
 		text = w.buf
 	}
 	w.b.AddText(redactBytes(text, w.src.Redact))

@@ -1,4 +1,9 @@
-package search
+// Package searchtext reads the searchable text of Claude Code transcript
+// records: user prompts, assistant text, tool inputs and outputs, and the
+// stored content of [CCM_CACHED] stubs, as JSON string pieces that a word
+// index can hash without decoding them, or as decoded text to check and
+// show.
+package searchtext
 
 import (
 	"bytes"
@@ -55,15 +60,15 @@ func (x *Extractor) Line(line []byte, emit Emit) (rec Record, ok bool) {
 	var m [6]gjson.Result
 	s := unsafeString(line)
 	transcript.Members(s, recordKeys, m[:])
-	typ := rawStr(m[0])
+	typ := RawStr(m[0])
 	if typ != "user" && typ != "assistant" {
 		return rec, false
 	}
 	if m[2].Type == gjson.True || m[3].Type == gjson.True {
 		return rec, false
 	}
-	rec.Time, _ = time.Parse(time.RFC3339Nano, rawStr(m[4]))
-	rec.Cwd = rawStr(m[5])
+	rec.Time, _ = time.Parse(time.RFC3339Nano, RawStr(m[4]))
+	rec.Cwd = RawStr(m[5])
 	content := transcript.Lookup(m[1].Raw, "content")
 	if content.Raw == "" {
 		return rec, false
@@ -82,20 +87,20 @@ func (x *Extractor) Line(line []byte, emit Emit) (rec Record, ok bool) {
 	var bm [7]gjson.Result
 	gjson.Parse(content.Raw).ForEach(func(_, b gjson.Result) bool {
 		transcript.Members(b.Raw, blockKeys, bm[:])
-		switch bt := rawStr(bm[0]); {
+		switch bt := RawStr(bm[0]); {
 		case bt == "text" && typ == "user":
 			x.str(&rec, textindex.KindPrompt, bm[1].Raw, emit)
 		case bt == "text":
 			x.str(&rec, textindex.KindReply, bm[1].Raw, emit)
 		case bt == "tool_use":
-			name := rawStr(bm[2])
-			x.remember(rawStr(bm[3]), name)
+			name := RawStr(bm[2])
+			x.remember(RawStr(bm[3]), name)
 			if rec.Tool == "" {
 				rec.Tool = strings.Clone(name)
 			}
 			x.strings(&rec, textindex.KindInput, bm[4], emit)
 		case bt == "tool_result":
-			id := rawStr(bm[5])
+			id := RawStr(bm[5])
 			if rec.Tool == "" {
 				rec.Tool = x.tools[id]
 			}
@@ -107,7 +112,7 @@ func (x *Extractor) Line(line []byte, emit Emit) (rec Record, ok bool) {
 				var im [2]gjson.Result
 				gjson.Parse(c.Raw).ForEach(func(_, inner gjson.Result) bool {
 					transcript.Members(inner.Raw, innerKeys, im[:])
-					if rawStr(im[0]) == "text" {
+					if RawStr(im[0]) == "text" {
 						x.str(&rec, textindex.KindOutput, im[1].Raw, emit)
 					}
 					return true
@@ -119,9 +124,10 @@ func (x *Extractor) Line(line []byte, emit Emit) (rec Record, ok bool) {
 	return rec, rec.Kind != 0
 }
 
-// rawStr is the text of a string member found by transcript.Members,
-// which gives the raw value only: decoded when it holds escapes.
-func rawStr(r gjson.Result) string {
+// RawStr is the text of a string member found by transcript.Members,
+// which gives the raw value only: decoded when it holds escapes. It may
+// point into the line's bytes.
+func RawStr(r gjson.Result) string {
 	if len(r.Raw) < 2 || r.Raw[0] != '"' {
 		return ""
 	}
@@ -147,7 +153,7 @@ func (x *Extractor) str(rec *Record, kind uint8, raw string, emit Emit) {
 		for _, m := range stub.Find(gjson.Parse(raw).Str) {
 			content, err := x.Resolve(string(m.Stub.Key))
 			if err == nil && content != nil {
-				storedText(content, func(text []byte, escaped bool) { emit(kind, text, escaped) })
+				decodeStored(content, func(text []byte, escaped bool) { emit(kind, text, escaped) })
 			}
 		}
 	}
@@ -190,10 +196,14 @@ func walkStrings(raw string, fn func(s string)) {
 	}
 }
 
-// storedText emits the text of stored content: a JSON string's text, the
-// strings of a JSON array or object (a block list), or the bytes as they
-// are. Image data and signatures are left out.
-func storedText(content []byte, emit func(text []byte, escaped bool)) {
+// skipKeys are the members of stored JSON whose values are not text to
+// search: block types, image data, signatures.
+var skipKeys = map[string]bool{"type": true, "media_type": true, "data": true, "signature": true}
+
+// decodeStored emits the text of stored content: a JSON string's text,
+// the strings of a JSON array or object (a block list), or the bytes as
+// they are. Block types, image data and signatures are left out.
+func decodeStored(content []byte, emit func(text []byte, escaped bool)) {
 	t := bytes.TrimLeft(content, " \t\r\n")
 	if len(t) > 0 && (t[0] == '"' || t[0] == '[' || t[0] == '{') && gjson.ValidBytes(t) {
 		var walk func(v gjson.Result)
@@ -203,7 +213,7 @@ func storedText(content []byte, emit func(text []byte, escaped bool)) {
 				emit(unsafeBytes(v.Raw[1:len(v.Raw)-1]), true)
 			case v.IsObject():
 				v.ForEach(func(k, e gjson.Result) bool {
-					if k.Str != "data" && k.Str != "signature" {
+					if !skipKeys[k.Str] {
 						walk(e)
 					}
 					return true
@@ -285,16 +295,21 @@ func (x *Extractor) Text(line []byte) (text string, rec Record) {
 func StoredText(content []byte) []byte {
 	var out []byte
 	n := 0
-	storedText(content, func(text []byte, escaped bool) {
+	decodeStored(content, func(text []byte, escaped bool) {
 		if n > 0 {
 			out = append(out, '\n')
 		}
 		n++
 		if escaped {
-			out = appendUnescaped(out, text)
+			out = AppendUnescaped(out, text)
 		} else {
 			out = append(out, text...)
 		}
 	})
 	return out
+}
+
+// AppendUnescaped appends the decoded text of the inside of a JSON string.
+func AppendUnescaped(dst, raw []byte) []byte {
+	return append(dst, gjson.Parse(`"`+string(raw)+`"`).Str...)
 }
