@@ -13,6 +13,7 @@ import (
 	"ccm/ccm"
 	"ccm/internal/mcpserve"
 	"ccm/internal/search"
+	"ccm/internal/searchtext"
 )
 
 type mcpOptions struct {
@@ -209,7 +210,7 @@ func readOutput(ctx context.Context, g globalOptions, in mcpOutputIn) (string, e
 	if err != nil {
 		return "", err
 	}
-	content = search.StoredText(content)
+	content = searchtext.StoredText(content)
 	sel, err := parseLineSelect(in.Lines, in.Grep, in.Head, in.Tail, in.Head != 0, in.Tail != 0)
 	if err != nil {
 		return "", err

@@ -3,17 +3,17 @@
 // hold some words, a phrase or a regular expression.
 //
 // The index (package textindex) holds hashed words and, per message,
-// where the message is (package searchtext reads a message's text); the text stays where it is: in the transcripts,
-// in the CCM store (the content of [CCM_CACHED] stubs) and, for archived
-// sessions, in an index part written from the archive once. A query finds
-// the candidate messages in the index, reads them back, checks them and
-// cuts a snippet. Every search first brings the index up to date: only
+// where the message is; the text (package searchtext reads it) stays where
+// it is: in the transcripts, in the CCM store (the content of [CCM_CACHED]
+// stubs) and, for archived sessions, in an index part written from the
+// archive once. A query finds the candidate messages in the index, reads
+// them back, checks them and cuts a snippet. Every search first brings the index up to date: only
 // the new bytes of a grown transcript, new and removed sessions, new
 // archives.
 //
 // Everything lives under one folder (0700) of ccm's home, files 0600:
-// catalog (what is indexed, up to where), seg-N.tix (segments),
-// parts/<folder>/<id>.part (archived sessions' text), lock.
+// catalog and catalog.log (what is indexed, up to where), seg-N.tix
+// (segments), parts/<folder>/<id>.part (archived sessions' text), lock.
 package search
 
 import (
