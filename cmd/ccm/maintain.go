@@ -145,9 +145,9 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 }
 
 // maintainSearch brings the search index up to date, so that the next
-// search has little to read: the sessions archived and removed above, the
-// transcripts grown since. Without an index (ccm search never ran) it does
-// nothing.
+// search has little to read (the sessions archived and removed above, the
+// transcripts grown since), and vacuums it. Without an index (ccm search
+// never ran) it does nothing.
 func maintainSearch(ctx context.Context, g globalOptions, redact string) (*search.UpdateStats, error) {
 	if _, err := os.Stat(filepath.Join(search.Dir(ccmHome(g)), "catalog")); err != nil {
 		return nil, nil
@@ -157,9 +157,12 @@ func maintainSearch(ctx context.Context, g globalOptions, redact string) (*searc
 		return nil, fmt.Errorf("CCM_SEARCH_REDACT: %v", err)
 	}
 	var st search.UpdateStats
-	err = withIndex(ctx, g, searchSources(ctx, g, res), false, 0, nil, func(_ *search.Index, up search.UpdateStats) error {
+	err = withIndex(ctx, g, searchSources(ctx, g, res), false, 0, nil, func(ix *search.Index, up search.UpdateStats) (err error) {
 		st = up
-		return nil
+		// Messages of transcripts rewritten or archived since are
+		// dropped from the segments they fill.
+		st.Vacuumed, err = ix.Vacuum(ctx)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -281,3 +281,41 @@ func TestCatalogJournal(t *testing.T) {
 	}
 	e.one("tapirs")
 }
+
+// A transcript rewritten again and again (a purge each time) leaves its
+// old messages dead in the segments; Vacuum drops them, so the index does
+// not grow with rewrites.
+func TestVacuumDropsDeadMessages(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	var lines []string
+	for i := 1; i <= 20; i++ {
+		lines = append(lines, record("user", "aaaaaaaa", "/p", "prompt about hyraxes", i))
+	}
+	appendLines(t, tr, lines...)
+	e.update()
+	for r := 0; r < 3; r++ {
+		data, _ := os.ReadFile(tr)
+		os.WriteFile(tr+".new", data, 0o600)
+		os.Rename(tr+".new", tr)
+		e.update()
+	}
+	ix, err := Open(context.Background(), Dir(e.home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Docs != 80 {
+		t.Fatalf("%d messages before the vacuum, want 80 (20 live)", st.Docs)
+	}
+	n, err := ix.Vacuum(context.Background())
+	if err != nil || n == 0 {
+		t.Fatalf("vacuum rewrote %d segments: %v", n, err)
+	}
+	if st := ix.Stats(); st.Docs != 20 {
+		t.Fatalf("%d messages after the vacuum, want 20", st.Docs)
+	}
+	ix.Close()
+	if hits := e.search("hyraxes", func(q *Query) { q.Limit = 100 }); len(hits) != 20 {
+		t.Fatalf("%d hits after the vacuum", len(hits))
+	}
+}

@@ -66,11 +66,16 @@ func (ix *Index) merge(ctx context.Context, segs []segEntry) error {
 		os.Remove(ix.segPath(id))
 		return err
 	}
-	if err := ix.openSeg(e); err != nil {
-		return err
+	empty := e.Docs == 0
+	if empty {
+		os.Remove(ix.segPath(id)) // every message was dead: no segment
+	} else {
+		if err := ix.openSeg(e); err != nil {
+			return err
+		}
+		e.Text = ix.segs[id].s.TextBytes()
+		e.Full = e.Size >= fullSegment
 	}
-	e.Text = ix.segs[id].s.TextBytes()
-	e.Full = e.Size >= fullSegment
 	var keep []segEntry
 	for _, s := range ix.cat.Segs {
 		if gone[s.ID] {
@@ -80,7 +85,9 @@ func (ix *Index) merge(ctx context.Context, segs []segEntry) error {
 		}
 		keep = append(keep, s)
 	}
-	keep = append(keep, e)
+	if !empty {
+		keep = append(keep, e)
+	}
 	sort.Slice(keep, func(i, j int) bool { return keep[i].ID < keep[j].ID })
 	ix.cat.Segs = keep
 	return nil
@@ -95,4 +102,49 @@ func (c *counter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// vacuumDead is the share of dead messages (of files removed, rewritten or
+// archived since) past which Vacuum rewrites a segment.
+const vacuumDead = 0.25
+
+// Vacuum rewrites the segments whose messages are more than a quarter
+// dead, so that the index does not grow with every rewrite of a transcript
+// (a purge) or archived session: it reads every segment's document table
+// (32 bytes a message), which a search does not, so ccm maintain runs it.
+// It returns the number of segments rewritten.
+func (ix *Index) Vacuum(ctx context.Context) (int, error) {
+	var stale []segEntry
+	for _, se := range ix.cat.Segs {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		dead := 0
+		err := ix.segs[se.ID].s.AllDocs(func(_ uint32, d textindex.Doc) bool {
+			if ix.cat.byNo[d.File] == nil {
+				dead++
+			}
+			return true
+		})
+		if err != nil {
+			return 0, err
+		}
+		if se.Docs > 0 && float64(dead) > vacuumDead*float64(se.Docs) {
+			stale = append(stale, se)
+		}
+	}
+	for _, se := range stale {
+		if err := ix.merge(ctx, []segEntry{se}); err != nil {
+			return 0, err
+		}
+	}
+	if len(stale) > 0 {
+		if err := ix.saveCatalog(); err != nil {
+			return 0, err
+		}
+		if err := ix.removeStray(); err != nil {
+			return 0, err
+		}
+	}
+	return len(stale), nil
 }

@@ -44,6 +44,8 @@ type UpdateStats struct {
 	// IndexSeconds the time spent indexing it and saving the result.
 	ListSeconds  float64
 	IndexSeconds float64
+	// Vacuumed is the number of segments Vacuum rewrote (ccm maintain).
+	Vacuumed int `json:",omitempty"`
 }
 
 // maxPairs is how many (word, message) pairs a worker collects before it
