@@ -276,11 +276,23 @@ func Drop(ctx context.Context, dir string, paths []string) error {
 // rebuilt one.
 func With(ctx context.Context, dir string, src Sources, fn func(ix *Index, st UpdateStats) error) error {
 	for try := 0; ; try++ {
+		// The sources are listed while the index opens: both wait on
+		// the file system.
+		start := time.Now()
+		listed := make(chan listing, 1)
+		go func() { listed <- listSources(src) }()
 		ix, err := Open(ctx, dir)
 		if err != nil {
+			<-listed
 			return err
 		}
-		st, err := ix.Update(ctx, src)
+		l := <-listed
+		if time.Since(start) > time.Second {
+			// Open waited for another process's update: what was listed
+			// before may be older than its catalog.
+			start, l = time.Now(), listSources(src)
+		}
+		st, err := ix.update(ctx, src, l, start)
 		if err == nil {
 			err = fn(ix, st)
 		}

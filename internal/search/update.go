@@ -61,8 +61,35 @@ type job struct {
 }
 
 // Update brings the index up to date with the sources.
-func (ix *Index) Update(ctx context.Context, src Sources) (st UpdateStats, err error) {
-	start := time.Now()
+func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
+	return ix.update(ctx, src, listSources(src), time.Now())
+}
+
+// listing is what a listing of the sources found: every live transcript
+// and every archive, statted.
+type listing struct {
+	live []liveFile
+	arcs []archiveEntry
+	err  error
+}
+
+// listSources lists the sources (With does it while the index opens).
+func listSources(src Sources) listing {
+	var l listing
+	if l.live, l.err = liveFiles(src.ConfigDir); l.err != nil {
+		return l
+	}
+	if src.ArchiveRoot != "" {
+		l.arcs, l.err = listArchives(src.ArchiveRoot)
+	}
+	return l
+}
+
+// update is Update from a listing that started at start.
+func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.Time) (st UpdateStats, err error) {
+	if l.err != nil {
+		return st, l.err
+	}
 	redact := redactKey(src.Redact)
 	if ix.cat.Redact != redact {
 		// Indexed under other redaction patterns: start again.
@@ -70,29 +97,19 @@ func (ix *Index) Update(ctx context.Context, src Sources) (st UpdateStats, err e
 		ix.cat = newCatalog()
 		ix.cat.Redact = redact
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(l.live)+len(l.arcs))
 	var jobs []*job
-	live, err := liveFiles(src.ConfigDir)
-	if err != nil {
-		return st, err
-	}
-	for _, lf := range live {
+	for _, lf := range l.live {
 		seen[lf.key] = true
 		if j := ix.diffLive(lf, &st); j != nil {
 			jobs = append(jobs, j)
 		}
 	}
-	if src.ArchiveRoot != "" {
-		arcs, err := listArchives(src.ArchiveRoot)
-		if err != nil {
-			return st, err
-		}
-		for _, a := range arcs {
-			seen[a.key] = true
-			if j := ix.diffArchive(a); j != nil {
-				jobs = append(jobs, j)
-				st.Archives++
-			}
+	for _, a := range l.arcs {
+		seen[a.key] = true
+		if j := ix.diffArchive(a); j != nil {
+			jobs = append(jobs, j)
+			st.Archives++
 		}
 	}
 	for k := range ix.cat.Files {
