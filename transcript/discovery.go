@@ -2,7 +2,7 @@ package transcript
 
 import (
 	"bytes"
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/tidwall/gjson"
 )
@@ -32,6 +33,26 @@ func ConfigDir(explicit string) string {
 	return filepath.Join(home, ".claude")
 }
 
+// ErrNoConfigDir is a Claude Code config directory that does not exist (or
+// is not a directory).
+var ErrNoConfigDir = errors.New("config dir does not exist")
+
+// CheckConfigDir reports a config dir that is not an existing directory,
+// in the one wording every command and the hooks share. Nothing that ccm
+// writes is created in a config dir before this check has passed: a typo
+// in --claude-dir or CLAUDE_CONFIG_DIR must fail loudly, not quietly
+// create a second config dir.
+func CheckConfigDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%w: %s (set --claude-dir or CLAUDE_CONFIG_DIR)", ErrNoConfigDir, dir)
+	}
+	return fmt.Errorf("config dir %s: %w", dir, err)
+}
+
 // ProjectsDir is where Claude Code keeps one folder per project.
 func ProjectsDir(configDir string) string {
 	return filepath.Join(configDir, "projects")
@@ -42,18 +63,26 @@ func ProjectsDir(configDir string) string {
 const maxProjectName = 200
 
 // ProjectDirName encodes an absolute working directory the way Claude Code
-// names its project folder: every character that is not an ASCII letter or
-// digit becomes '-'. Names longer than 200 characters are cut to 200 and a
-// hash of the full path is appended. $CLAUDE_CODE_PROJECT_DIR_NAME pins the
-// name, but only together with $CLAUDE_CONFIG_DIR, as in Claude Code.
+// names its project folder: every UTF-16 code unit that is not an ASCII
+// letter or digit becomes '-' (Claude Code is JavaScript: "é" gives one
+// '-', a character beyond the BMP two, and a Windows path such as
+// C:\Users\me\proj gives C--Users-me-proj). Names longer than 200
+// characters are cut to 200 and a hash of the full path is appended.
+// $CLAUDE_CODE_PROJECT_DIR_NAME pins the name, but only together with
+// $CLAUDE_CONFIG_DIR, as in Claude Code.
 func ProjectDirName(cwd string) string {
 	if pinned := os.Getenv("CLAUDE_CODE_PROJECT_DIR_NAME"); pinned != "" && os.Getenv("CLAUDE_CONFIG_DIR") != "" {
 		return pinned
 	}
-	b := []byte(cwd)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
+	b := make([]byte, 0, len(cwd))
+	for _, r := range cwd { // an invalid byte is one U+FFFD: one '-'
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+			b = append(b, byte(r))
+		case r > 0xFFFF:
+			b = append(b, '-', '-') // a surrogate pair
+		default:
+			b = append(b, '-')
 		}
 	}
 	name := string(b)
@@ -165,21 +194,23 @@ func Projects(configDir string) ([]string, error) {
 	return out, nil
 }
 
-// AllSessions lists the main sessions of every project.
-func AllSessions(configDir string) ([]Session, error) {
+// AllSessions lists the main sessions of every project. A project folder
+// that cannot be read is returned in failed and the listing carries on;
+// err is for the projects folder itself.
+func AllSessions(configDir string) (sessions []Session, failed []error, err error) {
 	projects, err := Projects(configDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []Session
 	for _, p := range projects {
 		ss, err := ProjectSessions(filepath.Join(ProjectsDir(configDir), p))
 		if err != nil {
-			return nil, err
+			failed = append(failed, err)
+			continue
 		}
-		out = append(out, ss...)
+		sessions = append(sessions, ss...)
 	}
-	return out, nil
+	return sessions, failed, nil
 }
 
 // SubagentFiles lists the subagent transcripts that belong to a session:
@@ -215,9 +246,23 @@ func IsSubagentPath(path string) bool {
 // files included, skipping temp files. Backups (*.jsonl.backup.*) do not
 // end in .jsonl and are not visited.
 func WalkTranscripts(root string, fn func(path string, d fs.DirEntry) error) error {
+	return WalkTranscriptsSkipping(root, fn, nil)
+}
+
+// WalkTranscriptsSkipping is WalkTranscripts for a batch: a folder under
+// root that cannot be read is passed to skip and the walk carries on with
+// the rest (with skip nil, it fails the walk).
+func WalkTranscriptsSkipping(root string, fn func(path string, d fs.DirEntry) error, skip func(path string, err error)) error {
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if skip == nil || path == root {
+				return err
+			}
+			skip(path, err)
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") || strings.HasPrefix(d.Name(), ".") {
 			return nil
