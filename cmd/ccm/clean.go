@@ -10,9 +10,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/search"
 	"ccm/sessions/clean"
 	"ccm/transcript"
-	"ccm/internal/search"
 )
 
 type cleanOptions struct {

@@ -12,8 +12,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/internal/search"
 	"ccm/prune"
+	"ccm/search"
 	"ccm/sessions"
 	"ccm/sessions/clean"
 )

@@ -12,8 +12,8 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/mcpserve"
-	"ccm/internal/search"
-	"ccm/internal/searchtext"
+	"ccm/search"
+	"ccm/search/searchtext"
 )
 
 type mcpOptions struct {

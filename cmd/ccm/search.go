@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/internal/search"
+	"ccm/search"
 )
 
 type searchOptions struct {

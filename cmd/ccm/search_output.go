@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ccm/internal/search"
+	"ccm/search"
 )
 
 // writeHits prints hits. On a terminal: grouped by session (sessions in

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"ccm/internal/search"
+	"ccm/search"
 )
 
 // On a terminal hits are grouped by session, newest session first, the

@@ -10,10 +10,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"ccm/internal/archive"
-	"ccm/internal/sessions"
+	"ccm/internal/testutil"
 	"ccm/internal/textindex"
-	"ccm/testutil"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 )
 
 // plant appends, to a session of the config dir, a prompt, a reply, a

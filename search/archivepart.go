@@ -16,9 +16,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"ccm/fsutil"
-	"ccm/internal/archive"
+	"ccm/internal/fsutil"
 	"ccm/internal/textindex"
+	"ccm/sessions/archive"
 )
 
 // IndexArchiveFile is IndexArchive from the archive's own stream, for a

@@ -6,7 +6,7 @@ import (
 	"os"
 	"sort"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"ccm/internal/textindex"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/jsonscan"
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
 	"ccm/internal/textindex"
 	"ccm/transcript"
 )
@@ -181,7 +181,7 @@ func walkStrings(raw string, fn func(s string)) {
 		if b[i] != '"' {
 			continue
 		}
-		end := jsonscan.StringEnd(b, i+1)
+		end := rawjson.StringEnd(b, i+1)
 		if end < 0 {
 			return
 		}

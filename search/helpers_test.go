@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
-	"ccm/synth"
+	"ccm/ccm/stub"
+	"ccm/internal/synth"
 )
 
 // env is a config dir, a store and a ccm home for one test.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"ccm/internal/sessions"
+	"ccm/sessions"
 )
 
 // liveFile is a transcript found in the config dir.

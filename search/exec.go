@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"ccm/internal/sessions"
 	"ccm/internal/textindex"
+	"ccm/sessions"
 )
 
 // Result is a search's hits and what it went through.

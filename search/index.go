@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"ccm/internal/textindex"
 )
 

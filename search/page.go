@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/internal/searchtext"
+	"ccm/search/searchtext"
 	"ccm/transcript"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"ccm/internal/searchtext"
-	"ccm/internal/sessions"
 	"ccm/internal/textindex"
+	"ccm/search/searchtext"
+	"ccm/sessions"
 )
 
 // Hit is one message that matches a query.

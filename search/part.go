@@ -18,9 +18,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/tidwall/gjson"
 
-	"ccm/fsutil"
-	"ccm/internal/searchtext"
-	"ccm/jsonstr"
+	"ccm/internal/fsutil"
+	"ccm/internal/rawjson"
+	"ccm/search/searchtext"
 	"ccm/transcript"
 )
 
@@ -83,7 +83,7 @@ type partDoc struct {
 func (d *partDoc) appendTo(b []byte) []byte {
 	b = append(b, '{')
 	if d.M != "" {
-		b = jsonstr.Append(append(b, `"m":`...), d.M)
+		b = rawjson.Append(append(b, `"m":`...), d.M)
 		b = append(b, ',')
 	}
 	b = strconv.AppendUint(append(b, `"l":`...), uint64(d.L), 10)
@@ -92,9 +92,9 @@ func (d *partDoc) appendTo(b []byte) []byte {
 	}
 	b = strconv.AppendUint(append(b, `,"k":`...), uint64(d.K), 10)
 	if d.Tool != "" {
-		b = jsonstr.Append(append(b, `,"tool":`...), d.Tool)
+		b = rawjson.Append(append(b, `,"tool":`...), d.Tool)
 	}
-	b = jsonstr.Append(append(b, `,"text":`...), d.Text)
+	b = rawjson.Append(append(b, `,"text":`...), d.Text)
 	return append(b, '}')
 }
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // The catalog's files: the base (catalog) and the journal (catalog.log).

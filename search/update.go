@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"ccm/fsutil"
-	"ccm/internal/searchtext"
+	"ccm/internal/fsutil"
 	"ccm/internal/textindex"
+	"ccm/search/searchtext"
 	"ccm/transcript"
 )
 
