@@ -1,7 +1,6 @@
 package search
 
 import (
-	"archive/tar"
 	"bufio"
 	"context"
 	"encoding/binary"
@@ -13,21 +12,56 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
+	"ccm/internal/tar"
 	"ccm/internal/textindex"
 	"ccm/sessions/archive"
 )
 
-// IndexArchiveFile is IndexArchive from the archive's own stream, for a
-// writer that has removed the originals already: the archive is read once,
-// nothing is unpacked to disk.
-func IndexArchiveFile(ctx context.Context, home, archivePath string, o PartOptions) error {
-	if !Exists(home) {
+// IndexArchives writes the index parts of archives just written (ccm
+// archive calls it with the sessions it archived), jobs at a time (0: the
+// number of CPUs), so that no search has to read these archives: each is
+// read once, as a stream, its stubs resolved from the store or from the
+// content the archive carries; nothing is unpacked to disk. It works under
+// the index's lock and only where ccm search made an index: ccm keeps no
+// searchable text for a user who does not search. When another ccm holds
+// the lock for more than a few seconds (a search building the index) it
+// writes nothing: a search writes the parts it finds missing. It returns
+// the archives whose part it could not write, each as an error.
+func IndexArchives(ctx context.Context, home string, archives []string, o PartOptions, jobs int) []error {
+	if len(archives) == 0 || !Exists(home) {
 		return nil
 	}
+	lk, err := fsutil.LockFile(ctx, filepath.Join(Dir(home), "lock"), true, archiveLockWait)
+	if err != nil {
+		return nil
+	}
+	defer lk.Unlock()
+	errs := make([]error, len(archives))
+	batch.Run(ctx, len(archives), jobs, func(i int) {
+		if err := indexArchive(ctx, home, archives[i], o); err != nil {
+			errs[i] = fmt.Errorf("%s: index part: %w", archives[i], err)
+		}
+	}, nil)
+	var out []error
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// archiveLockWait is how long IndexArchives waits for the index's lock.
+const archiveLockWait = 5 * time.Second
+
+// indexArchive writes one archive's part from the archive's stream.
+func indexArchive(ctx context.Context, home, archivePath string, o PartOptions) error {
 	fi, err := os.Stat(archivePath)
 	if err != nil {
 		return err
@@ -47,14 +81,30 @@ func Exists(home string) bool {
 // partFromArchive writes the part of an archive that has none, reading
 // the archive's stream once; nothing is unpacked to disk.
 func partFromArchive(ctx context.Context, dst, archivePath string, info PartInfo, o PartOptions) error {
+	if err := fsutil.MkdirPrivate(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	if m, err := archive.ReadSidecar(archive.SidecarPath(archivePath)); err == nil && m.Session == info.Session {
+		info.Project = m.Project
+		// The content of stubs that the store no longer has (pruned since
+		// the session was archived) comes from the archive itself: it
+		// carries the content its stubs stand for. Its members follow the
+		// transcripts in the stream, so they are copied out first, in a
+		// read of their own.
+		if want := wanted(m, o.Has); len(want) > 0 {
+			c, err := spillCarried(ctx, archivePath, dst, want)
+			if err != nil {
+				return err
+			}
+			defer c.close()
+			o = o.withCarried(c)
+		}
+	}
 	f, err := os.Open(archivePath)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if m, err := archive.ReadSidecar(archive.SidecarPath(archivePath)); err == nil && m.Session == info.Session {
-		info.Project = m.Project
-	}
 	dec, err := zstd.NewReader(bufio.NewReaderSize(f, 1<<20), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
 		return fmt.Errorf("%s: %w: %v", archivePath, archive.ErrCorrupt, err)
@@ -66,14 +116,11 @@ func partFromArchive(ctx context.Context, dst, archivePath string, info PartInfo
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := fsutil.MkdirPrivate(filepath.Dir(dst))
-		if err == nil {
-			// A part is rebuilt from its archive when it is missing or
-			// damaged, so it is renamed into place without an fsync.
-			err = fsutil.WriteFileUnsynced(dst, fsutil.FileMode, func(w io.Writer) error {
-				return writePartStream(w, info, pr, o)
-			})
-		}
+		// A part is rebuilt from its archive when it is missing or
+		// damaged, so it is renamed into place without an fsync.
+		err := fsutil.WriteFileUnsynced(dst, fsutil.FileMode, func(w io.Writer) error {
+			return writePartStream(w, info, pr, o)
+		})
 		pr.CloseWithError(err)
 		done <- err
 	}()
@@ -149,7 +196,7 @@ func writeMember(w io.Writer, agent string, r io.Reader) error {
 // writePartStream is WritePart over members framed by writeMember.
 func writePartStream(w io.Writer, info PartInfo, r io.Reader, o PartOptions) error {
 	br := bufio.NewReaderSize(r, 1<<20)
-	return writePartFrom(w, info, func() (*Member, error) {
+	return writePartFrom(w, info, func() (*member, error) {
 		line, err := br.ReadString('\n')
 		if err == io.EOF && line == "" {
 			return nil, nil
@@ -161,7 +208,7 @@ func writePartStream(w io.Writer, info PartInfo, r io.Reader, o PartOptions) err
 		if err != nil {
 			return nil, err
 		}
-		return &Member{Agent: agent, R: &chunkReader{r: br}}, nil
+		return &member{Agent: agent, R: &chunkReader{r: br}}, nil
 	}, o)
 }
 
@@ -249,7 +296,7 @@ func (ix *Index) diffArchive(a archiveEntry) *job {
 func (w *indexer) archive(ctx context.Context, j *job, dir string) (int64, error) {
 	e := j.e
 	ppath := filepath.Join(dir, e.Part)
-	o := PartOptions{Resolve: w.src.Resolve, Redact: w.src.Redact}
+	o := PartOptions{Resolve: w.src.Resolve, Has: w.src.Has, Redact: w.src.Redact}
 	p, err := openPart(ppath)
 	if err == nil && (p.h.ArchiveSize != e.Size || p.h.ArchiveMTime != e.MTime || p.h.Session != e.Session || p.h.Redact != redactKey(o.Redact)) {
 		p.close()
@@ -287,7 +334,11 @@ func (w *indexer) archive(ctx context.Context, j *job, dir string) (int64, error
 		return nil
 	})
 	if err != nil {
-		os.Remove(ppath) // rewritten from the archive next time
+		// Damaged after the messages before the damage were added: they
+		// are dropped with the entry, and the next update writes the part
+		// again from the archive.
+		os.Remove(ppath)
+		j.retry = true
 		return 0, nil
 	}
 	e.Offset = e.Size

@@ -2,8 +2,11 @@ package search
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"ccm/internal/fsutil"
@@ -146,5 +149,38 @@ func (ix *Index) Vacuum(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
-	return len(stale), nil
+	return len(stale), ix.removeStrayParts()
+}
+
+// removeStrayParts removes the parts no archive in the catalog is read
+// from (a part written for an archive that was unarchived before any
+// search saw it) and the temp files a killed part writer left: the text
+// of sessions is kept only while their archives are. Vacuum runs it, after
+// an update, so every archive there is has its entry.
+func (ix *Index) removeStrayParts() error {
+	inUse := ix.partsInUse()
+	root := filepath.Join(ix.dir, "parts")
+	folders, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, d := range folders {
+		entries, err := os.ReadDir(filepath.Join(root, d.Name()))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			rel := filepath.Join("parts", d.Name(), e.Name())
+			if !inUse[rel] {
+				if err := os.Remove(filepath.Join(ix.dir, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
+		}
+		os.Remove(filepath.Join(root, d.Name())) // when empty
+	}
+	return nil
 }

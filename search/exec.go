@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -49,6 +50,7 @@ func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]b
 	keys := q.keys()
 	res := &Result{}
 	rd := newReader(ix.dir, resolve, q.Redact)
+	rd.broken = ix.markBroken
 	defer rd.close()
 	var rarity map[string]float64
 	if q.Relevance && q.Regex == nil {
@@ -78,6 +80,9 @@ func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]b
 			text, agent, err := rd.text(*c)
 			res.Checked++
 			if err != nil {
+				if c.f.Src == srcArchive {
+					return nil, fmt.Errorf("%s: %w", c.f.Path, errStalePart)
+				}
 				continue // changed since it was indexed: the next update re-reads it
 			}
 			s, e, ok := q.match(text)

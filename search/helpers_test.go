@@ -44,14 +44,27 @@ func (e *env) sources() Sources {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return Sources{ConfigDir: e.config, ArchiveRoot: filepath.Join(e.home, "archive"), Redact: res,
-		Resolve: func(k string) ([]byte, error) {
-			key, err := ccm.ParseKey(k)
-			if err != nil {
-				return nil, err
-			}
-			return e.store.Get(context.Background(), key)
-		}}
+	src := Sources{ConfigDir: e.config, ArchiveRoot: filepath.Join(e.home, "archive"), Redact: res}
+	if e.store == nil {
+		return src // no store
+	}
+	src.Resolve, src.Has = func(k string) ([]byte, error) {
+		key, err := ccm.ParseKey(k)
+		if err != nil {
+			return nil, err
+		}
+		return e.store.Get(context.Background(), key)
+	}, func(k string) bool {
+		_, err := e.store.Stat(ccm.Key(k))
+		return err == nil
+	}
+	return src
+}
+
+// partOptions are the sources' as the archive writer passes them.
+func (e *env) partOptions() PartOptions {
+	src := e.sources()
+	return PartOptions{Resolve: src.Resolve, Has: src.Has, Redact: src.Redact}
 }
 
 // update brings the index up to date and returns what it did.

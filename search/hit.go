@@ -136,6 +136,8 @@ type reader struct {
 	files   map[string]*os.File
 	parts   map[string]*part
 	buf     []byte
+	// broken is called with an archive whose part is missing or damaged.
+	broken func(f *fileEntry)
 }
 
 func newReader(dir string, resolve func(string) ([]byte, error), redact []*regexp.Regexp) *reader {
@@ -167,12 +169,14 @@ func (r *reader) text(c candidate) (string, string, error) {
 			}
 			var err error
 			if p, err = openPart(filepath.Join(r.dir, c.f.Part)); err != nil {
+				r.broken(c.f)
 				return "", "", err
 			}
 			r.parts[c.f.Part] = p
 		}
 		d, err := p.doc(int64(c.doc.Off), c.doc.Len)
 		if err != nil {
+			r.broken(c.f)
 			return "", "", err
 		}
 		return RedactString(d.Text, r.redact), d.M, nil

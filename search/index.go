@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"ccm/internal/fsutil"
@@ -44,6 +45,44 @@ type Index struct {
 	// Rebuilt says why the index was started afresh when it was opened
 	// ("" when it was not): a missing or damaged catalog or segment.
 	Rebuilt string
+
+	mu     sync.Mutex
+	broken map[string]bool // archives whose part a read found missing or damaged
+}
+
+// errStalePart: a search or a page met an archive whose part is missing
+// or damaged; With writes the part again and runs it again.
+var errStalePart = errors.New("an archived session's index part is missing or damaged")
+
+// markBroken notes an archive whose part a search or a page could not
+// read: With drops its entry, so that the part is written again from the
+// archive (an archive that did not change is otherwise never read again).
+func (ix *Index) markBroken(f *fileEntry) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.broken == nil {
+		ix.broken = map[string]bool{}
+	}
+	ix.broken[f.key()] = true
+}
+
+// dropBroken removes the entries markBroken noted, and their parts, and
+// saves the catalog; it reports whether there were any.
+func (ix *Index) dropBroken() (bool, error) {
+	ix.mu.Lock()
+	broken := ix.broken
+	ix.broken = nil
+	ix.mu.Unlock()
+	for k := range broken {
+		if f := ix.cat.Files[k]; f != nil {
+			os.Remove(filepath.Join(ix.dir, f.Part))
+			ix.cat.del(k)
+		}
+	}
+	if len(broken) == 0 {
+		return false, nil
+	}
+	return true, ix.saveCatalog()
 }
 
 type openSeg struct {
@@ -296,7 +335,16 @@ func With(ctx context.Context, dir string, src Sources, fn func(ix *Index, st Up
 		if err == nil {
 			err = fn(ix, st)
 		}
+		// A part that fn could not read is written again from its
+		// archive, and fn runs again on the index brought up to date.
+		dropped, derr := ix.dropBroken()
 		ix.Close()
+		if derr != nil && err == nil {
+			err = derr
+		}
+		if try == 0 && dropped && derr == nil && errors.Is(err, errStalePart) {
+			continue
+		}
 		if try > 0 || !errors.Is(err, textindex.ErrCorrupt) {
 			return err
 		}

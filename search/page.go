@@ -77,7 +77,8 @@ func (ix *Index) ReadPage(ctx context.Context, session, agent string, from, coun
 	if f.Src == srcArchive {
 		p, err := openPart(filepath.Join(ix.dir, f.Part))
 		if err != nil {
-			return nil, err
+			ix.markBroken(f)
+			return nil, fmt.Errorf("%s: %w", f.Path, errStalePart)
 		}
 		defer p.close()
 		var msgs []PageMessage
@@ -97,7 +98,8 @@ func (ix *Index) ReadPage(ctx context.Context, session, agent string, from, coun
 			return nil
 		})
 		if err != nil && !errors.Is(err, errStop) {
-			return nil, err
+			ix.markBroken(f)
+			return nil, fmt.Errorf("%s: %w", f.Path, errStalePart)
 		}
 		sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].Line < msgs[j].Line })
 		for _, m := range msgs {

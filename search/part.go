@@ -57,8 +57,8 @@ type partHeader struct {
 	Frames []int64 `json:"frames"` // each frame's offset, then the header frame's
 }
 
-// Member is one transcript of an archived session, read as a stream.
-type Member struct {
+// member is one transcript of an archived session, read as a stream.
+type member struct {
 	Agent string // the subagent's id; "" for the main transcript
 	R     io.Reader
 }
@@ -66,7 +66,10 @@ type Member struct {
 // PartOptions are how a part's text is read.
 type PartOptions struct {
 	Resolve func(key string) ([]byte, error) // stored content of stubs
-	Redact  []*regexp.Regexp
+	// Has reports whether the store has a key's content (nil: no store);
+	// what it lacks is read from the archive.
+	Has    func(key string) bool
+	Redact []*regexp.Regexp
 }
 
 type partDoc struct {
@@ -98,23 +101,10 @@ func (d *partDoc) appendTo(b []byte) []byte {
 	return append(b, '}')
 }
 
-// WritePart writes the index part of a session given its transcripts'
-// streams: the main transcript and its subagents'. Memory is bounded by
-// the longest line and one frame.
-func WritePart(w io.Writer, info PartInfo, members []Member, o PartOptions) error {
-	i := 0
-	return writePartFrom(w, info, func() (*Member, error) {
-		if i == len(members) {
-			return nil, nil
-		}
-		i++
-		return &members[i-1], nil
-	}, o)
-}
-
-// writePartFrom is WritePart over members that next returns one at a
-// time (nil after the last).
-func writePartFrom(w io.Writer, info PartInfo, next func() (*Member, error), o PartOptions) error {
+// writePartFrom writes the index part of a session whose transcripts
+// (the main one and its subagents') next returns one at a time, nil after
+// the last. Memory is bounded by the longest line and one frame.
+func writePartFrom(w io.Writer, info PartInfo, next func() (*member, error), o PartOptions) error {
 	enc := partEncoders.Get().(*zstd.Encoder)
 	defer partEncoders.Put(enc)
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -199,29 +189,6 @@ var partEncoders = sync.Pool{New: func() any {
 // PartPath is where the index part of an archived session lives.
 func PartPath(home, folder, session string) string {
 	return filepath.Join(Dir(home), "parts", folder, session+".part")
-}
-
-// IndexArchive writes the index part of an archive that was just written,
-// from the session's transcripts (still in place: the main one and its
-// subagents', as readers): the archive writer calls it so that no search
-// has to read the archive. The part is written atomically, 0600 in 0700
-// folders. Without a search index (ccm search never ran, or --forget) it
-// writes nothing: ccm keeps no searchable text for a user who does not
-// search.
-func IndexArchive(home, archivePath string, info PartInfo, members []Member, o PartOptions) error {
-	if !Exists(home) {
-		return nil
-	}
-	fi, err := os.Stat(archivePath)
-	if err != nil {
-		return err
-	}
-	info.ArchiveSize, info.ArchiveMTime = fi.Size(), fi.ModTime().UnixNano()
-	dst := PartPath(home, info.Folder, info.Session)
-	if err := fsutil.MkdirPrivate(filepath.Dir(dst)); err != nil {
-		return err
-	}
-	return fsutil.WriteFile(dst, fsutil.FileMode, func(w io.Writer) error { return WritePart(w, info, members, o) })
 }
 
 // part is an open index part.

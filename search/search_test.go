@@ -220,62 +220,6 @@ func TestDropForgetsRemovedFilesAtOnce(t *testing.T) {
 	}
 }
 
-// The archive writer's hook: a part written when the archive is, from the
-// session's files or from the archive, is what the next search reads.
-func TestIndexArchiveWritesThePartSearchReads(t *testing.T) {
-	e := newEnv(t, "")
-	proj := filepath.Join(e.config, "projects", "-w")
-	sid := "cccccccc-0000-4000-8000-000000000003"
-	tr := filepath.Join(proj, sid+".jsonl")
-	sub := filepath.Join(proj, sid, "subagents", "agent-s1.jsonl")
-	appendLines(t, tr, record("user", sid, "/w", "archived prompt about ibexes", 1))
-	appendLines(t, sub, record("assistant", sid, "/w", text("subagent on ibexes"), 1))
-	root := filepath.Join(e.home, "archive")
-	rows, _, _ := sessions.Scan(context.Background(), e.config, sessions.Options{})
-	pk, err := archive.Pack(context.Background(), archive.Source{ConfigDir: e.config, Session: rows[0].Session, Project: "/w"},
-		archive.Options{Root: root, Now: time.Now(), Level: zstd.SpeedFastest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No index yet: nothing is written.
-	part := PartPath(e.home, "-w", sid)
-	open := func(p string) *os.File { f, _ := os.Open(p); return f }
-	members := []Member{{R: open(tr)}, {Agent: "s1", R: open(sub)}}
-	if err := IndexArchive(e.home, pk.Archive, PartInfo{Session: sid, Folder: "-w", Project: "/w"}, members, PartOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(part); err == nil {
-		t.Fatal("a part was written without a search index")
-	}
-	e.update()
-	members = []Member{{R: open(tr)}, {Agent: "s1", R: open(sub)}}
-	if err := IndexArchive(e.home, pk.Archive, PartInfo{Session: sid, Folder: "-w", Project: "/w"}, members, PartOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if errs := archive.Finish([]*archive.Packed{pk}, nil); errs[0] != nil {
-		t.Fatal(errs[0])
-	}
-	fi, err := os.Stat(part)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hits := e.search("ibexes")
-	if len(hits) != 2 || !hits[0].Archived || !hits[1].Archived {
-		t.Fatalf("hits %+v", hits)
-	}
-	if fi2, _ := os.Stat(part); !fi2.ModTime().Equal(fi.ModTime()) {
-		t.Fatal("the search wrote the part again instead of reading it")
-	}
-	// From the archive's stream: the same messages.
-	os.Remove(part)
-	if err := IndexArchiveFile(context.Background(), e.home, pk.Archive, PartOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if hits := e.search("ibexes"); len(hits) != 2 {
-		t.Fatalf("%d hits from the part written from the archive", len(hits))
-	}
-}
-
 // When the newest candidates all fail the check (the words are common,
 // the phrase is not), older ones are taken, pass after pass.
 func TestOldMatchBehindManyCandidates(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
@@ -26,6 +27,10 @@ type Sources struct {
 	ArchiveRoot string // "" for none
 	// Resolve returns the stored content of a [CCM_CACHED] stub's key.
 	Resolve func(key string) ([]byte, error)
+	// Has reports whether the store has a key's content, without reading
+	// it (nil: no store); the content of an archived session's stubs that
+	// the store lacks is read from its archive.
+	Has func(key string) bool
 	// Redact keeps the text these match out of the index.
 	Redact []*regexp.Regexp
 	Jobs   int
@@ -58,6 +63,10 @@ type job struct {
 	from  int64      // where to start reading
 	size  int64      // where to stop
 	fresh bool       // indexed from the start, under a new number
+	// retry: the job failed in a way the next update redoes (a part
+	// found damaged while it was read); its entry leaves the catalog, and
+	// the messages it added are dead.
+	retry bool
 }
 
 // Update brings the index up to date with the sources.
@@ -112,8 +121,12 @@ func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.
 			st.Archives++
 		}
 	}
-	for k := range ix.cat.Files {
+	var goneParts []string
+	for k, f := range ix.cat.Files {
 		if !seen[k] {
+			if f.Src == srcArchive {
+				goneParts = append(goneParts, f.Part)
+			}
 			ix.cat.del(k)
 			st.Removed++
 		}
@@ -135,7 +148,28 @@ func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.
 			return st, err
 		}
 	}
+	// The text of an archive that is gone (unarchived, removed) goes with
+	// it, unless another archive of the session uses the same part.
+	if len(goneParts) > 0 {
+		inUse := ix.partsInUse()
+		for _, p := range goneParts {
+			if !inUse[p] {
+				os.Remove(filepath.Join(ix.dir, p))
+			}
+		}
+	}
 	return st, ix.removeStray()
+}
+
+// partsInUse are the parts the catalog's archives are read from.
+func (ix *Index) partsInUse() map[string]bool {
+	in := map[string]bool{}
+	for _, f := range ix.cat.Files {
+		if f.Src == srcArchive {
+			in[f.Part] = true
+		}
+	}
+	return in
 }
 
 // diffLive decides what to do with a live transcript: nothing, index its
@@ -302,6 +336,10 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 	sort.Slice(newSegs, func(i, j int) bool { return newSegs[i].ID < newSegs[j].ID })
 	ix.cat.Segs = append(ix.cat.Segs, newSegs...)
 	for _, j := range jobs {
+		if j.retry {
+			ix.cat.del(j.key)
+			continue
+		}
 		ix.cat.put(j.e)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -141,27 +142,54 @@ func buildQuery(o searchOptions, redact string) (*search.Query, error) {
 // searchSources are what the index covers for these options.
 func searchSources(ctx context.Context, g globalOptions, redact []*regexp.Regexp) search.Sources {
 	src := search.Sources{ConfigDir: g.ClaudeDir, ArchiveRoot: archiveRoot(g, ""), Redact: redact}
-	src.Resolve = storeResolver(ctx, g)
+	src.Resolve, src.Has = storeResolver(ctx, g)
 	return src
 }
 
-// storeResolver reads stored content by key for stubs; nil without a store.
-func storeResolver(ctx context.Context, g globalOptions) func(string) ([]byte, error) {
+// searchPartOptions are how the index parts of archived sessions are read.
+func searchPartOptions(ctx context.Context, g globalOptions, redact []*regexp.Regexp) search.PartOptions {
+	o := search.PartOptions{Redact: redact}
+	o.Resolve, o.Has = storeResolver(ctx, g)
+	return o
+}
+
+// storeResolver reads stored content by key for stubs, and tells whether
+// the store has a key's content; nil, nil without a store. Content is read
+// as an export, not counted as an access: indexing is not a use, and
+// would otherwise keep every stub's content young for prune's age limit.
+func storeResolver(ctx context.Context, g globalOptions) (func(string) ([]byte, error), func(string) bool) {
 	root := storeRoot(g)
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return nil
+		return nil, nil
 	}
 	st, err := ccm.Open(root)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return func(k string) ([]byte, error) {
+	resolve := func(k string) ([]byte, error) {
 		key, err := ccm.ParseKey(k)
 		if err != nil {
 			return nil, err
 		}
-		return st.Get(ctx, key)
+		rc, m, err := st.Export(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		var b bytes.Buffer
+		b.Grow(int(min(max(m.BytesUncompressed, 0), 256<<20)))
+		_, err = b.ReadFrom(rc)
+		return b.Bytes(), err
 	}
+	has := func(k string) bool {
+		key, err := ccm.ParseKey(k)
+		if err != nil {
+			return false
+		}
+		_, err = st.Stat(key)
+		return err == nil
+	}
+	return resolve, has
 }
 
 // withIndex brings the index up to date (with a progress bar on a
