@@ -93,7 +93,7 @@ j = json.load(open(sys.argv[1])); wall, usr, sys_, rss, tbytes = map(float, sys.
 ix, up = j["index"], j["update"]
 cpu = usr + sys_
 print("read %.2f GB in %.1f s wall, %.1f s CPU: %.0f MB/s wall, %.0f MB/s per CPU second; peak RSS %.0f MB"
-      % (up["Bytes"]/1e9, wall, cpu, up["Bytes"]/1e6/wall, up["Bytes"]/1e6/cpu, rss/1024))
+      % (up["bytes"]/1e9, wall, cpu, up["bytes"]/1e6/wall, up["bytes"]/1e6/cpu, rss/1024))
 print("index: %d messages, %d segments, %.1f MB; text indexed %.2f GB: index = %.1f%% of the text, %.1f%% of the transcripts; archive parts %.1f MB"
       % (ix["messages"], ix["segments"], ix["index_bytes"]/1e6, ix["text_bytes"]/1e9,
          100*ix["index_bytes"]/max(ix["text_bytes"],1), 100*ix["index_bytes"]/max(tbytes,1), ix["part_bytes"]/1e6))
@@ -118,7 +118,7 @@ for r in 1 2 3 4 5; do
   head -c 1100000 "$work/t49.jsonl" | head -n -1 >>"$grow"
   /usr/bin/time -f '%e %M' -o "$work/grow.time" "$ccm" search --stats --json >"$work/grow.json"
   read -r gwall grss <"$work/grow.time"
-  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); u=j['update']; print('grown: read %.2f MB; update %.1f ms: finding it among the transcripts %.1f ms, indexing it and saving %.1f ms (the whole command %.0f ms, peak RSS %.0f MB)' % (u['Bytes']/1e6, 1000*j['update_seconds'], 1000*u['ListSeconds'], 1000*u['IndexSeconds'], 1000*float(sys.argv[2]), float(sys.argv[3])/1024))" "$work/grow.json" "$gwall" "$grss"
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); u=j['update']; print('grown: read %.2f MB; update %.1f ms: finding it among the transcripts %.1f ms, indexing it and saving %.1f ms (the whole command %.0f ms, peak RSS %.0f MB)' % (u['bytes']/1e6, 1000*j['update_seconds'], 1000*u['list_seconds'], 1000*u['index_seconds'], 1000*float(sys.argv[2]), float(sys.argv[3])/1024))" "$work/grow.json" "$gwall" "$grss"
 done
 echo
 echo "== peak memory of a search for a common word"

@@ -41,16 +41,20 @@ type Sources struct {
 
 // UpdateStats tells what an update did.
 type UpdateStats struct {
-	New, Grown, Rewritten, Removed, Archives int
-	Bytes                                    int64 // bytes read
-	Docs                                     int   // messages added
+	New       int   `json:"new"`
+	Grown     int   `json:"grown"`
+	Rewritten int   `json:"rewritten"`
+	Removed   int   `json:"removed"`
+	Archives  int   `json:"archives"`
+	Bytes     int64 `json:"bytes"` // bytes read
+	Docs      int   `json:"docs"`  // messages added
 	// ListSeconds is the time spent finding what changed (listing the
 	// project folders, statting every transcript and archive);
 	// IndexSeconds the time spent indexing it and saving the result.
-	ListSeconds  float64
-	IndexSeconds float64
+	ListSeconds  float64 `json:"list_seconds"`
+	IndexSeconds float64 `json:"index_seconds"`
 	// Vacuumed is the number of segments Vacuum rewrote (ccm maintain).
-	Vacuumed int `json:",omitempty"`
+	Vacuumed int `json:"vacuumed,omitempty"`
 }
 
 // maxPairs is how many (word, message) pairs a worker collects before it
