@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -245,45 +246,41 @@ type archiveEntry struct {
 	size, mtime                int64
 }
 
-// listArchives finds root/<folder>/<id>.tar.zst, statting each, reading
-// none.
+// listArchives finds root/<folder>/<id>.tar.zst, statting each (relative
+// to its folder: fsutil.StatDir), reading none.
 func listArchives(root string) ([]archiveEntry, error) {
-	folders, err := os.ReadDir(root)
-	if errors.Is(err, os.ErrNotExist) {
+	folders, err := fsutil.StatDir(root, func(string) bool { return false })
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	isArchive := func(n string) bool { return strings.HasSuffix(n, archive.Ext) && !strings.HasPrefix(n, ".") }
 	var out []archiveEntry
 	for _, d := range folders {
-		if !d.IsDir() {
+		if !d.Dir {
 			continue
 		}
-		dir := filepath.Join(root, d.Name())
-		entries, err := os.ReadDir(dir)
+		dir := filepath.Join(root, d.Name)
+		entries, err := fsutil.StatDir(dir, isArchive)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
-			n := e.Name()
-			if e.IsDir() || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, archive.Ext) {
+			if e.Dir {
 				continue
 			}
-			fi, err := e.Info()
-			if err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
-			p := filepath.Join(dir, n)
-			out = append(out, archiveEntry{key: "A" + p, path: p, folder: d.Name(), session: strings.TrimSuffix(n, archive.Ext),
-				size: fi.Size(), mtime: fi.ModTime().UnixNano()})
+			p := filepath.Join(dir, e.Name)
+			out = append(out, archiveEntry{key: "A" + p, path: p, folder: d.Name, session: strings.TrimSuffix(e.Name, archive.Ext),
+				size: e.Size, mtime: e.MTime})
 		}
 	}
 	return out, nil
 }
 
-func (ix *Index) diffArchive(a archiveEntry) *job {
-	if old := ix.cat.Files[a.key]; old != nil && old.Size == a.size && old.MTime == a.mtime {
+func (ix *Index) diffArchive(a archiveEntry, old *fileEntry) *job {
+	if old != nil && old.Size == a.size && old.MTime == a.mtime {
 		return nil
 	}
 	rel := filepath.Join("parts", a.folder, a.session+".part")

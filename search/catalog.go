@@ -28,6 +28,8 @@ type fileEntry struct {
 	FP      uint32 // checksum of the bytes before Offset (see fingerprint)
 	Last    int64  // newest record time, Unix seconds
 	Pending []string
+
+	seen uint32 // the number of the last update that listed it (not saved)
 }
 
 // key is the entry's key in the catalog.

@@ -46,6 +46,7 @@ type Index struct {
 	// ("" when it was not): a missing or damaged catalog or segment.
 	Rebuilt string
 
+	gen    uint32 // updates run since the index was opened (fileEntry.seen)
 	mu     sync.Mutex
 	broken map[string]bool // archives whose part a read found missing or damaged
 }

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"sync"
 
+	"ccm/internal/fsutil"
 	"ccm/sessions"
+	"ccm/transcript"
 )
 
 // liveFile is a transcript found in the config dir.
@@ -51,29 +53,72 @@ func liveFiles(configDir string) ([]liveFile, error) {
 // listJobs is how many project folders are listed at once.
 const listJobs = 8
 
+// projectFiles lists one project folder's transcripts: each session's
+// <id>.jsonl, the subagent transcripts under <id>/subagents/, and the flat
+// agent-*.jsonl files of older versions. It reads the folder once and
+// stats each transcript relative to it (fsutil.StatDir), and reads no
+// other companion folder (tool-results/ holds no transcript): this is
+// most of what a search costs when little changed.
 func projectFiles(p sessions.Project) []liveFile {
-	fo, err := sessions.ScanFolder(p)
+	entries, err := fsutil.StatDir(p.Dir, isTranscriptName)
 	if err != nil {
 		return nil // a folder that vanished or is unreadable: nothing to index
 	}
-	var out []liveFile
-	add := func(f sessions.File, session, agent string) {
-		out = append(out, liveFile{key: string(srcLive) + f.Path, path: f.Path, session: session, agent: agent, folder: p.Folder,
-			size: f.Size, mtime: f.ModTime.UnixNano(), dev: f.ID.Dev, ino: f.ID.Ino})
+	out := make([]liveFile, 0, len(entries))
+	add := func(dir string, st fsutil.DirStat, session, agent string) {
+		// The key and the path share one string: the key is the path
+		// after the source's letter.
+		key := string(srcLive) + dir + string(filepath.Separator) + st.Name
+		out = append(out, liveFile{key: key, path: key[1:], session: session, agent: agent, folder: p.Folder,
+			size: st.Size, mtime: st.MTime, dev: st.ID.Dev, ino: st.ID.Ino})
 	}
-	for _, s := range fo.Sessions {
-		add(s.Main, s.ID, "")
-		for _, c := range s.Companion {
-			rel, _ := filepath.Rel(s.CompanionDir(), c.Path)
-			if sessions.IsSubagent(rel) {
-				add(c, s.ID, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(c.Path), "agent-"), ".jsonl"))
-			}
+	mains := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if !e.Dir && transcript.IsSessionFileName(e.Name) {
+			mains[strings.TrimSuffix(e.Name, ".jsonl")] = true
 		}
 	}
-	for _, a := range fo.Agents {
-		// An older layout: the session is in the records; the agent
-		// file is its own entry.
-		add(a, "", strings.TrimSuffix(strings.TrimPrefix(filepath.Base(a.Path), "agent-"), ".jsonl"))
+	for _, e := range entries {
+		switch {
+		case e.Dir:
+			// A session's companion folder; one without its transcript
+			// (an orphan) holds nothing a search shows.
+			if mains[e.Name] {
+				subagentFiles(filepath.Join(p.Dir, e.Name, "subagents"), e.Name, add)
+			}
+		case strings.HasPrefix(e.Name, "agent-"):
+			// An older layout: the session is in the records; the agent
+			// file is its own entry.
+			add(p.Dir, e, "", agentID(e.Name))
+		default:
+			add(p.Dir, e, strings.TrimSuffix(e.Name, ".jsonl"), "")
+		}
 	}
 	return out
+}
+
+// subagentFiles adds the transcripts under dir (<id>/subagents/ and its
+// subfolders).
+func subagentFiles(dir, session string, add func(string, fsutil.DirStat, string, string)) {
+	entries, err := fsutil.StatDir(dir, isTranscriptName)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Dir {
+			subagentFiles(filepath.Join(dir, e.Name), session, add)
+			continue
+		}
+		add(dir, e, session, agentID(e.Name))
+	}
+}
+
+// isTranscriptName selects the files a listing stats: *.jsonl, not ccm's
+// dot-named temp files.
+func isTranscriptName(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
+}
+
+func agentID(name string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(name, "agent-"), ".jsonl")
 }

@@ -110,24 +110,32 @@ func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.
 		ix.cat = newCatalog()
 		ix.cat.Redact = redact
 	}
-	seen := make(map[string]bool, len(l.live)+len(l.arcs))
+	// Entries listed again are marked with this update's number; the
+	// rest are gone.
+	ix.gen++
 	var jobs []*job
 	for _, lf := range l.live {
-		seen[lf.key] = true
-		if j := ix.diffLive(lf, &st); j != nil {
+		old := ix.cat.Files[lf.key]
+		if old != nil {
+			old.seen = ix.gen
+		}
+		if j := ix.diffLive(lf, old, &st); j != nil {
 			jobs = append(jobs, j)
 		}
 	}
 	for _, a := range l.arcs {
-		seen[a.key] = true
-		if j := ix.diffArchive(a); j != nil {
+		old := ix.cat.Files[a.key]
+		if old != nil {
+			old.seen = ix.gen
+		}
+		if j := ix.diffArchive(a, old); j != nil {
 			jobs = append(jobs, j)
 			st.Archives++
 		}
 	}
 	var goneParts []string
 	for k, f := range ix.cat.Files {
-		if !seen[k] {
+		if f.seen != ix.gen {
 			if f.Src == srcArchive {
 				goneParts = append(goneParts, f.Part)
 			}
@@ -178,8 +186,7 @@ func (ix *Index) partsInUse() map[string]bool {
 
 // diffLive decides what to do with a live transcript: nothing, index its
 // new bytes, or index it afresh.
-func (ix *Index) diffLive(lf liveFile, st *UpdateStats) *job {
-	old := ix.cat.Files[lf.key]
+func (ix *Index) diffLive(lf liveFile, old *fileEntry, st *UpdateStats) *job {
 	if old != nil && old.Size == lf.size && old.MTime == lf.mtime && old.Dev == lf.dev && old.Ino == lf.ino {
 		return nil
 	}
