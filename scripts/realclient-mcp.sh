@@ -18,6 +18,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/lib/realclient.sh" realclient-mcp
 
+mkdir -p "$work/stage" # a config dir Claude Code has made: ccm refuses one that does not exist
 CLAUDE_CONFIG_DIR=$work/stage CCM_HOME=$work/stage/ccm "$ccm" install --ccm "$ccm" >"$work/install.txt"
 settings=$work/stage/settings.json
 
