@@ -113,7 +113,7 @@ func partFromArchive(ctx context.Context, dst, archivePath string, info PartInfo
 	defer dec.Close()
 	tr := tar.NewReader(dec)
 	// The members arrive one at a time: each transcript is written into
-	// the part as it streams past (WritePart reads members in order).
+	// the part as it streams past (writePartFrom reads members in order).
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
@@ -194,7 +194,7 @@ func writeMember(w io.Writer, agent string, r io.Reader) error {
 	return err
 }
 
-// writePartStream is WritePart over members framed by writeMember.
+// writePartStream is writePartFrom over members framed by writeMember.
 func writePartStream(w io.Writer, info PartInfo, r io.Reader, o PartOptions) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	return writePartFrom(w, info, func() (*member, error) {
