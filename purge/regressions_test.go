@@ -1,8 +1,10 @@
 package purge
 
-// Regression tests for the defects of the Python purge (prior-art.md D1).
-// D1 #1 (appends lost during the rewrite) and #2 (no atomic write) are in
-// safety_test.go, where they need a second process.
+// Regression tests for the defects of claude-context-manager's purge
+// (docs/earlier-tools.md): each comment says what that tool did, and the
+// test holds what ccm does instead. Appends lost during the rewrite and
+// the missing atomic write are in safety_test.go, where they need a
+// second process.
 
 import (
 	"bytes"
@@ -21,13 +23,14 @@ import (
 	"ccm/ccm/stub"
 	"ccm/internal/fsutil"
 	"ccm/internal/synth"
+	"ccm/sessions"
 	"ccm/transcript"
 	"ccm/transcript/rewrite"
 )
 
-// D1 #3: no locking between hooks, purge and prune. A purge holds the
-// store's shared lock while it writes blobs, so a prune (exclusive lock)
-// waits; and two purges of one transcript never run at once.
+// claude-context-manager: no locking between hooks, purge and prune. A purge
+// holds the store's shared lock while it writes blobs, so a prune (exclusive
+// lock) waits; and two purges of one transcript never run at once.
 func TestLocking(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 103, Turns: 10, Images: true})
 	ctx := context.Background()
@@ -149,9 +152,9 @@ func snapshot(t testing.TB, root string) map[string]string {
 	return out
 }
 
-// D1 #4: --dry-run wrote the cache. A dry run has no side effect at all:
-// no store, no backup, no temp file, no lock file, the transcript's bytes
-// and mtime unchanged; it still reports what would change.
+// claude-context-manager: --dry-run wrote the cache. A dry run has no side
+// effect at all: no store, no backup, no temp file, no lock file, the
+// transcript's bytes and mtime unchanged; it still reports what would change.
 func TestDryRunNoSideEffects(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 104, Turns: 16, Thinking: true, Progress: true, Images: true, Defects: synth.AllDefects})
 	e := newEnv(t)
@@ -214,8 +217,9 @@ func TestDryRunNoSideEffects(t *testing.T) {
 	}
 }
 
-// D1 #5: backup names had 1-second resolution (two runs in one second
-// overwrote the first backup), and the backup was made after processing.
+// claude-context-manager: backup names had 1-second resolution (two runs in
+// one second overwrote the first backup), and the backup was made after
+// processing.
 func TestBackupNamesUnique(t *testing.T) {
 	e := newEnv(t)
 	v1 := thinkingFixture()
@@ -265,8 +269,8 @@ func TestBackupNamesUnique(t *testing.T) {
 	}
 }
 
-// D1 #6: removing an orphan tool_result left "content": [] (rejected by
-// the API).
+// claude-context-manager: removing an orphan tool_result left "content": []
+// (rejected by the API).
 func TestNoEmptyContent(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 106, Turns: 20, Defects: []synth.Defect{synth.OrphanToolResult, synth.EmptyContent, synth.EmptyText}})
 	hand := jsonl(
@@ -289,8 +293,8 @@ func TestNoEmptyContent(t *testing.T) {
 	}
 }
 
-// D1 #7: an orphan tool_use alone in its record was kept, so the API error
-// stayed. It gets a synthesised is_error result.
+// claude-context-manager: an orphan tool_use alone in its record was kept, so
+// the API error stayed. It gets a synthesised is_error result.
 func TestOrphanToolUseAlone(t *testing.T) {
 	in, m := gen(t, synth.Options{Seed: 107, Turns: 20, Defects: []synth.Defect{synth.OrphanToolUse}})
 	if n := len(checkErrors(t, in, false)); n == 0 {
@@ -314,9 +318,9 @@ func TestOrphanToolUseAlone(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// D1 #8: pairing was global: a result whose tool_use exists anywhere
-// counted as paired, across messages and compaction boundaries. The API
-// wants the result in the very next message.
+// claude-context-manager: pairing was global: a result whose tool_use exists
+// anywhere counted as paired, across messages and compaction boundaries. The
+// API wants the result in the very next message.
 func TestPairingByAdjacency(t *testing.T) {
 	t.Run("result two messages late", func(t *testing.T) {
 		in := jsonl(
@@ -373,9 +377,9 @@ func TestPairingByAdjacency(t *testing.T) {
 	})
 }
 
-// D1 #9: the parent relink took the previous line with any uuid (progress,
-// system, sidechain, other branch). Relinks go to the logical parent, and
-// saved_hook_context records sharing one uuid are not a cycle.
+// claude-context-manager: the parent relink took the previous line with any
+// uuid (progress, system, sidechain, other branch). Relinks go to the logical
+// parent, and saved_hook_context records sharing one uuid are not a cycle.
 func TestRelinkLogicalParent(t *testing.T) {
 	in := jsonl(
 		userPrompt("u1", "", "one"),
@@ -417,8 +421,9 @@ func TestRelinkLogicalParent(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// D1 #10: --remove-thinking left empty assistant records, stripped the
-// latest turn's thinking and removed redacted_thinking uncounted.
+// claude-context-manager: --remove-thinking left empty assistant records,
+// stripped the latest turn's thinking and removed redacted_thinking
+// uncounted.
 func TestOlderThinkingRemoved(t *testing.T) {
 	in := thinkingFixture()
 	e := newEnv(t)
@@ -437,9 +442,9 @@ func TestOlderThinkingRemoved(t *testing.T) {
 	}
 }
 
-// D1 #11: a synthetic compaction was injected by default (a fake summary,
-// no boundary, a "now" timestamp out of order). By default nothing is
-// injected; when asked for, the pair is a real one.
+// claude-context-manager: a synthetic compaction was injected by default (a
+// fake summary, no boundary, a "now" timestamp out of order). By default
+// nothing is injected; when asked for, the pair is a real one.
 func TestNoInjectionByDefault(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 111, Turns: 12, Thinking: true})
 	e := newEnv(t)
@@ -500,10 +505,10 @@ func TestNoInjectionByDefault(t *testing.T) {
 	}
 }
 
-// D1 #12: lossy paths: recent results truncated without caching, tools
-// without metadata truncated, --no-ccm truncating everything. Nothing is
-// ever cut without its bytes stored: every output value is the input's,
-// or a stub whose blob holds exactly what it replaced.
+// claude-context-manager: lossy paths: recent results truncated without
+// caching, tools without metadata truncated, --no-ccm truncating everything.
+// Nothing is ever cut without its bytes stored: every output value is the
+// input's, or a stub whose blob holds exactly what it replaced.
 func TestNeverTruncate(t *testing.T) {
 	tools := jsonl(
 		userPrompt("u1", "", "one"),
@@ -591,7 +596,7 @@ func unstubbedBytes(v gjson.Result) int {
 	return n
 }
 
-// D1 #13: missed savings: toolUseResult copies, thinking, list-form
+// claude-context-manager: missed savings: toolUseResult copies, thinking, list-form
 // results, images in tool results and tool_use inputs stayed. After a
 // default purge, no content over the threshold is left before the recent
 // window.
@@ -654,9 +659,10 @@ func TestNoMissedSavings(t *testing.T) {
 	e.invariants(in, rep.Path, o, false)
 }
 
-// D1 #14: --current replaced only "/" in the working directory, so paths
-// with "_", "." or spaces never matched, and CLAUDE_CONFIG_DIR was
-// ignored. The CLI side is in cmd/ccm/testdata/script/purge_current.txtar.
+// claude-context-manager: --current replaced only "/" in the working
+// directory, so paths with "_", "." or spaces never matched, and
+// CLAUDE_CONFIG_DIR was ignored. The CLI side is in
+// cmd/ccm/testdata/script/purge_current.txtar.
 func TestCurrentSessionFolderNaming(t *testing.T) {
 	cfg := t.TempDir()
 	cwd := "/home/u/x/my_proj.v2/with space+plus"
@@ -672,24 +678,25 @@ func TestCurrentSessionFolderNaming(t *testing.T) {
 	if err := os.WriteFile(p, in, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := transcript.CurrentSession(cfg, cwd)
+	s, err := sessions.Current(cfg, cwd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Path != p {
-		t.Errorf("current session %s, want %s", s.Path, p)
+	if s.Main.Path != p {
+		t.Errorf("current session %s, want %s", s.Main.Path, p)
 	}
 	e := newEnv(t)
 	o := e.opts()
 	o.Live = true
-	if _, err := File(context.Background(), s.Path, o); err != nil {
+	if _, err := File(context.Background(), s.Main.Path, o); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, readFile(t, p), false)
 }
 
-// D1 #15: a JSON line that is not an object crashed the tool before any
-// write. Such lines, and every other bad line, pass through verbatim.
+// claude-context-manager: a JSON line that is not an object crashed the tool
+// before any write. Such lines, and every other bad line, pass through
+// verbatim.
 func TestNonObjectLines(t *testing.T) {
 	in := jsonl(
 		`[{"type":"user"}]`,
@@ -725,7 +732,7 @@ func TestNonObjectLines(t *testing.T) {
 	e.invariants(in, rep.Path, e.opts(), false)
 }
 
-// D1 #16: thresholds counted characters, and modified lines were
+// claude-context-manager: thresholds counted characters, and modified lines were
 // re-serialised with \uXXXX escapes. Sizes are bytes; edited lines keep
 // their raw non-ASCII text and escapes as written.
 func TestBytesAndRawText(t *testing.T) {
@@ -764,8 +771,9 @@ func TestBytesAndRawText(t *testing.T) {
 	e.invariants(in, rep.Path, e.opts(), false)
 }
 
-// D1 #17: the savings report was absurd ("15,839 % of message space").
-// The report's sizes are the files' sizes and the token estimate shrinks.
+// claude-context-manager: the savings report was absurd ("15,839 % of message
+// space"). The report's sizes are the files' sizes and the token estimate
+// shrinks.
 func TestHonestReport(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 117, Turns: 14, Thinking: true, Progress: true, Images: true})
 	e := newEnv(t)
@@ -801,9 +809,10 @@ func TestHonestReport(t *testing.T) {
 	}
 }
 
-// D1 #18: the proxy flag (~/.claude/proxy-state/no-thinking/<stem>) was
-// touched on every run, even in tests. ccm writes nothing outside the
-// transcript's directory (new file, backup), the store and the lock dir.
+// claude-context-manager: the proxy flag
+// (~/.claude/proxy-state/no-thinking/<stem>) was touched on every run, even
+// in tests. ccm writes nothing outside the transcript's directory (new file,
+// backup), the store and the lock dir.
 func TestNoStrayFiles(t *testing.T) {
 	home := t.TempDir()
 	tmp := t.TempDir()

@@ -365,21 +365,21 @@ func TestInFlightLive(t *testing.T) {
 	mustCheck(t, out, false)
 }
 
-// TestLiveWindow: a transcript written to within LiveWindow is purged as
+// TestLiveWindow: a transcript written to within transcript.LiveWindow is purged as
 // live (ccm purge run from inside Claude Code on its own session, named by
 // path); one untouched for longer is not.
 func TestLiveWindow(t *testing.T) {
 	in := inFlight()
 	e := newEnv(t)
 	o := e.opts()
-	o.LiveWindow = ActiveWindow
+	o.InferLive = true
 	p := e.write("fresh.jsonl", in)
 	rep, out := e.purge(p, o)
 	if !rep.Live || rep.SynthesizedResults != 0 || !bytes.Equal(in, out) {
 		t.Errorf("just written: live %v, %d results synthesised", rep.Live, rep.SynthesizedResults)
 	}
 	p = e.write("old.jsonl", in)
-	old := time.Now().Add(-ActiveWindow - time.Minute)
+	old := time.Now().Add(-transcript.LiveWindow - time.Minute)
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestLiveNeedsWriter(t *testing.T) {
 	in := inFlight()
 	e := newEnv(t)
 	o := e.opts()
-	o.LiveWindow = ActiveWindow
+	o.InferLive = true
 	o.LiveNeedsWriter = true
 	p := e.write("copied.jsonl", in)
 	rep, _ := e.purge(p, o)
@@ -544,6 +544,39 @@ func TestRepairUnsignedThinking(t *testing.T) {
 			}
 			e.invariants(in, rep.Path, o, false)
 		})
+	}
+}
+
+// TestRepairPlaceholderSignature: a thinking block whose signature is a
+// placeholder ("[REDACTED_SIGNATURE]", as some tools leave them) is
+// rejected by the API like an unsigned one, even in the latest message:
+// the purge removes it there too, under --keep-thinking as well, and the
+// purged file passes ccm check.
+func TestRepairPlaceholderSignature(t *testing.T) {
+	in := jsonl(
+		userPrompt("u1", "", "one"),
+		assistantThinking("a1", "u1", "m1", "old", "[REDACTED_SIGNATURE]"),
+		assistantText("a2", "a1", "m1", "answer"),
+		userPrompt("u2", "a2", "two"),
+		assistantThinking("a3", "u2", "m2", "latest", "[REDACTED_SIGNATURE]"),
+		assistantText("a4", "a3", "m2", "ok"),
+	)
+	if n := len(checkErrors(t, in, false)); n != 2 {
+		t.Fatalf("the fixture has %d check errors, want 2", n)
+	}
+	for _, keep := range []bool{false, true} {
+		e := newEnv(t)
+		o := e.opts()
+		o.KeepThinking = keep
+		rep, out := e.purgeBytes(in, o)
+		mustCheck(t, out, false)
+		if bytes.Contains(out, []byte("REDACTED_SIGNATURE")) {
+			t.Errorf("keep-thinking %v: a placeholder signature is left", keep)
+		}
+		if keep && rep.RemovedBrokenThinking != 2 {
+			t.Errorf("keep-thinking: %d blocks repaired, want 2", rep.RemovedBrokenThinking)
+		}
+		e.invariants(in, rep.Path, o, false)
 	}
 }
 

@@ -2,8 +2,9 @@
 
 package purge
 
-// Safety with other processes: Claude Code appending during a purge
-// (D1 #1), SIGKILL at any point (D1 #2), bounded memory, and files or
+// Safety with other processes: Claude Code appending during a purge,
+// SIGKILL at any point (claude-context-manager lost lines to both,
+// docs/earlier-tools.md), bounded memory, and files or
 // directories a purge may not write.
 
 import (
@@ -127,7 +128,7 @@ func genFile(t testing.TB, path string, o synth.Options) synth.Manifest {
 	return m
 }
 
-// D1 #1: the Python tool read everything, processed, truncated and wrote
+// claude-context-manager read everything, processed, truncated and wrote
 // in place, and lost 538 of 768 lines appended meanwhile. Another process
 // appends 1000 lines while a large file is purged: all 1000 arrive in the
 // new file, unchanged and in order.
@@ -258,11 +259,11 @@ func (c *cli) run(args ...string) (int, string, string) {
 
 func sum(b []byte) [32]byte { return sha256.Sum256(b) }
 
-// D1 #2: no atomic write: a crash mid-rewrite left a truncated transcript
-// (and truncated blobs that dedup trusted). ccm purge is SIGKILLed at
-// random points: the path always holds the original or the complete
-// purged file, a purged file has its backup, every stored blob verifies,
-// and the next purge completes with the same result.
+// claude-context-manager had no atomic write: a crash mid-rewrite left a
+// truncated transcript (and truncated blobs that dedup trusted). ccm purge is
+// SIGKILLed at random points: the path always holds the original or the
+// complete purged file, a purged file has its backup, every stored blob
+// verifies, and the next purge completes with the same result.
 func TestKillDuringPurge(t *testing.T) {
 	base := t.TempDir()
 	src := filepath.Join(base, "orig.jsonl")
@@ -421,7 +422,7 @@ func measure(path string) int {
 }
 
 // TestBoundedMemory: purging a 50 MB file stays well under 100 MB of
-// resident memory, the bound for a 200 MB file (the Python tool
+// resident memory, the bound for a 200 MB file (claude-context-manager
 // used 4.3 times the file). Memory is bounded by the longest line, the
 // per-record index and the content in flight to the store, never by the
 // file size.
@@ -652,28 +653,12 @@ func TestHeldOpenReported(t *testing.T) {
 	}
 	free := time.Since(start)
 
-	// sleep holds a descriptor of the transcript open for writing.
-	holdOpen := func(p string) *exec.Cmd {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		child := exec.Command("sleep", "30")
-		child.ExtraFiles = []*os.File{f}
-		if err := child.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-		return child
-	}
-
 	p = e.write("held.jsonl", in)
-	child := holdOpen(p)
+	pid := testutil.HoldOpenForWriting(t, p)
 	_, err := File(context.Background(), p, e.opts())
 	var held *rewrite.HeldOpenError
-	if !errors.As(err, &held) || !slices.Equal(held.Pids, []int{child.Process.Pid}) {
-		t.Errorf("purge of a held file: %v, want held open by %d", err, child.Process.Pid)
+	if !errors.As(err, &held) || !slices.Equal(held.Pids, []int{pid}) {
+		t.Errorf("purge of a held file: %v, want held open by %d", err, pid)
 	}
 	if !bytes.Equal(readFile(t, p), in) {
 		t.Error("the held file changed")
@@ -685,14 +670,14 @@ func TestHeldOpenReported(t *testing.T) {
 	p = e.write("racing.jsonl", in)
 	defer rewrite.SetHooks(p, rewrite.Hooks{BeforeRename: func(n int) {
 		if n == 0 {
-			child = holdOpen(p)
+			pid = testutil.HoldOpenForWriting(t, p)
 		}
 	}})()
 	start = time.Now()
 	rep, _ = e.purge(p, e.opts())
 	took := time.Since(start)
-	if !slices.Equal(rep.HeldOpen, []int{child.Process.Pid}) {
-		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
+	if !slices.Equal(rep.HeldOpen, []int{pid}) {
+		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, pid)
 	}
 	// The old file keeps a name for the writer: the backup when it is a
 	// hard link, else a -held link (the default backup is a compressed

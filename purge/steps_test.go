@@ -340,7 +340,8 @@ func TestStubThreshold(t *testing.T) {
 	}{
 		{"under", strings.Repeat("a", 4000), 5000, false},
 		{"over", strings.Repeat("a", 5001), 5000, true},
-		// 3000 characters, 6000 bytes: bytes count (D1 #16).
+		// 3000 characters, 6000 bytes: bytes count (claude-context-manager
+		// counted characters).
 		{"non-ascii-bytes", strings.Repeat("é", 3000), 5000, true},
 		{"lower-threshold", strings.Repeat("a", 600), 500, true},
 	} {

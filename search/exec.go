@@ -39,6 +39,16 @@ type candidate struct {
 // Search answers a query from the index (bring it up to date first).
 // Resolve reads the stored content of stubs in live transcripts.
 func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]byte, error)) (*Result, error) {
+	if q.Session != "" {
+		// A prefix names one session, as on every command.
+		id, err := ix.SessionID(q.Session)
+		if err != nil {
+			return nil, err
+		}
+		qq := *q
+		qq.Session = id
+		q = &qq
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = defaultLimit
@@ -254,7 +264,7 @@ func (ix *Index) filter(q *Query) func(d textindex.Doc, f *fileEntry) bool {
 			since != 0 && d.Time < since,
 			q.Archived && f.Src != srcArchive,
 			q.Live && f.Src != srcLive,
-			q.Session != "" && !strings.HasPrefix(f.Session, q.Session),
+			q.Session != "" && f.Session != q.Session,
 			q.Project != "" && !sessions.MatchProject(q.Project, f.Project, f.Folder):
 			return false
 		}

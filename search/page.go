@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"ccm/search/searchtext"
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
@@ -43,8 +44,6 @@ const (
 	maxPageBytes = 64000
 )
 
-// ErrNoSession is returned when no indexed session has the id.
-var ErrNoSession = errors.New("no session with that id")
 
 // ReadPage reads up to count messages of a session (its main transcript,
 // or subagent agent's) from line from on, live or archived. session may be
@@ -172,31 +171,47 @@ func kindName(k uint8) string {
 	return ""
 }
 
+// SessionID is the indexed session whose id is id, or whose id starts
+// with it (MinPrefix characters or more, as every command takes ids):
+// sessions.ErrNoSession when none, a *sessions.AmbiguousError when several.
+func (ix *Index) SessionID(id string) (string, error) {
+	id, err := sessions.CheckID(strings.ToLower(strings.TrimSpace(id)))
+	if err != nil {
+		return "", err
+	}
+	var matches []sessions.Match
+	seen := map[string]bool{}
+	for _, f := range ix.cat.Files {
+		if f.Agent == "" && f.Session != "" && !seen[f.Session] && strings.HasPrefix(f.Session, id) {
+			seen[f.Session] = true
+			matches = append(matches, sessions.Match{ID: f.Session, Folder: f.Folder, Path: f.Path})
+		}
+	}
+	m, ok, err := sessions.MatchID(id, matches)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return "", fmt.Errorf("%w with id %s in the index", sessions.ErrNoSession, id)
+	}
+	return m.ID, nil
+}
+
 // findFile finds the indexed file of a session id (or unique prefix) and
 // agent ("" for the main transcript).
 func (ix *Index) findFile(session, agent string) (*fileEntry, error) {
-	session = strings.ToLower(strings.TrimSpace(session))
-	if session == "" {
-		return nil, fmt.Errorf("%w: give a session id", ErrNoSession)
+	id, err := ix.SessionID(session)
+	if err != nil {
+		return nil, err
 	}
 	var found []*fileEntry
-	ids := map[string]bool{}
 	for _, f := range ix.cat.Files {
-		if strings.HasPrefix(f.Session, session) && f.Agent == agent {
+		if f.Session == id && f.Agent == agent {
 			found = append(found, f)
-			ids[f.Session] = true
 		}
 	}
-	switch {
-	case len(found) == 0:
-		return nil, fmt.Errorf("%w %q", ErrNoSession, session)
-	case len(ids) > 1:
-		var list []string
-		for id := range ids {
-			list = append(list, id)
-		}
-		sort.Strings(list)
-		return nil, fmt.Errorf("session id %q is ambiguous: %s", session, strings.Join(list, ", "))
+	if len(found) == 0 {
+		return nil, fmt.Errorf("%w: session %s has no subagent %q", sessions.ErrNoSession, id, agent)
 	}
 	// A live session and its archive both indexed: the live one.
 	sort.Slice(found, func(i, j int) bool { return found[i].Src == srcLive && found[j].Src != srcLive })

@@ -27,7 +27,7 @@ type Query struct {
 	Since    time.Time // messages at or after; zero for all
 	Archived bool      // only archived sessions
 	Live     bool      // only live sessions
-	Session  string    // a session id or a prefix of one
+	Session  string    // a session id or a unique prefix of one (4 characters or more)
 	Project  string    // a project's path or folder
 	Limit    int       // the most hits to return; 0 for 20
 	// Relevance orders hits by how densely they hold the words instead

@@ -1,25 +1,35 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
+	"ccm/internal/ui"
 )
 
 // maxInMemoryGet is the size up to which "ccm cache get" reads the content
 // whole and verifies it before writing a byte. Larger content is verified
 // in a first pass and streamed in a second, so corrupt content is never
 // written either way.
-const maxInMemoryGet = 256 << 20
+var maxInMemoryGet int64 = 256 << 20 // a variable for the tests of the streamed path
 
 func newCacheCommand() *cli.Command {
 	return &cli.Command{
@@ -66,12 +76,14 @@ func parseKeyArg(s string) (ccm.Key, error) {
 
 type cachePutOptions struct {
 	globalOptions
-	File   string // "" or "-" reads stdin
-	Tool   string
-	Source string
-	Exit   int
-	Pin    string
-	Reason string
+	File    string // "" or "-" reads stdin
+	Tool    string
+	Source  string
+	Exit    int
+	Pin     string
+	Reason  string
+	DryRun  bool // hash it and say whether it is stored already; store nothing
+	Verbose bool // the stored blob's metadata after its key
 }
 
 func newCachePutCommand() *cli.Command {
@@ -91,6 +103,8 @@ shrink, is stored raw.
 			&cli.IntFlag{Name: "exit", Usage: "exit code recorded with the source"},
 			&cli.StringFlag{Name: "pin", Value: "none", Usage: "pin level: none, soft or hard"},
 			&cli.StringFlag{Name: "reason", Usage: "why it is pinned"},
+			dryRunFlag("the key and whether it is stored already"),
+			verboseFlag("the blob's metadata"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
@@ -98,7 +112,7 @@ shrink, is stored raw.
 			}
 			return runCachePut(ctx, cachePutOptions{globalOptions: globals(cmd), File: cmd.Args().First(),
 				Tool: cmd.String("tool"), Source: cmd.String("source"), Exit: int(cmd.Int("exit")),
-				Pin: cmd.String("pin"), Reason: cmd.String("reason")})
+				Pin: cmd.String("pin"), Reason: cmd.String("reason"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose")})
 		},
 	}
 }
@@ -130,6 +144,9 @@ func runCachePut(ctx context.Context, o cachePutOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.DryRun {
+		return cachePutDryRun(o, st, in)
+	}
 	k, n, err := st.PutReader(ctx, in, src, pin, o.Reason)
 	if err != nil {
 		return err
@@ -137,7 +154,41 @@ func runCachePut(ctx context.Context, o cachePutOptions) error {
 	if o.JSON {
 		return writeJSON(o.Stdout, map[string]any{"key": k, "bytes": n})
 	}
-	_, err = fmt.Fprintln(o.Stdout, k)
+	if _, err = fmt.Fprintln(o.Stdout, k); err != nil || !o.Verbose {
+		return err
+	}
+	m, err := st.Stat(k)
+	if err != nil {
+		return err
+	}
+	return printMeta(o.globalOptions, m)
+}
+
+// cachePutDryRun hashes the content as put would key it and says whether
+// the store has it already: put would then only touch it.
+func cachePutDryRun(o cachePutOptions, st *ccm.Store, in io.Reader) error {
+	h := sha256.New()
+	n, err := io.Copy(h, in)
+	if err != nil {
+		return err
+	}
+	k, err := ccm.ParseKey("sha256:" + hex.EncodeToString(h.Sum(nil)))
+	if err != nil {
+		return err
+	}
+	_, err = st.Stat(k)
+	stored := err == nil
+	if err != nil && !errors.Is(err, ccm.ErrNotFound) && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(o.Stdout, map[string]any{"key": k, "bytes": n, "dry_run": true, "stored": stored})
+	}
+	what := "would store"
+	if stored {
+		what = "stored already: put would only touch"
+	}
+	_, err = fmt.Fprintf(o.Stdout, "%s %s (%s)\n", what, k, ui.Bytes(n))
 	return err
 }
 
@@ -148,6 +199,7 @@ type cacheGetOptions struct {
 	Key    string
 	Last   bool
 	Info   bool
+	Raw    bool        // the stored bytes, a purge's JSON value as JSON
 	Select *lineSelect // nil or inactive: the whole content
 }
 
@@ -161,7 +213,14 @@ to stdout, after checking it against its key: corrupt content is reported
 and never written. The access time and count are updated. --info prints the
 metadata instead and counts no access. --last uses the most recently stored key.
 
-Parts of the content (lines are numbered from 1, as in a capture's stub):
+ccm purge stores what it cuts out of a transcript as the JSON value it was
+in the line. A JSON string (a tool's output, a file read) is written as the
+text it encodes, so its lines are the lines the stub's "lines:" counts; a
+JSON object or array (a toolUseResult, a list of content blocks) is written
+as stored. --raw writes the stored bytes exactly, the string as JSON too.
+What the hooks capture is stored as text and written as it is either way.
+
+Parts of the content (lines are numbered from 1, as in a stub):
   --lines A:B   lines A to B, inclusive (A: to the end, :B from the start)
   --head N      the first N lines
   --tail N      the last N lines
@@ -174,6 +233,7 @@ after the last line, is an error (exit 2).
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "info", Usage: "print the metadata instead of the content"},
 			&cli.BoolFlag{Name: "last", Usage: "use the most recently stored key"},
+			&cli.BoolFlag{Name: "raw", Usage: "write the stored bytes exactly (a purged JSON string as JSON, not its text)"},
 			&cli.StringFlag{Name: "lines", Usage: "only lines `A:B` (1-based, inclusive)"},
 			&cli.IntFlag{Name: "head", Usage: "only the first `N` lines"},
 			&cli.IntFlag{Name: "tail", Usage: "only the last `N` lines"},
@@ -191,8 +251,11 @@ after the last line, is an error (exit 2).
 			if sel.active() && cmd.Bool("info") {
 				return usagef("--info prints metadata; it takes no line selection")
 			}
+			if cmd.Bool("raw") && cmd.Bool("info") {
+				return usagef("--info prints metadata; --raw goes with the content")
+			}
 			return runCacheGet(ctx, cacheGetOptions{globalOptions: globals(cmd), Key: cmd.Args().First(),
-				Last: cmd.Bool("last"), Info: cmd.Bool("info"), Select: sel})
+				Last: cmd.Bool("last"), Info: cmd.Bool("info"), Raw: cmd.Bool("raw"), Select: sel})
 		},
 	}
 }
@@ -231,16 +294,23 @@ func runCacheGet(ctx context.Context, o cacheGetOptions) error {
 	if err != nil {
 		return err
 	}
+	asText := !o.Raw && m.Source.Type == stub.RawValueType
 	if m.BytesUncompressed <= maxInMemoryGet {
 		b, err := st.Get(ctx, k)
 		if err != nil {
 			return err
 		}
-		if o.Select.active() {
-			return o.Select.write(o.Stdout, bytes.NewReader(b))
+		if asText {
+			// Decoded whole before a byte is written, as the content is
+			// checked whole.
+			if b, err = jsonText(k, b); err != nil {
+				return err
+			}
 		}
-		_, err = o.Stdout.Write(b)
-		return err
+		return writeContent(o, k, bytes.NewReader(b))
+	}
+	if o.JSON {
+		return fmt.Errorf("%s: %s is too large for --json; write it without --json", k, ui.Bytes(m.BytesUncompressed))
 	}
 	if err := st.Verify(k); err != nil {
 		return err
@@ -250,11 +320,90 @@ func runCacheGet(ctx context.Context, o cacheGetOptions) error {
 		return err
 	}
 	defer rc.Close()
-	if o.Select.active() {
-		return o.Select.write(o.Stdout, rc)
+	var r io.Reader = rc
+	if asText {
+		tr := newJSONTextReader(k, rc)
+		defer tr.Close()
+		r = tr
 	}
-	_, err = io.Copy(o.Stdout, rc)
+	return writeContent(o, k, r)
+}
+
+// writeContent writes the content, or the lines selected of it, to
+// stdout; under --json as {"key", "text"} (or "base64" for bytes that are
+// not UTF-8), what would be written without --json.
+func writeContent(o cacheGetOptions, k ccm.Key, r io.Reader) error {
+	w := o.Stdout
+	var buf bytes.Buffer
+	if o.JSON {
+		w = &buf
+	}
+	var err error
+	if o.Select.active() {
+		err = o.Select.write(w, r)
+	} else {
+		_, err = io.Copy(w, r)
+	}
+	if !o.JSON || (err != nil && !errors.Is(err, errFindings) && !isSilent(err)) {
+		return err
+	}
+	out := map[string]any{"key": k}
+	if utf8.Valid(buf.Bytes()) {
+		out["text"] = buf.String()
+	} else {
+		out["base64"] = buf.Bytes() // encoding/json writes []byte as base64
+	}
+	if werr := writeJSON(o.Stdout, out); werr != nil {
+		return werr
+	}
 	return err
+}
+
+// isSilent reports whether err carries an exit status only.
+func isSilent(err error) bool {
+	var se silentError
+	return errors.As(err, &se)
+}
+
+// jsonText is the text a stored JSON string encodes; any other JSON value
+// (an object, an array) is returned as it is.
+func jsonText(k ccm.Key, b []byte) ([]byte, error) {
+	if i := bytes.IndexFunc(b, func(r rune) bool { return !unicode.IsSpace(r) }); i < 0 || b[i] != '"' {
+		return b, nil
+	}
+	text, ok := rawjson.Unquote(string(bytes.TrimSpace(b)))
+	if !ok {
+		return nil, fmt.Errorf("%s: %w (--raw writes it as stored)", k, rawjson.ErrNotString)
+	}
+	return text, nil
+}
+
+// jsonTextReader decodes a stored JSON string as it is read, for content
+// too large to hold: jsonText in bounded memory.
+type jsonTextReader struct {
+	*io.PipeReader
+}
+
+func newJSONTextReader(k ccm.Key, r io.Reader) *jsonTextReader {
+	br := bufio.NewReader(r)
+	pr, pw := io.Pipe()
+	go func() {
+		first, err := br.Peek(1)
+		switch {
+		case err != nil:
+			pw.CloseWithError(err)
+		case first[0] != '"':
+			_, err := io.Copy(pw, br)
+			pw.CloseWithError(err)
+		default:
+			if err := rawjson.UnquoteTo(pw, br); errors.Is(err, rawjson.ErrNotString) {
+				pw.CloseWithError(fmt.Errorf("%s: %w (--raw writes it as stored)", k, err))
+			} else {
+				pw.CloseWithError(err)
+			}
+		}
+	}()
+	return &jsonTextReader{pr}
 }
 
 // printMeta prints a blob's metadata: JSON as stored with --json, else
@@ -272,9 +421,9 @@ func printMeta(g globalOptions, m *ccm.Meta) error {
 	fmt.Fprintf(w, "created:      %s\n", fmtTime(m.CreatedAt))
 	fmt.Fprintf(w, "last access:  %s\n", fmtTime(m.LastAccessAt))
 	fmt.Fprintf(w, "accesses:     %d\n", m.AccessCount)
-	fmt.Fprintf(w, "size:         %d bytes, %d lines\n", m.BytesUncompressed, m.Lines)
+	fmt.Fprintf(w, "size:         %s bytes, %s lines\n", ui.Count(m.BytesUncompressed), ui.Count(m.Lines))
 	if m.BytesCompressed > 0 {
-		fmt.Fprintf(w, "on disk:      %d bytes, %s\n", m.BytesCompressed, m.Compression)
+		fmt.Fprintf(w, "on disk:      %s bytes, %s\n", ui.Count(m.BytesCompressed), m.Compression)
 	} else {
 		fmt.Fprintf(w, "on disk:      %s\n", m.Compression)
 	}
@@ -288,6 +437,9 @@ func printMeta(g globalOptions, m *ccm.Meta) error {
 	}
 	if s.ToolName != "" || s.ExitCode != 0 {
 		fmt.Fprintf(w, "  %-14s%d\n", "exit code:", s.ExitCode)
+	}
+	if s.Type == stub.RawValueType {
+		fmt.Fprintf(w, "  %-14s%s\n", "stored as:", "the JSON value a purge cut out (cache get writes a string's text, --raw the JSON)")
 	}
 	if m.Pinned.Level == ccm.PinNone {
 		fmt.Fprintf(w, "pinned:       none\n")

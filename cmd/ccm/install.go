@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,10 +21,11 @@ import (
 // installOptions are the inputs of ccm install and ccm uninstall.
 type installOptions struct {
 	globalOptions
-	Scope  string
-	DryRun bool
-	Exe    string // the ccm the hooks run; "" for this binary
-	Now    time.Time
+	Scope   string
+	DryRun  bool
+	Verbose bool   // the resulting settings file after the changes
+	Exe     string // the ccm the hooks run; "" for this binary
+	Now     time.Time
 	// Features are the optional hooks left out (--no-capture, ...).
 	Features install.Features
 	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
@@ -44,7 +46,8 @@ func installFlags() []cli.Flag {
 				}
 				return nil
 			}},
-		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the resulting settings.json to stdout and change nothing"},
+		dryRunFlag("the changes to settings.json and the slash commands"),
+		verboseFlag("the resulting settings.json after the changes"),
 		&cli.StringFlag{Name: "ccm", Usage: "path of the ccm binary the hooks run (default: this binary)", TakesFile: true},
 	}
 }
@@ -128,7 +131,7 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 }
 
 func installOptionsFrom(cmd *cli.Command) installOptions {
-	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm"),
+	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Exe: cmd.String("ccm"),
 		Features: install.Features{NoCapture: cmd.Bool("no-capture"), NoMemory: cmd.Bool("no-memory"),
 			NoMonitor: cmd.Bool("no-monitor"), NoPreserve: cmd.Bool("no-preserve"), NoColdTasks: cmd.Bool("no-cold-tasks")}}
 }
@@ -179,26 +182,15 @@ func runInstall(_ context.Context, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if !o.MCP {
-		reportInstall(o, r, "ccm is already installed in "+r.Settings)
-		return nil
+	parts := []installReport{{r, "ccm is already installed in " + r.Settings}}
+	if o.MCP {
+		m, err := install.InstallMCP(lo, o.mcpConfig())
+		if err != nil {
+			return err
+		}
+		parts = append(parts, installReport{m, "the MCP server ccm is already registered in " + m.Settings})
 	}
-	m, err := install.InstallMCP(lo, o.mcpConfig())
-	if err != nil {
-		return err
-	}
-	if !o.DryRun {
-		reportInstall(o, r, "ccm is already installed in "+r.Settings)
-		reportInstall(o, m, "the MCP server ccm is already registered in "+m.Settings)
-		return nil
-	}
-	// A dry run prints the settings that would result; the MCP change is
-	// said on stderr.
-	reportInstall(o, r, "")
-	for _, c := range m.Changes {
-		fmt.Fprintf(o.Stderr, "would %s\n", c)
-	}
-	return nil
+	return reportInstall(o, parts...)
 }
 
 // mcpConfig is Claude Code's user config, symlinks followed.
@@ -214,33 +206,76 @@ func (o installOptions) mcpConfig() string {
 	return p
 }
 
-// reportInstall prints what changed. A dry run prints the settings file
-// that would result to stdout and the changes to stderr, so its stdout can
-// be used as a settings file.
-func reportInstall(o installOptions, r install.Result, nothing string) {
-	for _, n := range r.Notes {
-		fmt.Fprintf(o.Stderr, "ccm: note: %s\n", n)
-	}
-	if o.DryRun {
-		o.Stdout.Write(r.Content)
-		for _, c := range r.Changes {
-			fmt.Fprintf(o.Stderr, "would %s\n", c)
+// installReport is one file install or uninstall changed (settings.json,
+// or Claude Code's .claude.json for the MCP server) and what to say when
+// nothing changed in it ("": nothing).
+type installReport struct {
+	r       install.Result
+	nothing string
+}
+
+// reportInstall prints what changed, or with -n what would, a change a
+// line; -v adds the settings file that results (--json carries it too).
+// The first part is settings.json; a second, the MCP server's file, is a
+// member "mcp" of the one JSON document.
+func reportInstall(o installOptions, parts ...installReport) error {
+	if o.JSON {
+		out := installJSON(o, parts[0].r)
+		if len(parts) > 1 {
+			m := installJSON(o, parts[1].r)
+			delete(m, "content") // .claude.json is Claude Code's own state: only the change is said
+			out["mcp"] = m
 		}
-		return
+		return writeJSON(o.Stdout, out)
 	}
-	if len(r.Changes) == 0 {
-		fmt.Fprintln(o.Stdout, nothing)
-		return
+	dry := false
+	for _, p := range parts {
+		r := p.r
+		for _, n := range r.Notes {
+			fmt.Fprintf(o.Stderr, "ccm: note: %s\n", n)
+		}
+		switch {
+		case len(r.Changes) == 0:
+			if p.nothing != "" {
+				fmt.Fprintln(o.Stdout, p.nothing)
+			}
+		case o.DryRun:
+			dry = true
+			for _, c := range r.Changes {
+				fmt.Fprintf(o.Stdout, "would %s\n", c)
+			}
+		default:
+			if r.Backup != "" {
+				fmt.Fprintf(o.Stdout, "backed up %s to %s\n", r.Settings, r.Backup)
+			}
+			for _, c := range r.Changes {
+				fmt.Fprintln(o.Stdout, c)
+			}
+			if r.Changed {
+				fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
+			}
+		}
 	}
-	if r.Backup != "" {
-		fmt.Fprintf(o.Stdout, "backed up %s to %s\n", r.Settings, r.Backup)
+	if dry {
+		fmt.Fprintln(o.Stdout, "(dry run: nothing was written; -v prints the resulting settings)")
 	}
-	for _, c := range r.Changes {
-		fmt.Fprintln(o.Stdout, c)
+	if o.Verbose {
+		r := parts[0].r
+		fmt.Fprintf(o.Stdout, "%s:\n", r.Settings)
+		_, err := o.Stdout.Write(r.Content)
+		return err
 	}
-	if r.Changed {
-		fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
+	return nil
+}
+
+// installJSON is one file's report under --json.
+func installJSON(o installOptions, r install.Result) map[string]any {
+	out := map[string]any{"settings": r.Settings, "dry_run": o.DryRun, "changed": r.Changed, "backup": r.Backup,
+		"changes": r.Changes, "notes": r.Notes}
+	if json.Valid(r.Content) {
+		out["content"] = json.RawMessage(r.Content)
 	}
+	return out
 }
 
 // sharedCommand is how hooks in a team-shared settings file call ccm: a

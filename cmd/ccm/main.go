@@ -26,7 +26,6 @@ func main() {
 // faults dominate process start on small VMs; scripts/bench-hooks.sh).
 func ccmMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if event, ok := hookFastPath(args); ok {
-		exitOnSignal(exitOK)
 		return hooklib.Run(context.Background(), hooklib.Options{
 			Event: event, ClaudeDir: transcript.ConfigDir(""), Stdin: stdin, Stdout: stdout,
 		})
@@ -49,19 +48,6 @@ func exitAfterSignal(grace time.Duration) {
 		time.Sleep(grace)
 		fmt.Fprintln(os.Stderr, "ccm: interrupted")
 		os.Exit(exitCanceled)
-	}()
-}
-
-// exitOnSignal ends a hook at SIGINT or SIGTERM with code and nothing
-// printed: Claude Code signals a hook it no longer waits for, and a hook
-// never fails the session (what it was writing goes beside its file and
-// is renamed into place, so an exit leaves nothing half-written).
-func exitOnSignal(code int) {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sig
-		os.Exit(code)
 	}()
 }
 

@@ -14,6 +14,7 @@ import (
 	"ccm/internal/mcpserve"
 	"ccm/search"
 	"ccm/search/searchtext"
+	"ccm/sessions"
 )
 
 type mcpOptions struct {
@@ -79,7 +80,7 @@ const (
 "query":{"type":"string","description":"words that must all appear in one message (case-insensitive); \"quoted phrases\" word for word; a regular expression when regex is true"},
 "regex":{"type":"boolean","description":"query is a regular expression (Go syntax)"},
 "project":{"type":"string","description":"only this project (its path)"},
-"session":{"type":"string","description":"only this session (id or prefix)"},
+"session":{"type":"string","description":"only this session (its id, or a prefix of 4 characters or more that starts no other id)"},
 "since":{"type":"string","description":"only messages of the last AGE: 7d, 36h, 90m"},
 "in":{"type":"string","description":"only these parts, comma-separated: prompts, replies, tools, outputs"},
 "tool":{"type":"string","description":"only inputs and outputs of this tool (Bash, Read, ...)"},
@@ -147,7 +148,7 @@ func newMCPServer(g globalOptions) *mcpserve.Server {
 }
 
 func mcpSearch(ctx context.Context, g globalOptions, in mcpSearchIn) (string, error) {
-	o := searchOptions{globalOptions: g, Regex: in.Regex, Project: in.Project, Session: in.Session, Since: in.Since,
+	o := searchOptions{globalOptions: g, Regex: in.Regex, Select: sessions.Selector{Project: in.Project, Session: in.Session}, Since: in.Since,
 		In: in.In, Tool: in.Tool, Archived: in.Archived, Limit: in.Limit, Sort: "time", Now: time.Now()}
 	if o.Limit == 0 {
 		o.Limit = 20

@@ -13,20 +13,23 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 	"ccm/search"
+	"ccm/sessions"
 )
 
 type searchOptions struct {
 	globalOptions
-	Args     []string
-	Regex    bool
+	Args  []string // the query
+	Regex bool
+	// Select is which sessions: --current, --session ID (a unique
+	// prefix), --project P, --all (the default); its Args are unused.
+	Select   sessions.Selector
 	Since    string
 	In       string
 	Tool     string
 	Archived bool
 	Live     bool
-	Session  string
-	Project  string
 	Limit    int
 	Sort     string
 	Reindex  bool
@@ -51,6 +54,11 @@ Each hit: when, the project, the session, the line, who wrote it (and the
 tool), a snippet around the match, and how to resume the session. Newest
 first; --sort relevance ranks by how densely a message holds the words.
 
+Every session is searched (--all) unless --current, --session ID (a prefix
+of 4 characters or more that starts one session's id, live or archived) or
+--project P narrows it; --since takes a duration with its unit (90m, 36h,
+7d), as --older-than does.
+
 The index lives in <ccm home>/search (0700, files 0600). Every search first
 brings it up to date: new sessions and archives, the new bytes of grown
 transcripts; removed sessions drop out. --reindex rebuilds it, --forget
@@ -58,26 +66,29 @@ deletes it. CCM_SEARCH_REDACT (ccm config) keeps matching text out of it.
 Exit status 1 when nothing matched, as grep.
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "regex", Aliases: []string{"E"}, Usage: "QUERY is one regular expression (Go syntax, linear time)"},
-			&cli.StringFlag{Name: "since", Usage: "only messages of the last `AGE` (7d, 36h, 90m)"},
+			&cli.StringFlag{Name: "since", Usage: "only messages of the last `AGE` (90m, 36h, 7d)"},
 			&cli.StringFlag{Name: "in", Usage: "only these parts, comma-separated: prompts, replies, tools, outputs"},
 			&cli.StringFlag{Name: "tool", Usage: "only tool inputs and outputs of tool `NAME` (Bash, Read, ...)"},
 			&cli.BoolFlag{Name: "archived", Usage: "only archived sessions"},
 			&cli.BoolFlag{Name: "live", Usage: "only sessions in the config dir"},
-			&cli.StringFlag{Name: "session", Usage: "only session `ID` (or a prefix of it)"},
-			&cli.StringFlag{Name: "project", Usage: "only project `P` (a path or folder name)"},
-			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Value: 20, Usage: "at most `N` hits"},
+			&cli.IntFlag{Name: "limit", Value: 20, Usage: "at most `N` hits"},
 			&cli.StringFlag{Name: "sort", Value: "time", Usage: "time (newest first) or relevance"},
 			&cli.BoolFlag{Name: "reindex", Usage: "rebuild the index from scratch first"},
 			&cli.BoolFlag{Name: "forget", Usage: "delete the index and exit"},
 			&cli.BoolFlag{Name: "stats", Usage: "bring the index up to date and print its size"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files indexed at once (default: one per CPU)"},
-		},
+		}, searchSelectorFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
+			}
+			sel.Args = nil // the query
 			return runSearch(ctx, searchOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Regex: cmd.Bool("regex"),
-				Since: cmd.String("since"), In: cmd.String("in"), Tool: cmd.String("tool"), Archived: cmd.Bool("archived"),
-				Live: cmd.Bool("live"), Session: cmd.String("session"), Project: cmd.String("project"), Limit: int(cmd.Int("limit")),
+				Select: sel, Since: cmd.String("since"), In: cmd.String("in"), Tool: cmd.String("tool"), Archived: cmd.Bool("archived"),
+				Live: cmd.Bool("live"), Limit: int(cmd.Int("limit")),
 				Sort: cmd.String("sort"), Reindex: cmd.Bool("reindex"), Forget: cmd.Bool("forget"), Stats: cmd.Bool("stats"),
 				Jobs: int(cmd.Int("jobs"))})
 		},
@@ -86,8 +97,8 @@ Exit status 1 when nothing matched, as grep.
 
 // buildQuery checks the options and turns them into a query.
 func buildQuery(o searchOptions, redact string) (*search.Query, error) {
-	q := &search.Query{Tool: o.Tool, Archived: o.Archived, Live: o.Live, Session: strings.ToLower(o.Session),
-		Project: o.Project, Limit: o.Limit}
+	q := &search.Query{Tool: o.Tool, Archived: o.Archived, Live: o.Live, Session: o.Select.Session,
+		Project: o.Select.Project, Limit: o.Limit}
 	var err error
 	switch {
 	case o.Regex && len(o.Args) != 1:
@@ -118,7 +129,7 @@ func buildQuery(o searchOptions, redact string) (*search.Query, error) {
 		return nil, usagef("--sort: %q is not time or relevance", o.Sort)
 	}
 	if o.Since != "" {
-		d, err := parseAge("since", o.Since)
+		d, err := parseDuration("since", o.Since)
 		if err != nil {
 			return nil, err
 		}
@@ -223,6 +234,28 @@ func withIndex(ctx context.Context, g globalOptions, src search.Sources, reindex
 	})
 }
 
+// currentSession refuses more than one of --current, --session and --all,
+// and turns --current into the session it names (the one rule of
+// sessions.Select).
+func (o *searchOptions) currentSession(ctx context.Context) error {
+	sel := o.Select
+	if sel.Current && (sel.Session != "" || sel.All) || sel.Session != "" && sel.All {
+		return usagef("give --current, --session or --all, not several of them")
+	}
+	if !sel.Current {
+		return nil
+	}
+	s, err := selectSessions(ctx, o.globalOptions, sessions.Selector{Current: true}, sessions.SelectOptions{Now: o.Now})
+	if err != nil {
+		return err
+	}
+	if len(s.Todo) == 0 || s.Todo[0].Session == nil {
+		return usagef("--current: no session of the working directory")
+	}
+	o.Select.Session, o.Select.Current = s.Todo[0].Session.ID, false
+	return nil
+}
+
 func runSearch(ctx context.Context, o searchOptions) error {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
@@ -243,6 +276,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 			return nil
 		}
 		return writeJSON(o.Stdout, map[string]any{"removed": dir})
+	}
+	if err := o.currentSession(ctx); err != nil {
+		return err
 	}
 	cfg := maintainConfig(o.globalOptions)
 	var q *search.Query
@@ -268,13 +304,13 @@ func runSearch(ctx context.Context, o searchOptions) error {
 				return writeJSON(o.Stdout, map[string]any{"index": st, "update": up, "update_seconds": took.Seconds()})
 			}
 			fmt.Fprintf(o.Stdout, "%d messages of %d files in %d segments: %s of text, index %s (%.1f%%), archive parts %s\n",
-				st.Docs, st.Files, st.Segments, humanBytes(st.TextBytes), humanBytes(st.IndexSize),
-				100*float64(st.IndexSize)/float64(max(st.TextBytes, 1)), humanBytes(st.PartBytes))
+				st.Docs, st.Files, st.Segments, ui.Bytes(st.TextBytes), ui.Bytes(st.IndexSize),
+				100*float64(st.IndexSize)/float64(max(st.TextBytes, 1)), ui.Bytes(st.PartBytes))
 			return nil
 		}
 		res, err := ix.Search(ctx, q, src.Resolve)
 		if err != nil {
-			return err
+			return sessionIDError(err)
 		}
 		if o.JSON {
 			if res.Hits == nil {
@@ -282,7 +318,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 			}
 			return writeJSON(o.Stdout, res)
 		}
-		writeHits(o.Stdout, res.Hits, isTerminal(o.Stdout))
+		if err := writeHits(o.globalOptions, res.Hits); err != nil {
+			return err
+		}
 		if len(res.Hits) == 0 {
 			return silentError{code: exitFindings}
 		}

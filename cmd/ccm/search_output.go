@@ -3,30 +3,28 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
+	"time"
 
 	"ccm/search"
 )
 
-// writeHits prints hits. On a terminal: grouped by session (sessions in
-// the order of their newest hit), a header line per session with how to
-// resume it, then one line per hit with the match highlighted. Piped: one
-// tab-separated line per hit: time, project, session, line, kind, tool,
-// snippet.
-func writeHits(w io.Writer, hits []search.Hit, term bool) {
-	bw := bufio.NewWriter(w)
-	defer bw.Flush()
-	if !term {
+// writeHits prints hits to g's stdout. On a terminal: grouped by session
+// (sessions in the order of their newest hit), a header line per session
+// with how to resume it, then one line per hit with the match
+// highlighted. Piped: one tab-separated line per hit, for scripts: time
+// (RFC 3339), project, session (whole), line, kind, tool, snippet.
+func writeHits(g globalOptions, hits []search.Hit) error {
+	bw := bufio.NewWriter(g.Stdout)
+	if !g.Terminal {
 		for _, h := range hits {
 			tm := ""
 			if !h.Time.IsZero() {
-				tm = h.Time.Local().Format("2006-01-02T15:04:05")
+				tm = h.Time.Local().Format(time.RFC3339)
 			}
 			fmt.Fprintf(bw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", tm, h.Project, h.Session, h.Line, h.Kind, h.Tool, h.Snippet)
 		}
-		return
+		return bw.Flush()
 	}
 	type group struct {
 		key  string
@@ -36,16 +34,16 @@ func writeHits(w io.Writer, hits []search.Hit, term bool) {
 	byKey := map[string]*group{}
 	for _, h := range hits {
 		k := h.Session + "\x00" + h.Path
-		g := byKey[k]
-		if g == nil {
-			g = &group{key: k}
-			byKey[k] = g
-			groups = append(groups, g)
+		grp := byKey[k]
+		if grp == nil {
+			grp = &group{key: k}
+			byKey[k] = grp
+			groups = append(groups, grp)
 		}
-		g.hits = append(g.hits, h)
+		grp.hits = append(grp.hits, h)
 	}
-	for i, g := range groups {
-		h := g.hits[0]
+	for i, grp := range groups {
+		h := grp.hits[0]
 		if i > 0 {
 			bw.WriteByte('\n')
 		}
@@ -53,8 +51,8 @@ func writeHits(w io.Writer, hits []search.Hit, term bool) {
 		if h.Archived {
 			state = "  (archived)"
 		}
-		fmt.Fprintf(bw, "\x1b[1m%s\x1b[0m  %s%s\n", shortHome(h.Project), shortID(h.Session), state)
-		for _, h := range g.hits {
+		fmt.Fprintf(bw, "\x1b[1m%s\x1b[0m  %s%s\n", shortHome(h.Project), shortID(g, h.Session), state)
+		for _, h := range grp.hits {
 			when := ""
 			if !h.Time.IsZero() {
 				when = h.Time.Local().Format("2006-01-02 15:04")
@@ -74,12 +72,5 @@ func writeHits(w io.Writer, hits []search.Hit, term bool) {
 		}
 		fmt.Fprintf(bw, "  \x1b[2m%s\x1b[0m\n", h.Resume)
 	}
-}
-
-// shortID is the 8-character form of a session id that tables show.
-func shortID(id string) string {
-	if len(id) > 8 && !strings.ContainsAny(id[:8], "/\\") {
-		return id[:8]
-	}
-	return id
+	return bw.Flush()
 }

@@ -19,7 +19,9 @@ func TestWriteHitsOnATerminal(t *testing.T) {
 		{Time: at.Add(-2 * time.Hour), Project: "/src/a", Session: "aaaaaaaa-1111", Line: 2, Kind: "prompt", Snippet: "find the kestrel", Mark: [2]int{9, 16}, Resume: "cd /src/a && claude --resume aaaaaaaa-1111"},
 	}
 	var b bytes.Buffer
-	writeHits(&b, hits, true)
+	if err := writeHits(globalOptions{Stdout: &b, Terminal: true}, hits); err != nil {
+		t.Fatal(err)
+	}
 	out := b.String()
 	a, bb := strings.Index(out, "aaaaaaaa"), strings.Index(out, "bbbbbbbb")
 	if a < 0 || bb < a || strings.Count(out, "claude --resume aaaaaaaa-1111") != 1 {
@@ -29,7 +31,9 @@ func TestWriteHitsOnATerminal(t *testing.T) {
 		t.Fatalf("no highlight, archive mark or tool:\n%q", out)
 	}
 	b.Reset()
-	writeHits(&b, hits, false)
+	if err := writeHits(globalOptions{Stdout: &b}, hits); err != nil {
+		t.Fatal(err)
+	}
 	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 3 || strings.Contains(b.String(), "\x1b") ||
 		!strings.HasSuffix(lines[1], "\tbbbbbbbb-2222\t3\ttool output\tBash\tkestrel.log") {
 		t.Fatalf("piped:\n%q", b.String())

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/urfave/cli/v3"
 
@@ -36,19 +35,10 @@ func runUninstall(_ context.Context, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	reportInstall(o, r, "ccm is not installed in "+r.Settings)
 	m, err := install.UninstallMCP(lo, o.mcpConfig())
 	if err != nil {
 		return err
 	}
-	if len(m.Changes) > 0 {
-		if o.DryRun {
-			for _, c := range m.Changes {
-				fmt.Fprintf(o.Stderr, "would %s\n", c)
-			}
-		} else {
-			reportInstall(o, m, "")
-		}
-	}
-	return nil
+	// The MCP server is spoken of only when install --mcp had registered it.
+	return reportInstall(o, installReport{r, "ccm is not installed in " + r.Settings}, installReport{m, ""})
 }

@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"ccm/internal/testutil"
 )
 
 func testFile(t *testing.T, data []byte) *os.File {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "f")
+	p := filepath.Join(testutil.TempDir(t), "f")
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
