@@ -44,7 +44,6 @@ const (
 	maxPageBytes = 64000
 )
 
-
 // ReadPage reads up to count messages of a session (its main transcript,
 // or subagent agent's) from line from on, live or archived. session may be
 // a unique prefix of the id.
