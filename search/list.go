@@ -1,10 +1,11 @@
 package search
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 	"ccm/sessions"
 	"ccm/transcript"
@@ -27,22 +28,10 @@ func liveFiles(configDir string) ([]liveFile, error) {
 		return nil, err
 	}
 	per := make([][]liveFile, len(projects))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < min(listJobs, len(projects)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				per[i] = projectFiles(projects[i])
-			}
-		}()
-	}
-	for i := range projects {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	// A listing is not cut short: an update needs all of it or none.
+	batch.Run(context.Background(), len(projects), listJobs, func(i int) {
+		per[i] = projectFiles(projects[i])
+	}, nil)
 	var out []liveFile
 	for _, p := range per {
 		out = append(out, p...)

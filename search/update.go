@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 	"ccm/internal/textindex"
 	"ccm/search/searchtext"
@@ -289,50 +290,41 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		defer mu.Unlock()
 		return ix.cat.tool(name)
 	}
-	work := make(chan *job)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Room for the pairs of this update's bytes (about one per
-			// 16 bytes read), at most a full builder's.
-			b := textindex.NewBuilder(int(min(total/16/int64(workers), maxPairs+maxPairs/8)))
-			w := &indexer{src: src, tool: tool, b: b, flush: func() {
-				flush(b, true)
-				b.Reset()
-			}}
-			for j := range work {
-				if ctx.Err() != nil {
-					continue
-				}
-				n, err := w.file(ctx, j, ix.dir)
-				if err != nil {
-					fail(err)
-					continue
-				}
-				mu.Lock()
-				done += n
-				st.Bytes += n
-				if src.Progress != nil {
-					src.Progress(done, total)
-				}
-				mu.Unlock()
-			}
-			flush(b, false)
-			mu.Lock()
-			st.Docs += w.docs
-			mu.Unlock()
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
+	var indexers []*indexer
+	newWorker := func() *indexer {
+		// Room for the pairs of this update's bytes (about one per 16
+		// bytes read), at most a full builder's.
+		b := textindex.NewBuilder(int(min(total/16/int64(workers), maxPairs+maxPairs/8)))
+		w := &indexer{src: src, tool: tool, b: b}
+		w.flush = func() {
+			flush(b, true)
+			b.Reset()
 		}
-		work <- j
+		mu.Lock()
+		indexers = append(indexers, w)
+		mu.Unlock()
+		return w
 	}
-	close(work)
-	wg.Wait()
+	batch.RunWith(ctx, len(jobs), workers, newWorker, func(w *indexer, i int) {
+		n, err := w.file(ctx, jobs[i], ix.dir)
+		if err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		done += n
+		st.Bytes += n
+		if src.Progress != nil {
+			src.Progress(done, total)
+		}
+		mu.Unlock()
+	}, nil)
+	// Each worker's last builder, not full, is a segment of its own,
+	// written in parallel as the workers would have.
+	batch.Run(ctx, len(indexers), workers, func(i int) { flush(indexers[i].b, false) }, nil)
+	for _, w := range indexers {
+		st.Docs += w.docs
+	}
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = ctx.Err()
 	}
