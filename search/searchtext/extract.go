@@ -176,24 +176,27 @@ func (x *Extractor) strings(rec *Record, kind uint8, v gjson.Result, emit Emit) 
 // walkStrings calls fn with every string value (quotes included) inside
 // a JSON object or array, never decoding one: object keys are skipped.
 func walkStrings(raw string, fn func(s string)) {
-	b := unsafeBytes(raw)
-	for i := 0; i < len(b); i++ {
-		if b[i] != '"' {
-			continue
-		}
-		end := rawjson.StringEnd(b, i+1)
-		if end < 0 {
+	var walk func(b []byte, i int)
+	walk = func(b []byte, i int) {
+		if i < 0 || i >= len(b) {
 			return
 		}
-		j := end
-		for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
-			j++
+		each := func(it rawjson.Item) bool {
+			walk(b, it.Value)
+			return true
 		}
-		if j >= len(b) || b[j] != ':' {
-			fn(raw[i:end])
+		switch b[i] {
+		case '"':
+			if end := rawjson.StringEnd(b, i+1); end > 0 {
+				fn(raw[i:end])
+			}
+		case '{':
+			rawjson.Members(b, i, each)
+		case '[':
+			rawjson.Elements(b, i, each)
 		}
-		i = end - 1
 	}
+	walk(unsafeBytes(raw), 0)
 }
 
 // skipKeys are the members of stored JSON whose values are not text to

@@ -21,6 +21,8 @@ func TestLineKindsAndText(t *testing.T) {
 		{`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a.txt"},{"type":"image","source":{"data":"AAAA"}}]}]}}`, "a.txt", "Bash", textindex.KindOutput},
 		{`{"type":"user","isMeta":true,"message":{"content":"<system-reminder>injected</system-reminder>"}}`, "", "", 0},
 		{`{"type":"progress","data":{"type":"hook_progress"}}`, "", "", 0},
+		{`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t2","name":"MultiEdit","input":{"file_path":"a.go","edits":[{"old_string":"say \"x\": 1","new_string":"y"}, {"old_string" : "z","replace_all":true}]}}]}}`, "a.go\nsay \"x\": 1\ny\nz", "MultiEdit", textindex.KindInput},
+		{`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}`, "ok", "MultiEdit", textindex.KindOutput},
 		{`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t9","content":"` + stubJSON + `"}]}}`, stub + "\nstored make output", "", textindex.KindOutput},
 	}
 	x := &Extractor{Resolve: func(k string) ([]byte, error) {
