@@ -111,11 +111,13 @@ func snippet(text string, s, e int) (string, [2]int) {
 	return pre + mid + post, [2]int{len(pre), len(pre) + len(mid)}
 }
 
+// oneLine makes text one line for a terminal: white space and control
+// characters (C0 and C1, which could move the cursor) become one space.
 func oneLine(s string) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s {
-		if r == '\n' || r == '\r' || r == '\t' || r == ' ' || r < 0x20 {
+		if r == '\n' || r == '\r' || r == '\t' || r == ' ' || r < 0x20 || r >= 0x7f && r < 0xa0 {
 			if !space {
 				b.WriteByte(' ')
 			}
