@@ -319,3 +319,18 @@ func TestVacuumDropsDeadMessages(t *testing.T) {
 		t.Fatalf("%d hits after the vacuum", len(hits))
 	}
 }
+
+// A snippet is one line a terminal cannot be steered by: white space and
+// control characters, C0 and C1 (0x9b is a CSI), become one space, and
+// the mark still spans the match.
+func TestSnippetHasNoControlCharacters(t *testing.T) {
+	text := "before\x1b[2J\u009b31m the kestrel\r\n\tafter"
+	s := strings.Index(text, "kestrel")
+	got, mark := snippet(text, s, s+len("kestrel"))
+	if want := "before [2J 31m the kestrel after"; got != want {
+		t.Errorf("snippet %q, want %q", got, want)
+	}
+	if got[mark[0]:mark[1]] != "kestrel" {
+		t.Errorf("mark %v spans %q", mark, got[mark[0]:mark[1]])
+	}
+}
