@@ -239,6 +239,45 @@ func TestSmallSegmentsAreMerged(t *testing.T) {
 	}
 }
 
+// A search answers before the small segments are merged: the update
+// that writes the eighth small segment hands the index to the search with
+// all eight, and the merge follows once the search has answered.
+func TestSearchAnswersBeforeTheMerge(t *testing.T) {
+	e := newEnv(t, "")
+	tr := filepath.Join(e.config, "projects", "-p", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	for i := 1; i < mergeAt; i++ {
+		appendLines(t, tr, record("user", "aaaaaaaa", "/p", "growing prompt number quetzal", i))
+		e.update()
+	}
+	appendLines(t, tr, record("user", "aaaaaaaa", "/p", "the last growth, a kinkajou", mergeAt))
+	src := e.sources()
+	err := With(context.Background(), Dir(e.home), src, func(ix *Index, st UpdateStats) error {
+		if st.Grown != 1 {
+			t.Errorf("the update found %d grown files, want 1", st.Grown)
+		}
+		if n := ix.Stats().Segments; n != mergeAt {
+			t.Errorf("the search was handed %d segments, want the %d small ones unmerged", n, mergeAt)
+		}
+		q := &Query{Terms: [][]string{{"kinkajou"}}}
+		res, err := ix.Search(context.Background(), q, src.Resolve)
+		if err == nil && len(res.Hits) != 1 {
+			t.Errorf("%d hits for the last growth, want 1", len(res.Hits))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := filepath.Glob(filepath.Join(Dir(e.home), "seg-*.tix"))
+	if len(segs) != 1 {
+		t.Fatalf("%d segment files after the search, want the 1 merged", len(segs))
+	}
+	if hits := e.search("quetzal", func(q *Query) { q.Limit = 100 }); len(hits) != mergeAt-1 {
+		t.Fatalf("%d hits after the merge, want %d", len(hits), mergeAt-1)
+	}
+	e.one("kinkajou")
+}
+
 func TestCatalogJournal(t *testing.T) {
 	e := newEnv(t, "")
 	dir := Dir(e.home)

@@ -23,6 +23,25 @@ const (
 	fullSegment = 8 << 20
 )
 
+// tidy merges the small segments when there are enough of them, and
+// saves the catalog that names the merged one. It is no part of bringing
+// the index up to date: a search runs it after it has answered (With), so
+// that the update that makes the eighth small segment answers as fast as
+// the others.
+func (ix *Index) tidy(ctx context.Context) error {
+	n := len(ix.cat.Segs)
+	if err := ix.compact(ctx); err != nil {
+		return err
+	}
+	if len(ix.cat.Segs) == n {
+		return nil
+	}
+	if err := ix.saveCatalog(); err != nil {
+		return err
+	}
+	return ix.removeStray()
+}
+
 // compact merges the small segments into one when there are enough of
 // them. The merged segment is durable before the catalog names it; the
 // old ones are removed after the catalog is saved (removeStray).

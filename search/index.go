@@ -335,6 +335,12 @@ func With(ctx context.Context, dir string, src Sources, fn func(ix *Index, st Up
 		st, err := ix.update(ctx, src, l, start)
 		if err == nil {
 			err = fn(ix, st)
+			// Merging small segments waits until fn has answered; a
+			// merge that fails leaves the index as it was, and the next
+			// update tries again.
+			if terr := ix.tidy(ctx); err == nil && terr != nil && !errors.Is(terr, context.Canceled) {
+				err = terr
+			}
 		}
 		// A part that fn could not read is written again from its
 		// archive, and fn runs again on the index brought up to date.

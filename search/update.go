@@ -74,9 +74,14 @@ type job struct {
 	retry bool
 }
 
-// Update brings the index up to date with the sources.
+// Update brings the index up to date with the sources, and merges its
+// small segments when there are enough of them.
 func (ix *Index) Update(ctx context.Context, src Sources) (UpdateStats, error) {
-	return ix.update(ctx, src, listSources(src), time.Now())
+	st, err := ix.update(ctx, src, listSources(src), time.Now())
+	if err != nil {
+		return st, err
+	}
+	return st, ix.tidy(ctx)
 }
 
 // listing is what a listing of the sources found: every live transcript
@@ -152,11 +157,7 @@ func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.
 			return st, err
 		}
 	}
-	nsegs := len(ix.cat.Segs)
-	if err := ix.compact(ctx); err != nil {
-		return st, err
-	}
-	if len(ix.cat.dirty) > 0 || ix.Rebuilt != "" || nsegs != len(ix.cat.Segs) {
+	if len(ix.cat.dirty) > 0 || ix.Rebuilt != "" || len(jobs) > 0 {
 		if err := ix.saveCatalog(); err != nil {
 			return st, err
 		}
