@@ -78,10 +78,8 @@ func (ix *Index) merge(ctx context.Context, segs []segEntry) error {
 	for _, s := range segs {
 		text += s.Text
 	}
-	err := fsutil.WriteFile(ix.segPath(id), fsutil.FileMode, func(w io.Writer) error {
-		cw := &counter{w: w}
-		n, err := textindex.Merge(cw, opened, func(d textindex.Doc) bool { return ix.cat.byNo[d.File] != nil })
-		e.Docs, e.Size = n, cw.n
+	err := fsutil.WriteFile(ix.segPath(id), fsutil.FileMode, func(w io.Writer) (err error) {
+		e.Docs, e.Size, err = textindex.Merge(w, opened, func(d textindex.Doc) bool { return ix.cat.byNo[d.File] != nil })
 		return err
 	})
 	if err != nil {
@@ -113,17 +111,6 @@ func (ix *Index) merge(ctx context.Context, segs []segEntry) error {
 	sort.Slice(keep, func(i, j int) bool { return keep[i].ID < keep[j].ID })
 	ix.cat.Segs = keep
 	return nil
-}
-
-type counter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *counter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // vacuumDead is the share of dead messages (of files removed, rewritten or

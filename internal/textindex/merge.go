@@ -8,9 +8,9 @@ import (
 // Merge writes one segment holding the documents of segs that keep
 // accepts, in order (segs[0]'s first), with their words. It reads each
 // segment's dictionary and postings once, in key order. It returns the
-// number of documents written.
-func Merge(w io.Writer, segs []*Segment, keep func(d Doc) bool) (int, error) {
-	var docs []Doc
+// number of documents and of bytes written.
+func Merge(w io.Writer, segs []*Segment, keep func(d Doc) bool) (int, int64, error) {
+	var all []Doc
 	var text int64
 	remap := make([][]int32, len(segs))
 	for i, s := range segs {
@@ -18,8 +18,8 @@ func Merge(w io.Writer, segs []*Segment, keep func(d Doc) bool) (int, error) {
 		kept := 0
 		err := s.AllDocs(func(j uint32, d Doc) bool {
 			if keep(d) {
-				remap[i][j] = int32(len(docs))
-				docs = append(docs, d)
+				remap[i][j] = int32(len(all))
+				all = append(all, d)
 				kept++
 			} else {
 				remap[i][j] = -1
@@ -27,20 +27,20 @@ func Merge(w io.Writer, segs []*Segment, keep func(d Doc) bool) (int, error) {
 			return true
 		})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if s.f.docs > 0 {
 			text += int64(float64(s.f.textBytes) * float64(kept) / float64(s.f.docs))
 		}
 	}
-	if len(docs) > MaxDocs {
-		return 0, ErrFull
+	if len(all) > MaxDocs {
+		return 0, 0, ErrFull
 	}
 	its := make([]*dictIter, len(segs))
 	for i, s := range segs {
 		it, err := s.iter()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		its[i] = it
 	}
@@ -68,33 +68,34 @@ func Merge(w io.Writer, segs []*Segment, keep func(d Doc) bool) (int, error) {
 			}
 			b := buf[:it.n]
 			if _, err := segs[i].r.ReadAt(b, int64(it.off)); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			var doc uint64
 			for len(b) > 0 {
 				d, m := binary.Uvarint(b)
 				if m <= 0 {
-					return 0, corrupt("postings varint")
+					return 0, 0, corrupt("postings varint")
 				}
 				b = b[m:]
 				doc += d
 				if doc >= uint64(len(remap[i])) {
-					return 0, corrupt("posting past the last document")
+					return 0, 0, corrupt("posting past the last document")
 				}
 				if nd := remap[i][doc]; nd >= 0 {
 					out = append(out, uint32(nd))
 				}
 			}
 			if err := it.next(); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		sw.key(key, out)
 	}
-	if _, err := sw.finish(docs, text); err != nil {
-		return 0, err
+	size, err := sw.finish(all, text)
+	if err != nil {
+		return 0, 0, err
 	}
-	return len(docs), nil
+	return len(all), size, nil
 }
 
 // dictIter walks a segment's dictionary in key order.

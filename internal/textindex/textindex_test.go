@@ -234,12 +234,12 @@ func TestMergeKeepsWordsAndDropsDocs(t *testing.T) {
 	d2, s2 := mk(700, 2)
 	d3, s3 := mk(1200, 3)
 	var buf bytes.Buffer
-	n, err := Merge(&buf, []*Segment{s1, s2, s3}, func(d Doc) bool { return d.File != 2 })
+	n, size, err := Merge(&buf, []*Segment{s1, s2, s3}, func(d Doc) bool { return d.File != 2 })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 4200 {
-		t.Fatalf("merged %d docs, want 4200", n)
+	if n != 4200 || size != int64(buf.Len()) {
+		t.Fatalf("merged %d docs in %d bytes, want 4200 in the %d written", n, size, buf.Len())
 	}
 	m, err := Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	if err != nil {
