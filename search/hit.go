@@ -148,6 +148,25 @@ func newReader(dir string, resolve func(string) ([]byte, error), redact []*regex
 
 const maxOpen = 64
 
+// kept returns the open file of m under key, opening it when it is not
+// there; at maxOpen files, those open are closed first.
+func kept[T any](m map[string]T, key string, open func() (T, error), close func(T)) (T, error) {
+	if v, ok := m[key]; ok {
+		return v, nil
+	}
+	if len(m) >= maxOpen {
+		for k, v := range m {
+			close(v)
+			delete(m, k)
+		}
+	}
+	v, err := open()
+	if err == nil {
+		m[key] = v
+	}
+	return v, err
+}
+
 func (r *reader) close() {
 	for _, f := range r.files {
 		f.Close()
@@ -161,20 +180,10 @@ func (r *reader) close() {
 // message of an archived subagent.
 func (r *reader) text(c candidate) (string, string, error) {
 	if c.f.Src == srcArchive {
-		p := r.parts[c.f.Part]
-		if p == nil {
-			if len(r.parts) >= maxOpen {
-				for k, o := range r.parts {
-					o.close()
-					delete(r.parts, k)
-				}
-			}
-			var err error
-			if p, err = openPart(filepath.Join(r.dir, c.f.Part)); err != nil {
-				r.broken(c.f)
-				return "", "", err
-			}
-			r.parts[c.f.Part] = p
+		p, err := kept(r.parts, c.f.Part, func() (*part, error) { return openPart(filepath.Join(r.dir, c.f.Part)) }, (*part).close)
+		if err != nil {
+			r.broken(c.f)
+			return "", "", err
 		}
 		d, err := p.doc(int64(c.doc.Off), c.doc.Len)
 		if err != nil {
@@ -183,19 +192,9 @@ func (r *reader) text(c candidate) (string, string, error) {
 		}
 		return RedactString(d.Text, r.redact), d.M, nil
 	}
-	f := r.files[c.f.Path]
-	if f == nil {
-		if len(r.files) >= maxOpen {
-			for k, o := range r.files {
-				o.Close()
-				delete(r.files, k)
-			}
-		}
-		var err error
-		if f, err = os.Open(c.f.Path); err != nil {
-			return "", "", err
-		}
-		r.files[c.f.Path] = f
+	f, err := kept(r.files, c.f.Path, func() (*os.File, error) { return os.Open(c.f.Path) }, func(f *os.File) { f.Close() })
+	if err != nil {
+		return "", "", err
 	}
 	if cap(r.buf) < int(c.doc.Len) {
 		r.buf = make([]byte, c.doc.Len)
