@@ -1,5 +1,7 @@
 package fsutil
 
+import "io/fs"
+
 // DirStat is one entry of a directory that StatDir listed: a folder, or
 // a regular file with what a stat told of it.
 type DirStat struct {
@@ -19,4 +21,18 @@ type DirStat struct {
 // directory entries. Entries come in directory order.
 func StatDir(dir string, want func(name string) bool) ([]DirStat, error) {
 	return statDir(dir, want)
+}
+
+// listed sorts a directory entry as StatDir does: a folder is added to
+// out at once; a regular file that want selects (nil: every one) is to
+// be statted (stat is true); anything else is left out.
+func listed(e fs.DirEntry, want func(name string) bool, out *[]DirStat) (stat bool) {
+	switch t := e.Type(); {
+	case t.IsDir():
+		*out = append(*out, DirStat{Name: e.Name(), Dir: true})
+		return false
+	case !t.IsRegular():
+		return false
+	}
+	return want == nil || want(e.Name())
 }

@@ -28,14 +28,7 @@ func statDir(dir string, want func(name string) bool) ([]DirStat, error) {
 		var st unix.Stat_t
 		for _, e := range entries {
 			name := e.Name()
-			switch t := e.Type(); {
-			case t.IsDir():
-				out = append(out, DirStat{Name: name, Dir: true})
-				continue
-			case !t.IsRegular():
-				continue
-			}
-			if want != nil && !want(name) {
+			if !listed(e, want, &out) {
 				continue
 			}
 			if err := unix.Fstatat(int(fd), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {

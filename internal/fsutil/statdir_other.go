@@ -16,14 +16,7 @@ func statDir(dir string, want func(name string) bool) ([]DirStat, error) {
 	out := make([]DirStat, 0, len(entries))
 	for _, e := range entries {
 		name := e.Name()
-		switch t := e.Type(); {
-		case t.IsDir():
-			out = append(out, DirStat{Name: name, Dir: true})
-			continue
-		case !t.IsRegular():
-			continue
-		}
-		if want != nil && !want(name) {
+		if !listed(e, want, &out) {
 			continue
 		}
 		fi, err := e.Info()
