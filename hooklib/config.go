@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 type Var struct {
 	Name    string
 	Default string // "" for none; paths are resolved by defaultFor
-	Kind    string // bool, int, path, or the choices separated by |
+	Kind    string // bool, int, number, path, regexp, or the choices separated by |
 	Help    string
 }
 
@@ -64,6 +65,8 @@ var Vars = []Var{
 	{"CCM_CLEAN_EMPTY", "false", "bool", "also remove empty and zero-byte sessions"},
 	{"CCM_PRUNE_MAX_SIZE_MB", "500", "number", "ccm maintain prunes the CCM store to N MB; empty to skip"},
 	{"CCM_PRUNE_MAX_AGE_DAYS", "30", "number", "ccm maintain prunes blobs not accessed for N days; empty to skip"},
+	// ccm search.
+	{"CCM_SEARCH_REDACT", "", "regexp", "ccm search keeps text this regular expression matches out of its index (alternatives with |)"},
 	// claude-context-manager's settings (its config.py and environment).
 	{"CCM_ENABLED", "true", "bool", "claude-context-manager's switch: false makes every ccm hook a no-op"},
 	{"CCM_DEFAULT_PIN_LEVEL", "none", "none|soft|hard", "pin level of captures and purge stubs no ccm:pin directive covers, below CCM_CAPTURE_PIN_DEFAULT and --pin-level-default (claude-context-manager's default: soft)"},
@@ -238,6 +241,12 @@ func (c *Config) Validate() {
 		case "int":
 			c.Int(v.Name)
 		case "path", "list":
+		case "regexp":
+			if r := c.String(v.Name); r != "" {
+				if _, err := regexp.Compile(r); err != nil {
+					c.Warnings = append(c.Warnings, fmt.Sprintf("%s=%q is not a regular expression: %v", v.Name, r, err))
+				}
+			}
 		case "number":
 			c.Number(v.Name)
 		case "off|light|standard|aggressive":

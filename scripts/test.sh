@@ -31,6 +31,7 @@ scripts/realclient-capture.sh
 scripts/realclient-archive.sh
 scripts/realclient-migrate.sh
 scripts/realclient-compact.sh
+scripts/realclient-mcp.sh
 if [ -n "$corpus" ]; then
   scripts/request-size.sh
 fi

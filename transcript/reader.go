@@ -182,6 +182,17 @@ func (r *Reader) fill() {
 	r.rerr = io.ErrNoProgress
 }
 
+// Reset makes the Reader read src from its start, keeping its buffer (up
+// to 8 MB of it), so that one Reader reads many files without growing a
+// buffer for each.
+func (r *Reader) Reset(src io.Reader) {
+	buf := r.buf
+	if cap(buf) > 8<<20 || cap(buf) < readerBufSize {
+		buf = make([]byte, readerBufSize)
+	}
+	*r = Reader{r: src, buf: buf[:cap(buf)], Classify: r.Classify, Structural: r.Structural}
+}
+
 // Offset is the number of bytes consumed so far.
 func (r *Reader) Offset() int64 { return r.offset }
 

@@ -62,6 +62,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			// sessions, disk usage, archives, cleaning, cron
 			newReportCommand(),
 			newSessionsCommand(),
+			newSearchCommand(),
+			newMCPCommand(),
 			newDuCommand(),
 			newArchiveCommand(),
 			newUnarchiveCommand(),

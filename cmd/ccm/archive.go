@@ -15,6 +15,7 @@ import (
 	"ccm/ccm"
 	"ccm/internal/fsutil"
 	"ccm/internal/ui"
+	"ccm/search"
 	"ccm/sessions"
 	"ccm/sessions/archive"
 	"ccm/transcript"
@@ -376,6 +377,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	})
 	close(packed)
 	<-finished
+	indexArchived(ctx, o, root, todo)
 	var inPlace map[string]bool // nil: not every session was looked at
 	if o.Select.All && o.Select.Project == "" && len(sel.Failed) == 0 {
 		inPlace = map[string]bool{}
@@ -396,6 +398,38 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		fmt.Fprintf(o.Stderr, "ccm: warning: %s stubs were archived without their content (not in the store): they stay stubs\n", ui.Count(sum.NoContent))
 	}
 	return sum, nil
+}
+
+// indexArchived writes the search index parts of the sessions just
+// archived, so that no search has to read their archives; only when ccm
+// search made an index, and only for archives where searches look for
+// them (not --to elsewhere). A part it could not write is a warning, not
+// a failed session: the archive stands, and the next search reads that
+// archive once to write the part.
+func indexArchived(ctx context.Context, o archiveOptions, root string, todo []*archivePlanItem) {
+	home := ccmHome(o.globalOptions)
+	if !search.Exists(home) || filepath.Clean(root) != filepath.Clean(archiveRoot(o.globalOptions, "")) {
+		return
+	}
+	var paths []string
+	for _, it := range todo {
+		if it.Result == "archived" {
+			paths = append(paths, it.Path)
+		}
+	}
+	warn := func(err error) {
+		if !o.JSON {
+			fmt.Fprintf(o.Stderr, "ccm: warning: search: %v\n", err)
+		}
+	}
+	redact, err := search.ParseRedact(maintainConfig(o.globalOptions).String("CCM_SEARCH_REDACT"))
+	if err != nil {
+		warn(fmt.Errorf("CCM_SEARCH_REDACT: %v (fix it with ccm config)", err))
+		return
+	}
+	for _, err := range search.IndexArchives(ctx, home, paths, searchPartOptions(ctx, o.globalOptions, redact), o.Jobs) {
+		warn(err)
+	}
 }
 
 // A batch of up to archiveBatch packed sessions shares one finish: their

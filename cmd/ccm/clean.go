@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/internal/ui"
+	"ccm/search"
 	"ccm/sessions/clean"
 	"ccm/transcript"
 )
@@ -225,6 +226,7 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	}
 	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
 	var mu sync.Mutex
+	var removed []string
 	// Items of one transcript share its lock: they go to one worker, in turn.
 	var groups [][]*clean.Item
 	byTranscript := map[string]int{}
@@ -262,9 +264,18 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 				it.Result = "removed"
 				sum.Removed++
 				sum.Freed += it.Bytes
+				removed = append(removed, it.Path)
 			}
 			mu.Unlock()
 		}
 	})
+	// The search index forgets the removed sessions' messages now, not at
+	// the next search: what it could not drop (still held by the index
+	// until a search brings it up to date) is a failed item.
+	if err := search.Drop(ctx, search.Dir(ccmHome(o.globalOptions)), removed); err != nil {
+		if failed.add(fmt.Errorf("search index: %w", err)) {
+			sum.Failed++
+		}
+	}
 	return sum, ctx.Err()
 }

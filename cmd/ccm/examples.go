@@ -34,6 +34,15 @@ var examples = map[string][]string{
 		"ccm tasks                                # every cold-task summary kept for compaction",
 		"ccm tasks --session 4d5611e5-241a-462a-8d15-5122611a9569 --json",
 	},
+	"ccm search": {
+		`ccm search "connection refused" redis          # a phrase and a word, newest first`,
+		"ccm search --regex 'panic: .*nil map' --in outputs --since 30d",
+		"ccm search --project ~/src/app --tool Bash --limit 50 migrate",
+	},
+	"ccm mcp": {
+		"ccm mcp                                  # serve on stdin/stdout (Claude Code starts it)",
+		"ccm mcp --claude-dir ~/work/.claude      # the sessions of another config dir",
+	},
 	"ccm check": {
 		"ccm check testdata/sample-session.jsonl",
 		"ccm check --quiet ~/.claude/projects     # errors only, every transcript",

@@ -30,6 +30,11 @@ type installOptions struct {
 	Features install.Features
 	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
 	Autocompact int
+	// MCP registers ccm mcp as a user-scope MCP server too.
+	MCP bool
+	// MCPConfig is Claude Code's user config (.claude.json); "" for the
+	// one of the config dir.
+	MCPConfig string
 }
 
 func installFlags() []cli.Flag {
@@ -55,6 +60,7 @@ func featureFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-preserve", Usage: "leave out the pre-compact preservation (PreCompact)"},
 		&cli.BoolFlag{Name: "no-cold-tasks", Usage: "leave out the cold-task summaries (PostToolUse)"},
 		&cli.StringFlag{Name: "autocompact", Usage: "set CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=`PCT` (1-100) in the settings' env"},
+		&cli.BoolFlag{Name: "mcp", Usage: "also register ccm mcp (past sessions and stored outputs for the model) as a user-scope MCP server"},
 	}
 }
 
@@ -87,6 +93,12 @@ Each runs "ccm hook EVENT", one handler per event. --no-capture,
 narrow the matchers, and remove handlers an earlier install added that no
 feature left needs.
 
+--mcp also registers "ccm mcp" as the MCP server "ccm" at user scope, in
+Claude Code's .claude.json ("mcpServers"; ~/.claude.json, or
+$CLAUDE_CONFIG_DIR/.claude.json when the config dir is set): the model can
+then search past sessions and read stored outputs. Restart Claude Code to
+load it; uninstall removes it, byte for byte.
+
 --autocompact PCT sets CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=PCT in the settings'
 env (the fill at which Claude Code compacts on its own; it can only lower
 the client's default); uninstall removes it again, or restores the value
@@ -112,6 +124,7 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 				}
 				o.Autocompact = n
 			}
+			o.MCP = cmd.Bool("mcp")
 			return runInstall(ctx, o)
 		},
 	}
@@ -169,48 +182,100 @@ func runInstall(_ context.Context, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	return reportInstall(o, r, "ccm is already installed in "+r.Settings)
+	parts := []installReport{{r, "ccm is already installed in " + r.Settings}}
+	if o.MCP {
+		m, err := install.InstallMCP(lo, o.mcpConfig())
+		if err != nil {
+			return err
+		}
+		parts = append(parts, installReport{m, "the MCP server ccm is already registered in " + m.Settings})
+	}
+	return reportInstall(o, parts...)
+}
+
+// mcpConfig is Claude Code's user config, symlinks followed.
+func (o installOptions) mcpConfig() string {
+	p := o.MCPConfig
+	if p == "" {
+		home, _ := os.UserHomeDir()
+		p = install.MCPConfigPath(o.ClaudeDir, home, os.Getenv("CLAUDE_CONFIG_DIR") != "")
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	return p
+}
+
+// installReport is one file install or uninstall changed (settings.json,
+// or Claude Code's .claude.json for the MCP server) and what to say when
+// nothing changed in it ("": nothing).
+type installReport struct {
+	r       install.Result
+	nothing string
 }
 
 // reportInstall prints what changed, or with -n what would, a change a
 // line; -v adds the settings file that results (--json carries it too).
-func reportInstall(o installOptions, r install.Result, nothing string) error {
+// The first part is settings.json; a second, the MCP server's file, is a
+// member "mcp" of the one JSON document.
+func reportInstall(o installOptions, parts ...installReport) error {
 	if o.JSON {
-		out := map[string]any{"settings": r.Settings, "dry_run": o.DryRun, "changed": r.Changed, "backup": r.Backup,
-			"changes": r.Changes, "notes": r.Notes}
-		if json.Valid(r.Content) {
-			out["content"] = json.RawMessage(r.Content)
+		out := installJSON(o, parts[0].r)
+		if len(parts) > 1 {
+			m := installJSON(o, parts[1].r)
+			delete(m, "content") // .claude.json is Claude Code's own state: only the change is said
+			out["mcp"] = m
 		}
 		return writeJSON(o.Stdout, out)
 	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(o.Stderr, "ccm: note: %s\n", n)
+	dry := false
+	for _, p := range parts {
+		r := p.r
+		for _, n := range r.Notes {
+			fmt.Fprintf(o.Stderr, "ccm: note: %s\n", n)
+		}
+		switch {
+		case len(r.Changes) == 0:
+			if p.nothing != "" {
+				fmt.Fprintln(o.Stdout, p.nothing)
+			}
+		case o.DryRun:
+			dry = true
+			for _, c := range r.Changes {
+				fmt.Fprintf(o.Stdout, "would %s\n", c)
+			}
+		default:
+			if r.Backup != "" {
+				fmt.Fprintf(o.Stdout, "backed up %s to %s\n", r.Settings, r.Backup)
+			}
+			for _, c := range r.Changes {
+				fmt.Fprintln(o.Stdout, c)
+			}
+			if r.Changed {
+				fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
+			}
+		}
 	}
-	switch {
-	case len(r.Changes) == 0:
-		fmt.Fprintln(o.Stdout, nothing)
-	case o.DryRun:
-		for _, c := range r.Changes {
-			fmt.Fprintf(o.Stdout, "would %s\n", c)
-		}
+	if dry {
 		fmt.Fprintln(o.Stdout, "(dry run: nothing was written; -v prints the resulting settings)")
-	default:
-		if r.Backup != "" {
-			fmt.Fprintf(o.Stdout, "backed up %s to %s\n", r.Settings, r.Backup)
-		}
-		for _, c := range r.Changes {
-			fmt.Fprintln(o.Stdout, c)
-		}
-		if r.Changed {
-			fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
-		}
 	}
 	if o.Verbose {
+		r := parts[0].r
 		fmt.Fprintf(o.Stdout, "%s:\n", r.Settings)
 		_, err := o.Stdout.Write(r.Content)
 		return err
 	}
 	return nil
+}
+
+// installJSON is one file's report under --json.
+func installJSON(o installOptions, r install.Result) map[string]any {
+	out := map[string]any{"settings": r.Settings, "dry_run": o.DryRun, "changed": r.Changed, "backup": r.Backup,
+		"changes": r.Changes, "notes": r.Notes}
+	if json.Valid(r.Content) {
+		out["content"] = json.RawMessage(r.Content)
+	}
+	return out
 }
 
 // sharedCommand is how hooks in a team-shared settings file call ccm: a

@@ -14,10 +14,12 @@ import (
 
 // jsonCase is one run of a command under --json: args after "ccm --json";
 // empty is true for a listing run on an empty state, which must list
-// nothing as [] (never null, never no output).
+// nothing as [] (never null, never no output); stdin is what the command
+// reads.
 type jsonCase struct {
 	args  []string
 	empty bool
+	stdin string
 }
 
 // TestJSONEverywhere runs every command under --json, once where it works
@@ -66,6 +68,8 @@ func TestJSONEverywhere(t *testing.T) {
 	}
 	key := strings.TrimSpace(out)
 
+	// ccm mcp speaks the Model Context Protocol on stdout, a JSON document
+	// a request: one request, one document.
 	cases := map[string][]jsonCase{
 		"ccm analyze":       {{args: []string{"analyze", "--no-tokens", file}}, {args: []string{"analyze", missing}}},
 		"ccm audit":         {{args: []string{"audit", file}}, {args: []string{"audit", text}}},
@@ -85,6 +89,8 @@ func TestJSONEverywhere(t *testing.T) {
 		"ccm report":        {{args: []string{"report", "--no-purge", file}}, {args: []string{"report", missing}}},
 		"ccm sessions":      {{args: []string{"sessions"}}, {args: []string{"sessions", "--sort", "color"}}},
 		"ccm du":            {{args: []string{"du"}}, {args: []string{"du", "--jobs", "-1"}}},
+		"ccm search":        {{args: []string{"search", "nothing", "matches", "this"}}, {args: []string{"search", "--session", "0a0", "x"}}},
+		"ccm mcp":           {{args: []string{"mcp"}, stdin: `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"}, {args: []string{"mcp", "extra"}}},
 		"ccm archive":       {{args: []string{"archive", "-n"}}, {args: []string{"archive", "--older-than", "soon"}}},
 		"ccm unarchive":     {{args: []string{"unarchive", "-n", "--project", "/tmp/p"}}, {args: []string{"unarchive"}}},
 		"ccm clean":         {{args: []string{"clean", "-n"}}, {args: []string{"clean", "--keep-backups", "-1"}}},
@@ -124,7 +130,7 @@ func TestJSONEverywhere(t *testing.T) {
 // command failed (exit 2 or more).
 func checkJSON(t *testing.T, c jsonCase) bool {
 	t.Helper()
-	code, out, errs := runCCM("", append([]string{"--json"}, c.args...)...)
+	code, out, errs := runCCM(c.stdin, append([]string{"--json"}, c.args...)...)
 	name := strings.Join(c.args, " ")
 	if out == "" {
 		if code < 2 {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"ccm/ccm"
 	"ccm/internal/ui"
 	"ccm/prune"
+	"ccm/search"
 	"ccm/sessions"
 	"ccm/sessions/clean"
 )
@@ -35,8 +38,9 @@ CCM_ARCHIVE_OLDER_THAN_DAYS, by default a week before Claude Code's
 cleanupPeriodDays), ccm clean (purge backups older than
 CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS, beyond CCM_CLEAN_KEEP_BACKUPS, temp files,
 orphaned folders, and with CCM_CLEAN_EMPTY empty sessions), then ccm prune of
-the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB). Values come
-from the environment, then <ccm home>/config.env (ccm config lists them).
+the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB), and last brings
+the search index up to date when ccm search made one. Values come from the
+environment, then <ccm home>/config.env (ccm config lists them).
 
 Prune never deletes content that a transcript, a purge backup or an archive
 references (ccm prune --help): when that content alone keeps the store over
@@ -73,7 +77,10 @@ type maintainSummary struct {
 	Archive *archiveSummary `json:"archive,omitempty"`
 	Clean   *cleanSummary   `json:"clean,omitempty"`
 	Prune   *pruneOutcome   `json:"prune,omitempty"`
-	Errors  []string        `json:"errors"`
+	// Search is what bringing the search index up to date did (only when
+	// ccm search made one: maintain never creates it).
+	Search *search.UpdateStats `json:"search,omitempty"`
+	Errors []string            `json:"errors"`
 }
 
 type pruneOutcome struct {
@@ -159,6 +166,13 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		failed.add(fmt.Errorf("prune skipped: %w", pruneErr))
 		pruneErr = nil
 	}
+	if !o.DryRun {
+		st, err := maintainSearch(ctx, o.globalOptions, cfg.String("CCM_SEARCH_REDACT"))
+		if err != nil {
+			failed.add(fmt.Errorf("search index: %w", err))
+		}
+		sum.Search = st
+	}
 	_ = lockErr
 	sum.Errors = failed.strings()
 	if pruneErr != nil {
@@ -189,6 +203,32 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		return fmt.Errorf("prune: %w", pruneErr)
 	}
 	return failed.status()
+}
+
+// maintainSearch brings the search index up to date, so that the next
+// search has little to read (the sessions archived and removed above, the
+// transcripts grown since), and vacuums it. Without an index (ccm search
+// never ran) it does nothing.
+func maintainSearch(ctx context.Context, g globalOptions, redact string) (*search.UpdateStats, error) {
+	if _, err := os.Stat(filepath.Join(search.Dir(ccmHome(g)), "catalog")); err != nil {
+		return nil, nil
+	}
+	res, err := search.ParseRedact(redact)
+	if err != nil {
+		return nil, fmt.Errorf("CCM_SEARCH_REDACT: %v", err)
+	}
+	var st search.UpdateStats
+	err = withIndex(ctx, g, searchSources(ctx, g, res), false, 0, nil, func(ix *search.Index, up search.UpdateStats) (err error) {
+		st = up
+		// Messages of transcripts rewritten or archived since are
+		// dropped from the segments they fill.
+		st.Vacuumed, err = ix.Vacuum(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
 }
 
 // maintainPrune prunes the store by age and size; no store yet, or no

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,12 +35,20 @@ func selectorFlags() []cli.Flag {
 // archivedSelectorFlags are the selectors of archived sessions
 // (unarchive): ids are the arguments, and --current and --recursive,
 // which name sessions in place, do not apply.
-func archivedSelectorFlags() []cli.Flag {
+func archivedSelectorFlags() []cli.Flag { return selectorFlagsBut("current", "recursive") }
+
+// searchSelectorFlags are the selectors of ccm search: its arguments are
+// the query, and it finds messages, whose sessions --older-than and
+// --min-size do not narrow usefully (--since does, by message).
+func searchSelectorFlags() []cli.Flag {
+	return selectorFlagsBut("older-than", "min-size", "recursive")
+}
+
+// selectorFlagsBut is selectorFlags without the flags named.
+func selectorFlagsBut(names ...string) []cli.Flag {
 	var out []cli.Flag
 	for _, f := range selectorFlags() {
-		switch f.Names()[0] {
-		case "current", "recursive":
-		default:
+		if !slices.Contains(names, f.Names()[0]) {
 			out = append(out, f)
 		}
 	}
@@ -125,11 +134,12 @@ func selectSessions(ctx context.Context, g globalOptions, sel sessions.Selector,
 	return nil, err
 }
 
-// archiveSelectError words an error of archive.Select as selectSessions
+// sessionIDError words an error of a session id looked up outside the
+// config dir's folders (archive.Select, search's index) as selectSessions
 // does: a wrong id is a usage error.
-func archiveSelectError(err error) error {
+func sessionIDError(err error) error {
 	var ae *sessions.AmbiguousError
-	if errors.As(err, &ae) || errors.Is(err, sessions.ErrInvalidID) {
+	if errors.As(err, &ae) || errors.Is(err, sessions.ErrInvalidID) || errors.Is(err, sessions.ErrNoSession) {
 		return usagef("%s", err.Error())
 	}
 	return err

@@ -168,7 +168,7 @@ func archivedRows(g globalOptions, root string, sel sessions.Selector, now time.
 	}
 	list, missing, err := archive.Select(list, nil, sel, now)
 	if err != nil {
-		return nil, nil, archiveSelectError(err)
+		return nil, nil, sessionIDError(err)
 	}
 	if len(missing) > 0 {
 		return nil, nil, usagef("no archive of session %s under %s (ccm sessions --archived lists them)", missing[0], root)

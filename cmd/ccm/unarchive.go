@@ -151,7 +151,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	}
 	picked, missing, err := archive.Select(list, o.IDs, o.Select, o.Now)
 	if err != nil {
-		return archiveSelectError(err)
+		return sessionIDError(err)
 	}
 	var todo []*unarchiveItem
 	for _, l := range picked {

@@ -16,6 +16,7 @@ func newUninstallCommand() *cli.Command {
 install created for them), and the slash commands install wrote that are
 unchanged since. Your own hooks and every other key keep their bytes: after
 install and uninstall the file is what it was. The file is backed up first.
+The MCP server that install --mcp registered is removed the same way.
 
 ` + exitStatusHelp,
 		Flags: installFlags(),
@@ -34,5 +35,10 @@ func runUninstall(_ context.Context, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	return reportInstall(o, r, "ccm is not installed in "+r.Settings)
+	m, err := install.UninstallMCP(lo, o.mcpConfig())
+	if err != nil {
+		return err
+	}
+	// The MCP server is spoken of only when install --mcp had registered it.
+	return reportInstall(o, installReport{r, "ccm is not installed in " + r.Settings}, installReport{m, ""})
 }

@@ -22,6 +22,9 @@ type recordEntry struct {
 	Dirs     []string          `json:"dirs,omitempty"`
 	// EnvPrev holds the raw values of env keys install replaced.
 	EnvPrev map[string]string `json:"env_prev,omitempty"`
+	// MCPPrev holds the raw value of an MCP server named ccm that
+	// install --mcp replaced.
+	MCPPrev string `json:"mcp_prev,omitempty"`
 }
 
 func recordPath(home string) string { return filepath.Join(home, "install.json") }

@@ -38,7 +38,7 @@ const usage = `usage: realclient install
        realclient resume --config-dir D --cwd C --session ID [--out DIR] [--model M] [--prompt ping] [--timeout 120] [--quiet]
        realclient session --settings SETTINGS.json [--script STEPS.json] [--prompt TEXT] [--allowed-tools "Bash Read"]
                           [--resume TRANSCRIPT.jsonl] [--scope user|project|local|flag] [--marker REGEX] [--out DIR]
-                          [--timeout 180] [-- extra claude args]
+                          [--timeout 180] [--prepare CMD] [-- extra claude args]
        realclient validate REQUEST.json [--prompt TEXT]
 The client is $REALCLIENT_CLAUDE, or Claude Code ` + harness.PinnedVersion + ` installed into ~/.cache/ccm-realclient.
 `
@@ -198,6 +198,7 @@ func session(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Out, "out", "", "output folder (default: a new temporary folder)")
 	fs.IntVar(&timeout, "timeout", 180, "seconds before the client is killed")
 	fs.StringVar(&claude, "claude", "", "the client binary (default: $REALCLIENT_CLAUDE or the pinned install)")
+	fs.StringVar(&o.Prepare, "prepare", "", "shell command run in the sandbox (HOME, CLAUDE_CONFIG_DIR set) before the client starts")
 	pos, extra, err := parse(fs, args)
 	if err != nil {
 		return 2

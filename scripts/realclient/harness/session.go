@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -30,6 +31,12 @@ type SessionOptions struct {
 	Out          string
 	Timeout      time.Duration
 	Extra        []string // more client arguments
+	// Prepare, if set, is a shell command run once the sandbox and the
+	// settings are in place and before the client starts, with HOME and
+	// CLAUDE_CONFIG_DIR set to the sandbox's (an install into the user
+	// config the client reads, a session to find). Its failure stops the
+	// run.
+	Prepare string
 }
 
 // DefaultScript runs Bash `echo hello`, reads {{PROJECT}}/notes.txt, and
@@ -196,6 +203,14 @@ func session(ctx context.Context, o SessionOptions, rep *SessionReport) error {
 	}
 	args = append(args, o.Extra...)
 
+	if o.Prepare != "" {
+		cmd := exec.CommandContext(ctx, "sh", "-c", o.Prepare)
+		cmd.Dir = box.Project
+		cmd.Env = append(os.Environ(), "HOME="+box.Home, "CLAUDE_CONFIG_DIR="+box.Config, "REALCLIENT_OUT="+box.Out)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("--prepare: %v: %s", err, bytes.TrimSpace(out))
+		}
+	}
 	rep.ClaudeVersion = Version(ctx, o.Client)
 	mock, err := NewMock(steps, filepath.Join(box.Out, "requests"))
 	if err != nil {

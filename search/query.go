@@ -1,0 +1,208 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"time"
+	"unicode"
+
+	"ccm/internal/textindex"
+)
+
+// Query is what to look for and where.
+type Query struct {
+	// Terms are the words and phrases that must all appear in one
+	// message: each a sequence of words that must appear in that order,
+	// next to each other (one word for a plain word).
+	Terms [][]string
+	// Regex, when set, replaces Terms: a message matches when the
+	// expression matches its text (Go's linear-time engine).
+	Regex *regexp.Regexp
+
+	Kinds    uint8     // textindex.Kind* bits; 0 for all
+	Tool     string    // a tool's name (case-insensitive); "" for any
+	Since    time.Time // messages at or after; zero for all
+	Archived bool      // only archived sessions
+	Live     bool      // only live sessions
+	Session  string    // a session id or a unique prefix of one (4 characters or more)
+	Project  string    // a project's path or folder
+	Limit    int       // the most hits to return; 0 for 20
+	// Relevance orders hits by how densely they hold the words instead
+	// of by time.
+	Relevance bool
+	// Redact blanks matching text before matching and in snippets.
+	Redact []*regexp.Regexp
+}
+
+// ErrNoWords is returned for a query with nothing searchable in it.
+var ErrNoWords = errors.New("the query has no words to search for (letters or digits)")
+
+// ParseTerms reads a query: words, and "quoted phrases"; an argument
+// holding white space is a phrase too (it was quoted in the shell). A word
+// with punctuation inside (a.b.c, foo-bar) is a phrase of its parts.
+func ParseTerms(args []string) ([][]string, error) {
+	var terms [][]string
+	add := func(s string) {
+		if w := textindex.Words(s); len(w) > 0 {
+			terms = append(terms, w)
+		}
+	}
+	for _, a := range args {
+		if strings.IndexFunc(a, unicode.IsSpace) >= 0 && !strings.Contains(a, `"`) {
+			add(a)
+			continue
+		}
+		for i, part := range strings.Split(a, `"`) {
+			if i%2 == 1 {
+				add(part) // inside quotes
+				continue
+			}
+			for _, f := range strings.Fields(part) {
+				add(f)
+			}
+		}
+	}
+	if len(terms) == 0 {
+		return nil, ErrNoWords
+	}
+	return terms, nil
+}
+
+// CompileRegex compiles a --regex pattern.
+func CompileRegex(expr string) (*regexp.Regexp, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, ErrNoWords
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("--regex %q: %s", expr, se.Code)
+		}
+		return nil, fmt.Errorf("--regex %q: %v", expr, err)
+	}
+	return re, nil
+}
+
+// keys are the index keys a query's candidates must all hold. For a
+// regular expression they are the words that its required literals hold
+// whole (not at a literal's edge, where the match may start mid-word);
+// none means every message is a candidate.
+func (q *Query) keys() []uint64 {
+	var words []string
+	if q.Regex != nil {
+		words = regexWords(q.Regex.String())
+	} else {
+		for _, t := range q.Terms {
+			words = append(words, t...)
+		}
+	}
+	seen := map[uint64]bool{}
+	var out []uint64
+	for _, w := range words {
+		k := textindex.Key(w)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func regexWords(expr string) []string {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var lits []string
+	var required func(r *syntax.Regexp)
+	required = func(r *syntax.Regexp) {
+		switch r.Op {
+		case syntax.OpLiteral:
+			lits = append(lits, string(r.Rune))
+		case syntax.OpConcat:
+			for _, s := range r.Sub {
+				required(s)
+			}
+		case syntax.OpCapture, syntax.OpPlus:
+			required(r.Sub[0])
+		case syntax.OpRepeat:
+			if r.Min >= 1 {
+				required(r.Sub[0])
+			}
+		}
+	}
+	required(re.Simplify())
+	var words []string
+	for _, l := range lits {
+		for _, s := range textindex.WordSpans(l) {
+			if s.Start > 0 && s.End < len(l) {
+				words = append(words, s.Word)
+			}
+		}
+	}
+	return words
+}
+
+// match reports whether text matches the query, and where its first
+// match is.
+func (q *Query) match(text string) (start, end int, ok bool) {
+	if q.Regex != nil {
+		loc := q.Regex.FindStringIndex(text)
+		if loc == nil {
+			return 0, 0, false
+		}
+		return loc[0], loc[1], true
+	}
+	spans := textindex.WordSpans(text)
+	start, end = -1, -1
+	for _, t := range q.Terms {
+		s, e, found := findTerm(spans, t)
+		if !found {
+			return 0, 0, false
+		}
+		if start < 0 || s < start {
+			start, end = s, e
+		}
+	}
+	return start, end, true
+}
+
+// findTerm finds the words of t next to each other in spans.
+func findTerm(spans []textindex.Span, t []string) (start, end int, ok bool) {
+	for i := 0; i+len(t) <= len(spans); i++ {
+		j := 0
+		for j < len(t) && spans[i+j].Word == t[j] {
+			j++
+		}
+		if j == len(t) {
+			return spans[i].Start, spans[i+len(t)-1].End, true
+		}
+	}
+	return 0, 0, false
+}
+
+// score is how densely text holds the query's words: occurrences per
+// word of text, weighted by how rare each word is in the index.
+func (q *Query) score(text string, rarity map[string]float64) float64 {
+	spans := textindex.WordSpans(text)
+	if len(spans) == 0 {
+		return 0
+	}
+	var s float64
+	for _, t := range q.Terms {
+		for _, w := range t {
+			n := 0
+			for _, sp := range spans {
+				if sp.Word == w {
+					n++
+				}
+			}
+			s += float64(n) * rarity[w]
+		}
+	}
+	return s / (1 + float64(len(spans))/200)
+}
