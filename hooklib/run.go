@@ -205,9 +205,21 @@ func runWithin(ctx context.Context, deadline time.Time, h *Hook, fn handler) (Re
 	case r := <-done:
 		return r.resp, r.err
 	case <-late:
+		// The handler was cancelled: let it notice and finish what it
+		// writes (a log line, state it could not save) for a moment, so
+		// nothing is half-written when the process exits; a handler stuck
+		// in a read that ignores the cancel is left behind.
+		select {
+		case <-done:
+		case <-time.After(gaveUpGrace):
+		}
 		return Response{}, errGaveUp
 	}
 }
+
+// gaveUpGrace is how long a hook that ran out of its budget waits for its
+// cancelled handler before it answers nothing.
+const gaveUpGrace = 100 * time.Millisecond
 
 // Budget is how long a hook for event may take in all, its wait for
 // input included: below the timeout ccm install registers for the event
