@@ -60,6 +60,30 @@ type Options struct {
 	// original is removed; an error keeps the originals and removes the
 	// archive (a live write, a lock lost).
 	Check func() error
+	// Extra, if set, is asked, once the session's files are written and
+	// the store keys they mention are known, for members to add that are
+	// not files of the session (the stored content of its stubs): they
+	// are listed in the manifest and verified like the files, never
+	// removed, and Extract does not write them.
+	Extra func(refs []string) ([]Member, error)
+	// KeepOriginals skips the check that the session's folders are
+	// writable: the caller copies the session and removes nothing.
+	KeepOriginals bool
+	// Redacted names what was replaced in the files before they were
+	// archived (the manifest says so); the caller did the replacing.
+	Redacted []string
+}
+
+// ExtraDir is the folder of an archive's extra members (see
+// Options.Extra); no file of a config dir is archived under it.
+const ExtraDir = "ccm-content"
+
+// Member is an extra member of an archive.
+type Member struct {
+	Path  string // under ExtraDir, slash-separated
+	Size  int64
+	MTime time.Time
+	Open  func() (io.ReadCloser, error)
 }
 
 // Result of Create.
@@ -121,9 +145,11 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	ss := src.Session
 	m := &Manifest{Format: Format, Session: ss.ID, Folder: ss.Folder, Project: src.Project, Title: src.Title,
 		Prompt: src.Prompt, Records: src.Records, Context: src.Context, Created: o.Now.UTC(),
-		LastModified: ss.Main.ModTime, Refs: []string{}}
-	if err := writableParents(files); err != nil {
-		return nil, err
+		LastModified: ss.Main.ModTime, Refs: []string{}, Redacted: o.Redacted}
+	if !o.KeepOriginals {
+		if err := writableParents(files); err != nil {
+			return nil, err
+		}
 	}
 	dest := ArchivePath(o.Root, ss.Folder, ss.ID)
 	if _, err := os.Lstat(dest); err == nil {
@@ -179,6 +205,19 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 		m.Refs = append(m.Refs, string(k))
 	}
 	sort.Strings(m.Refs)
+	if o.Extra != nil {
+		extra, err := o.Extra(m.Refs)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range extra {
+			e, err := addMember(tw, x, buf)
+			if err != nil {
+				return nil, err
+			}
+			m.Files = append(m.Files, e)
+		}
+	}
 	inner, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
@@ -372,6 +411,32 @@ func addFile(tw *tar.Writer, configDir string, f sessions.File, keys io.Writer, 
 	}
 	if n != e.Size {
 		return e, fmt.Errorf("%s: %w (shrank)", f.Path, ErrChanged)
+	}
+	e.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return e, nil
+}
+
+// addMember writes one extra member into the tar stream, hashing it.
+func addMember(tw *tar.Writer, x Member, buf []byte) (Entry, error) {
+	if !strings.HasPrefix(x.Path, ExtraDir+"/") || safeRel(x.Path) != nil {
+		return Entry{}, fmt.Errorf("extra member %q is not under %s/", x.Path, ExtraDir)
+	}
+	r, err := x.Open()
+	if err != nil {
+		return Entry{}, err
+	}
+	defer r.Close()
+	e := Entry{Path: x.Path, Mode: 0o600, MTime: x.MTime, Size: x.Size}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.Path, Mode: int64(e.Mode), Size: e.Size, ModTime: e.MTime, Format: tar.FormatPAX}); err != nil {
+		return e, err
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(r, e.Size+1), buf)
+	if err != nil {
+		return e, fmt.Errorf("%s: %w", x.Path, err)
+	}
+	if n != e.Size {
+		return e, fmt.Errorf("%s: %d bytes, %d announced", x.Path, n, e.Size)
 	}
 	e.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return e, nil

@@ -147,6 +147,12 @@ func walkArchive(r io.Reader, want *Manifest, file func(e Entry, r io.Reader) er
 	return inner, nil
 }
 
+// IsExtra reports whether a member is an extra member (see
+// Options.Extra), not a file of the config dir.
+func IsExtra(path string) bool {
+	return strings.HasPrefix(path, ExtraDir+"/")
+}
+
 func trimSlash(s string) string {
 	return strings.TrimRight(s, "/")
 }
@@ -222,6 +228,9 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 	}
 	var conflicts []string
 	for _, e := range m.Files {
+		if IsExtra(e.Path) {
+			continue
+		}
 		if _, err := os.Lstat(filepath.Join(configDir, filepath.FromSlash(e.Path))); err == nil {
 			conflicts = append(conflicts, e.Path)
 		}
@@ -264,6 +273,10 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 	defer f.Close()
 	_, err = walkArchive(f, m, func(e Entry, r io.Reader) error {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if IsExtra(e.Path) {
+			_, err := io.Copy(io.Discard, r) // verified by the walk, not written
 			return err
 		}
 		want := byPath[e.Path]
@@ -317,6 +330,9 @@ func Extract(ctx context.Context, path, configDir string, o ExtractOptions) (*Ma
 	}
 	ok = true
 	for _, e := range m.Files {
+		if IsExtra(e.Path) {
+			continue
+		}
 		mt := e.MTime
 		if o.Touch {
 			mt = o.Now

@@ -70,6 +70,9 @@ type Manifest struct {
 	Dirs         []Entry   `json:"dirs"`
 	// Refs are the CCM store keys the archived files mention.
 	Refs []string `json:"refs"`
+	// Redacted names the patterns whose matches were replaced in the
+	// files before they were archived (an exported bundle's).
+	Redacted []string `json:"redacted,omitempty"`
 	// ArchiveBytes and ArchiveSHA256 describe the archive file; only the
 	// sidecar has them (the archive cannot hold its own hash).
 	ArchiveBytes  int64  `json:"archive_bytes,omitempty"`
