@@ -103,12 +103,22 @@ func ReadSidecar(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// ParseManifest reads a manifest's JSON (a sidecar's, or one read from
+// object storage).
+func ParseManifest(data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w: manifest is not valid JSON", path, ErrCorrupt)
+		return nil, fmt.Errorf("%w: manifest is not valid JSON", ErrCorrupt)
 	}
 	if m.Format != Format || m.Session == "" || m.Folder == "" {
-		return nil, fmt.Errorf("%s: not a %s manifest", path, Format)
+		return nil, fmt.Errorf("not a %s manifest", Format)
 	}
 	return &m, nil
 }
