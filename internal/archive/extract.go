@@ -32,6 +32,15 @@ func verifyStream(r io.Reader, want *Manifest) (*Manifest, error) {
 	return walkArchive(r, want, nil)
 }
 
+// Walk reads an archive, checking it as Verify does (against want, or
+// its own manifest when want is nil), and hands fn every file member, its
+// extra members too, as it is read; fn's error stops the walk. A member
+// that fails its check is reported after fn has read it: the caller
+// discards what it made of a walk that returns an error.
+func Walk(r io.Reader, want *Manifest, fn func(e Entry, r io.Reader) error) (*Manifest, error) {
+	return walkArchive(r, want, fn)
+}
+
 // walkArchive reads an archive, checking it as verifyStream does; file,
 // if not nil, receives each file member's entry and content as it is read
 // (its error stops the walk).
