@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/ccm"
+	"ccm/fsutil"
+	"ccm/internal/archive"
+	"ccm/internal/bundle"
+	"ccm/internal/remote"
+	"ccm/internal/sessions"
+)
+
+type exportOptions struct {
+	globalOptions
+	IDs       []string
+	Project   string
+	All       bool
+	OlderThan time.Duration
+	Out       string // FILE, DIR or s3://BUCKET/PREFIX
+	Endpoint  string
+	Redact    bool
+	DryRun    bool
+	Jobs      int
+	Now       time.Time
+}
+
+func newExportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write sessions as self-contained bundles, to move them to another machine or path",
+		ArgsUsage: "ID... | --project P | --all",
+		Description: `Writes one bundle per session: a verified archive (the format of ccm archive)
+of its transcript, its subagents/ and tool-results/ folders, purge backups,
+file-history and todos, the stored content of every stub it holds, and a
+manifest with every file's SHA-256 (not its purge backups). The session stays where it is. Each
+bundle is read back and checked before it is published; a session being
+written is exported up to its last whole record.
+
+-o FILE writes one session's bundle to FILE (name it .tar.zst); -o DIR
+writes DIR/<session>.tar.zst for each; -o s3://BUCKET/PREFIX uploads each to
+PREFIX/<machine>/<project folder>/<session>.tar.zst with its manifest written
+last (see docs/remote.md), each upload checked by the server against the
+archive's SHA-256.
+
+--redact replaces every match of the patterns in CCM_REDACT_FILE (default
+<ccm home>/redact.txt, one regular expression a line) with [REDACTED], in
+every file and stored content that leaves the machine; the manifest says
+how many patterns and matches (never the patterns).
+
+ccm import puts a bundle's session back, on this machine or another, under
+another project path if asked.
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where bundles go: `FILE`, DIR or s3://BUCKET/PREFIX"},
+			&cli.StringFlag{Name: "project", Usage: "every session of project `P` (a path or folder name)"},
+			&cli.BoolFlag{Name: "all", Usage: "every session"},
+			&cli.StringFlag{Name: "older-than", Usage: "only sessions not written for `AGE` (30d, 36h)"},
+			&cli.BoolFlag{Name: "redact", Usage: "replace the patterns of CCM_REDACT_FILE in what leaves the machine"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions exported at once (default: number of CPUs)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			o := exportOptions{globalOptions: globals(cmd), IDs: cmd.Args().Slice(), Project: cmd.String("project"), All: cmd.Bool("all"),
+				Out: cmd.String("output"), Endpoint: cmd.String("endpoint"), Redact: cmd.Bool("redact"), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))}
+			if s := cmd.String("older-than"); s != "" {
+				d, err := parseAge("older-than", s)
+				if err != nil {
+					return err
+				}
+				o.OlderThan = d
+			}
+			return runExport(ctx, o)
+		},
+	}
+}
+
+// exportItem is one session's plan and outcome.
+type exportItem struct {
+	Session  string   `json:"session"`
+	Project  string   `json:"project"`
+	Bytes    int64    `json:"bytes"`
+	Dest     string   `json:"destination"`
+	Result   string   `json:"result,omitempty"` // exported, failed
+	Error    string   `json:"error,omitempty"`
+	Packed   int64    `json:"bundle_bytes,omitempty"`
+	Blobs    int      `json:"stored_contents,omitempty"`
+	Missing  []string `json:"missing,omitempty"`
+	Snapshot bool     `json:"snapshot,omitempty"`
+	row      *sessions.Row
+}
+
+func runExport(ctx context.Context, o exportOptions) error {
+	if o.Out == "" {
+		return usagef("export needs -o FILE, DIR or s3://BUCKET/PREFIX (see ccm export --help)")
+	}
+	if len(o.IDs) == 0 && o.Project == "" && !o.All || len(o.IDs) > 0 && o.All {
+		return usagef("give session ids, --project P or --all (see ccm export --help)")
+	}
+	if o.Jobs < 0 {
+		return usagef("--jobs must be positive")
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	var red *bundle.Redactor
+	if o.Redact {
+		file := maintainConfig(o.globalOptions).Path("CCM_REDACT_FILE")
+		if file == "" {
+			file = filepath.Join(ccmHome(o.globalOptions), "redact.txt")
+		}
+		var err error
+		if red, err = bundle.LoadRedactor(file); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	var target *remote.Target
+	if isRemote(o.Out) {
+		var err error
+		if target, err = openRemote(o.globalOptions, o.Out, o.Endpoint); err != nil {
+			return err
+		}
+	}
+	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
+	if err != nil {
+		return err
+	}
+	for _, e := range scanErrs {
+		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
+	}
+	rows, err = selectRows(rows, o.IDs)
+	if err != nil {
+		return err
+	}
+	var items []*exportItem
+	for _, r := range rows {
+		if o.OlderThan > 0 && o.Now.Sub(r.ModTime) < o.OlderThan {
+			continue
+		}
+		items = append(items, &exportItem{Session: r.ID, Project: r.Project, Bytes: r.TotalBytes, Snapshot: r.Live, row: r})
+	}
+	if len(items) == 0 {
+		return errors.New("no session to export")
+	}
+	file := target == nil && strings.HasSuffix(o.Out, archive.Ext)
+	if file && len(items) > 1 {
+		return usagef("-o %s names one file, and %d sessions are selected: give -o DIR", o.Out, len(items))
+	}
+	for _, it := range items {
+		switch {
+		case target != nil:
+			it.Dest = target.Loc.URL(target.Machine, it.row.Folder, it.Session+archive.Ext)
+		case file:
+			it.Dest = o.Out
+		default:
+			it.Dest = filepath.Join(o.Out, it.Session+archive.Ext)
+		}
+		if !o.JSON {
+			note := ""
+			if it.Snapshot {
+				note = "  (live: up to its last whole record)"
+			}
+			fmt.Fprintf(o.Stdout, "export  %s  %s  %s  -> %s%s\n", it.Session, humanBytes(it.Bytes), shortHome(it.Project), it.Dest, note)
+		}
+	}
+	if o.DryRun {
+		return exportReport(o, items, true)
+	}
+	outDir := o.Out
+	if file {
+		outDir = filepath.Dir(o.Out)
+	}
+	var stage string
+	if target != nil {
+		stage, err = stageDir(o.globalOptions, "export")
+	} else {
+		if err = fsutil.MkdirPrivate(outDir); err == nil {
+			stage, err = os.MkdirTemp(outDir, ".ccm-export-")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	st, _ := openStore(o.globalOptions)
+	todos := sessions.ReadTodos(o.ClaudeDir)
+	var mu sync.Mutex
+	forEach(ctx, o.Stderr, o.JSON, "exporting", len(items), o.Jobs, func(i int) {
+		it := items[i]
+		err := exportOne(ctx, o, it, st, red, target, filepath.Join(stage, it.Session), todos)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			it.Result, it.Error = "failed", err.Error()
+			if !o.JSON {
+				fmt.Fprintf(o.Stderr, "ccm: %s: %v\n", it.Session, err)
+			}
+			return
+		}
+		it.Result = "exported"
+		if len(it.Missing) > 0 && !o.JSON {
+			fmt.Fprintf(o.Stderr, "ccm: warning: %s: the content of %d stubs is not in the store (pruned?): they stay stubs wherever it is imported\n", it.Session, len(it.Missing))
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return exportReport(o, items, false)
+}
+
+// exportOne makes one session's bundle in stage and publishes it.
+func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Store, red *bundle.Redactor, target *remote.Target, stage string, todos sessions.Todos) error {
+	r := it.row
+	related, relDirs, errs := sessions.RelatedIn(o.ClaudeDir, r.ID, todos)
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	root, err := bundle.FindRoot(r.Folder, r.Path, r.Project)
+	if err != nil {
+		return err
+	}
+	// Purge backups stay: they hold what the stubs stand for, which the
+	// bundle carries already, and would double its size.
+	ss := *r.Session
+	ss.Backups = nil
+	src := archive.Source{ConfigDir: o.ClaudeDir, Session: &ss, Related: related, RelDirs: relDirs,
+		Project: root, Title: r.Title, Prompt: r.Prompt, Records: r.Records, Context: r.Context}
+	if err := fsutil.MkdirPrivate(stage); err != nil {
+		return err
+	}
+	var machine string
+	if target != nil {
+		machine = target.Machine
+	} else {
+		machine = remote.MachineName(maintainConfig(o.globalOptions).String("CCM_MACHINE"))
+	}
+	p, note, err := bundle.Make(ctx, src, bundle.Options{Store: st, Redact: red, Snapshot: r.Live, Stage: stage,
+		Level: archiveLevel, Now: o.Now, Machine: machine, Version: version()})
+	if err != nil {
+		return err
+	}
+	defer p.Discard()
+	it.Packed, it.Blobs, it.Missing = p.ArchiveBytes, len(note.Blobs), note.Missing
+	if target != nil {
+		_, err := target.Upload(ctx, p.Archive, p.Manifest)
+		return err
+	}
+	// The bundle replaces an earlier export of the session atomically.
+	if err := fsutil.SyncFiles([]string{p.Archive}, nil); err != nil {
+		return err
+	}
+	if err := os.Rename(p.Archive, it.Dest); err != nil {
+		return err
+	}
+	return fsutil.SyncDir(filepath.Dir(it.Dest))
+}
+
+func exportReport(o exportOptions, items []*exportItem, dry bool) error {
+	failed, done := 0, 0
+	var bytes, packed int64
+	for _, it := range items {
+		bytes += it.Bytes
+		packed += it.Packed
+		switch it.Result {
+		case "failed":
+			failed++
+		case "exported":
+			done++
+		}
+	}
+	if o.JSON {
+		if err := writeJSON(o.Stdout, map[string]any{"dry_run": dry, "destination": o.Out, "sessions": items, "failed": failed}); err != nil {
+			return err
+		}
+	} else if dry {
+		fmt.Fprintf(o.Stdout, "export: would export %d sessions, %s, to %s\n", len(items), humanBytes(bytes), o.Out)
+	} else {
+		fmt.Fprintf(o.Stdout, "export: exported %d of %d sessions, %s into %s, to %s (%d failed)\n", done, len(items), humanBytes(bytes), humanBytes(packed), o.Out, failed)
+	}
+	if failed > 0 {
+		if len(items) == 1 {
+			return silentError{code: exitError}
+		}
+		return silentError{code: exitFindings}
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"ccm/internal/archive"
+	"ccm/internal/bundle"
+	"ccm/internal/remote"
+)
+
+type importOptions struct {
+	globalOptions
+	Args       []string // bundle files, or an s3:// URL and session ids
+	Cwd        string
+	NewID      bool
+	KeepMTimes bool
+	DryRun     bool
+	Endpoint   string
+	Now        time.Time
+}
+
+func newImportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "put an exported session where claude --resume finds it, on this machine and at PATH",
+		ArgsUsage: "BUNDLE... | s3://BUCKET/PREFIX ID... | s3://BUCKET/PREFIX/MACHINE/FOLDER/ID.tar.zst",
+		Description: `Reads a bundle (from ccm export, or an archive from ccm archive), checks every
+file against its manifest and that it names nothing outside its session,
+then puts the session where Claude Code finds it when started in PATH
+(--cwd; default: the session's own project path, which must exist here):
+the project folder named after PATH as Claude Code names it, every record's
+cwd (and the fields the client locates a project by: a relocation's cwd, a
+worktree's paths) moved from the old project path to PATH, Windows paths
+included; the conversation itself is not changed. The stubs' content goes
+into the CCM store, the transcript into its folder last. It ends with the
+command that resumes the session.
+
+A session id that exists in the config dir is refused unless --new-id,
+which gives the import a new id everywhere the client reads it (every
+record's sessionId, the transcript, its folder, file-history, todos).
+--cwd must be an existing directory (a relative one is taken from the
+current directory; symbolic links are resolved, as the client sees the
+physical path). The files get the current time (an old session would be
+deleted by Claude Code's sweep at its next start); --keep-mtimes keeps the
+archived ones.
+
+An s3:// URL with session ids finds each among every machine's bundles
+and archives under the prefix (the newest, when several machines have it).
+
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "cwd", Usage: "the project directory on this machine (`PATH`)"},
+			&cli.BoolFlag{Name: "new-id", Usage: "give the imported session a new id"},
+			&cli.BoolFlag{Name: "keep-mtimes", Usage: "keep the files' archived modification times"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the bundle and print the plan; write nothing"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return runImport(ctx, importOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Cwd: cmd.String("cwd"),
+				NewID: cmd.Bool("new-id"), KeepMTimes: cmd.Bool("keep-mtimes"), DryRun: cmd.Bool("dry-run"), Endpoint: cmd.String("endpoint")})
+		},
+	}
+}
+
+func runImport(ctx context.Context, o importOptions) error {
+	if len(o.Args) == 0 {
+		return usagef("give a bundle, or s3://BUCKET/PREFIX and session ids (see ccm import --help)")
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	root := ""
+	if o.Cwd != "" {
+		var err error
+		if root, err = bundle.CheckRoot(o.Cwd); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	st, err := openStore(o.globalOptions)
+	if err != nil {
+		return err
+	}
+	bundles := o.Args
+	if isRemote(o.Args[0]) {
+		stage, err := stageDir(o.globalOptions, "import")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(stage)
+		if bundles, err = fetchRemote(ctx, o.globalOptions, o.Endpoint, o.Args, stage); err != nil {
+			return err
+		}
+	}
+	var plans []*bundle.Plan
+	failed := 0
+	for _, b := range bundles {
+		iopt := bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Root: root, KeepMTimes: o.KeepMTimes, DryRun: o.DryRun, Now: o.Now}
+		if o.NewID {
+			iopt.NewID = newSessionID()
+		}
+		p, err := bundle.Import(ctx, b, iopt)
+		if err != nil {
+			if len(bundles) == 1 {
+				return err
+			}
+			fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
+			failed++
+			continue
+		}
+		plans = append(plans, p)
+		if !o.JSON {
+			printImport(o, p)
+		}
+	}
+	if o.JSON {
+		if err := writeJSON(o.Stdout, map[string]any{"dry_run": o.DryRun, "sessions": plans, "failed": failed}); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return silentError{code: exitFindings}
+	}
+	return nil
+}
+
+// printImport prints one import's plan (or what was done), and the
+// command that resumes the session.
+func printImport(o importOptions, p *bundle.Plan) {
+	verb := "imported"
+	if o.DryRun {
+		verb = "would import"
+	}
+	id := p.Session
+	if p.NewID != "" {
+		id = p.NewID
+	}
+	from := ""
+	if p.Machine != "" {
+		from = " (exported on " + p.Machine + ")"
+	}
+	w := o.Stdout
+	fmt.Fprintf(w, "%s %s from %s%s\n", verb, p.Session, p.Bundle, from)
+	if p.OldRoot != p.NewRoot {
+		fmt.Fprintf(w, "  project   %s -> %s\n", p.OldRoot, p.NewRoot)
+	} else {
+		fmt.Fprintf(w, "  project   %s\n", p.NewRoot)
+	}
+	fmt.Fprintf(w, "  folder    %s\n", p.Folder)
+	if p.NewID != "" {
+		fmt.Fprintf(w, "  new id    %s (%d records' sessionId)\n", p.NewID, p.Renumbered)
+	}
+	fmt.Fprintf(w, "  records   %d with their cwd moved; the conversation unchanged\n", p.Located)
+	fmt.Fprintf(w, "  files     %d, %s", p.Files, humanBytes(p.Bytes))
+	if p.Unchanged > 0 {
+		fmt.Fprintf(w, " (%d there already, identical)", p.Unchanged)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  stubs     the content of %d (%d new to the store)\n", p.Blobs, p.BlobsAdded)
+	if len(p.Redacted) > 0 {
+		fmt.Fprintf(w, "  redacted  %s\n", strings.Join(p.Redacted, ", "))
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s\n", warn)
+	}
+	if len(p.Missing) > 0 {
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: the content of %d stubs is in neither the bundle nor the store: they stay stubs\n", id, len(p.Missing))
+	}
+	fmt.Fprintf(w, "resume: %s\n", p.Resume)
+}
+
+// fetchRemote downloads the bundles an s3:// argument list names into
+// stage: one object (…/ID.tar.zst), or session ids looked up among every
+// machine's archives under the prefix.
+func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []string, stage string) ([]string, error) {
+	url, ids := args[0], args[1:]
+	for _, a := range ids {
+		if isRemote(a) {
+			return nil, usagef("give one s3:// URL, then session ids")
+		}
+	}
+	if strings.HasSuffix(url, archive.Ext) {
+		if len(ids) > 0 {
+			return nil, usagef("%s names one bundle: give no session ids with it", url)
+		}
+		parts := strings.Split(strings.TrimSuffix(url, archive.Ext), "/")
+		if len(parts) < 6 { // s3: "" bucket machine folder id
+			return nil, usagef("%s: want s3://BUCKET/PREFIX/MACHINE/FOLDER/SESSION.tar.zst", url)
+		}
+		ids = []string{parts[len(parts)-1]}
+		url = strings.Join(parts[:len(parts)-3], "/")
+	}
+	if len(ids) == 0 {
+		return nil, usagef("give the ids of the sessions to import from %s", url)
+	}
+	t, err := openRemote(g, url, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	list, err := t.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range ids {
+		l, err := pickRemote(list, id, t)
+		if err != nil {
+			return nil, err
+		}
+		p, err := t.Fetch(ctx, *l, stage)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// pickRemote finds one session among a listing: by id or a prefix of 8
+// characters or more, the newest archive when several machines hold it.
+func pickRemote(list *remote.Listing, id string, t *remote.Target) (*remote.Listed, error) {
+	var found []remote.Listed
+	sessions := map[string]bool{}
+	for _, l := range list.Archives {
+		if matchID(l.Manifest.Session, id) {
+			found = append(found, l)
+			sessions[l.Manifest.Session] = true
+		}
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("no session %s under %s (ccm sessions --archived --from %s lists them)", id, t, t)
+	}
+	if len(sessions) > 1 {
+		return nil, usagef("%s names %d sessions under %s: give more of the id", id, len(sessions), t)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Manifest.Created.After(found[j].Manifest.Created) })
+	return &found[0], nil
+}
+

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"ccm/fsutil"
+	"ccm/internal/objstore"
+	"ccm/internal/remote"
+	"ccm/internal/sessions"
+)
+
+// endpointFlagUsage is the --endpoint flag of every command that reaches
+// object storage.
+const endpointFlagUsage = "S3-compatible server of s3:// URLs (default $CCM_S3_ENDPOINT, else AWS S3)"
+
+// openRemote connects to the object storage an s3:// URL names, with the
+// AWS credentials of the environment and files; endpoint (--endpoint)
+// wins over CCM_S3_ENDPOINT, and this machine writes under CCM_MACHINE
+// (default: its host name).
+func openRemote(g globalOptions, url, endpoint string) (*remote.Target, error) {
+	cfg := maintainConfig(g)
+	if endpoint == "" {
+		endpoint = cfg.String("CCM_S3_ENDPOINT")
+	}
+	t, err := remote.Open(url, endpoint, cfg.String("CCM_MACHINE"), os.Getenv)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return t, nil
+}
+
+// isRemote reports whether a destination or source is object storage.
+func isRemote(s string) bool { return objstore.IsURL(s) }
+
+// stageDir makes a private temporary folder under <ccm home>/tmp for
+// what an upload or a download holds on its way; the caller removes it.
+func stageDir(g globalOptions, name string) (string, error) {
+	dir := filepath.Join(ccmHome(g), "tmp")
+	if err := fsutil.MkdirPrivate(dir); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(dir, name+"-")
+}
+
+// newSessionID is a random (version 4) UUID, as Claude Code's ids are.
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// matchID reports whether a session id is the one given: the whole id,
+// or a prefix of at least 8 characters (what tables show).
+func matchID(id, given string) bool {
+	return id == given || len(given) >= 8 && strings.HasPrefix(id, given)
+}
+
+// selectRows picks the rows the ids name (each must name exactly one),
+// or all rows when no id is given.
+func selectRows(rows []*sessions.Row, ids []string) ([]*sessions.Row, error) {
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	var out []*sessions.Row
+	for _, id := range ids {
+		var found []*sessions.Row
+		for _, r := range rows {
+			if matchID(r.ID, id) {
+				found = append(found, r)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, fmt.Errorf("no session %s (ccm sessions lists them)", id)
+		case 1:
+			out = append(out, found[0])
+		default:
+			var names []string
+			for _, r := range found {
+				names = append(names, r.ID)
+			}
+			return nil, usagef("%s names %d sessions: %s", id, len(found), strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,259 @@
+package bundle
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/internal/archive"
+	"ccm/transcript"
+)
+
+// Root is a project's working directory as its records name it, on any
+// operating system: a POSIX path (/Users/me/proj) or a Windows one
+// (C:\Users\me\proj, \\server\share\proj).
+type Root string
+
+// Windows reports whether the root is a Windows path (a drive letter or a
+// UNC share): its separator is '\'.
+func (r Root) Windows() bool {
+	s := string(r)
+	return len(s) >= 3 && s[1] == ':' && (s[2] == '\\' || s[2] == '/') && isLetter(s[0]) || strings.HasPrefix(s, `\\`)
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func (r Root) sep() string {
+	if r.Windows() {
+		return `\`
+	}
+	return "/"
+}
+
+// Mapping moves a session from one project root to another, and maybe to
+// another session id.
+type Mapping struct {
+	OldRoot, NewRoot Root
+	OldID, NewID     string
+}
+
+// Path maps p when it is the old root or under it ("" and false when
+// not): the rest keeps its parts, joined with the new root's separator.
+func (m *Mapping) Path(p string) (string, bool) {
+	old := string(m.OldRoot)
+	if old == "" || m.OldRoot == m.NewRoot {
+		return "", false
+	}
+	if p == old {
+		return string(m.NewRoot), true
+	}
+	seps := "/"
+	if m.OldRoot.Windows() {
+		seps = `\/`
+	}
+	base := strings.TrimRight(old, seps)
+	if len(p) <= len(base) || !strings.HasPrefix(p, base) || !strings.ContainsRune(seps, rune(p[len(base)])) {
+		return "", false
+	}
+	rest := strings.TrimLeft(p[len(base):], seps)
+	parts := strings.FieldsFunc(rest, func(r rune) bool { return strings.ContainsRune(seps, r) })
+	return strings.TrimRight(string(m.NewRoot), m.NewRoot.sep()) + m.NewRoot.sep() + strings.Join(parts, m.NewRoot.sep()), true
+}
+
+// locationFields are the record fields the client locates a session's
+// project by, beyond each record's cwd: a relocation's new cwd (the
+// client's own record when a session moves, read from the tail), and a
+// worktree session's original cwd and worktree path. The conversation
+// (messages, tool inputs and results) is never changed.
+var locationFields = map[string][]string{
+	"relocated":      {"relocatedCwd"},
+	"worktree-state": {"worktreeSession.originalCwd", "worktreeSession.worktreePath"},
+}
+
+// Line rewrites one JSONL record for the mapping: its cwd (and the
+// location fields of its type) when under the old root, its sessionId
+// when it is the old id and the id changes. Everything else of the line
+// stays byte for byte; a line that is not a JSON object is returned as it
+// is. located and ided say what changed.
+func (m *Mapping) Line(line []byte) (out []byte, located, ided bool, err error) {
+	out = line
+	body := bytes.TrimRight(line, "\r\n")
+	if len(body) == 0 || body[0] != '{' || !gjson.ValidBytes(body) {
+		return line, false, false, nil
+	}
+	fields := []string{"cwd"}
+	if t := gjson.GetBytes(body, "type"); t.Type == gjson.String {
+		fields = append(fields, locationFields[t.Str]...)
+	}
+	for _, f := range fields {
+		v := gjson.GetBytes(body, f)
+		if v.Type != gjson.String {
+			continue
+		}
+		if np, ok := m.Path(v.Str); ok {
+			if body, err = setString(body, f, np); err != nil {
+				return line, false, false, err
+			}
+			located = true
+		}
+	}
+	if m.NewID != "" && m.NewID != m.OldID {
+		if v := gjson.GetBytes(body, "sessionId"); v.Type == gjson.String && v.Str == m.OldID {
+			if body, err = setString(body, "sessionId", m.NewID); err != nil {
+				return line, false, false, err
+			}
+			ided = true
+		}
+	}
+	if !located && !ided {
+		return line, false, false, nil
+	}
+	return append(body, line[len(bytes.TrimRight(line, "\r\n")):]...), located, ided, nil
+}
+
+// CheckRoot is a new project root given on the command line: made
+// absolute from the working directory, it must be a directory that
+// exists; symbolic links are resolved, as the client's working directory
+// is the physical path. It returns the path the client will see.
+func CheckRoot(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("--cwd: empty path")
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("--cwd %s: %v", p, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return "", fmt.Errorf("--cwd %s: no such directory (create it, or check it out there, first: the session's project lives in it)", abs)
+		}
+		return "", fmt.Errorf("--cwd %s: %v", abs, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("--cwd %s: %v", abs, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("--cwd %s: not a directory", abs)
+	}
+	return real, nil
+}
+
+// FindRoot finds a session's project root: hint when the client would
+// name the folder after it, else the first cwd in the transcript that it
+// would, else the first cwd at all ("" when the records name none).
+func FindRoot(folder, transcriptPath, hint string) (string, error) {
+	if hint != "" && transcript.EncodeProjectDir(hint) == folder {
+		return hint, nil
+	}
+	f, err := os.Open(transcriptPath)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	first := ""
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A long line: its cwd is near its start, in the envelope.
+			line = line[:min(len(line), 64<<10)]
+			for err == bufio.ErrBufferFull {
+				_, err = r.ReadSlice('\n')
+			}
+		}
+		if i := bytes.Index(line, []byte(`"cwd":"`)); i >= 0 {
+			if c := gjson.GetBytes(line, "cwd"); c.Type == gjson.String && c.Str != "" {
+				if transcript.EncodeProjectDir(c.Str) == folder {
+					return c.Str, nil
+				}
+				if first == "" {
+					first = c.Str
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if first == "" {
+		return hint, nil
+	}
+	return first, nil
+}
+
+// SessionPath reports whether an archive member belongs to session id of
+// project folder: its transcript, backups, companion folder, legacy agent
+// files, file-history, todos and debug log, or an extra member. A bundle
+// naming anything else is refused.
+func SessionPath(p, folder, id string) bool {
+	if archive.IsExtra(p) {
+		return true
+	}
+	proj := "projects/" + folder + "/"
+	switch {
+	case p == proj+id+".jsonl", p == "debug/"+id+".txt":
+		return true
+	case strings.HasPrefix(p, proj+id+"/"), strings.HasPrefix(p, "file-history/"+id+"/"):
+		return true
+	case strings.HasPrefix(p, proj+id+".jsonl.backup."):
+		return !strings.Contains(p[len(proj):], "/")
+	case strings.HasPrefix(p, proj+"agent-") && strings.HasSuffix(p, ".jsonl"):
+		return !strings.Contains(p[len(proj):], "/")
+	case strings.HasPrefix(p, "todos/"+id+"-") && strings.HasSuffix(p, ".json"):
+		return !strings.Contains(p[len("todos/"):], "/")
+	}
+	return false
+}
+
+// SessionDir reports whether an archive folder belongs to the session.
+func SessionDir(p, folder, id string) bool {
+	proj := "projects/" + folder + "/" + id
+	fh := "file-history/" + id
+	return p == proj || strings.HasPrefix(p, proj+"/") || p == fh || strings.HasPrefix(p, fh+"/")
+}
+
+// safeName is a session id or project folder name that can be one path
+// segment on every system.
+func safeName(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 255 {
+		return false
+	}
+	return !strings.ContainsAny(s, "/\\:\x00")
+}
+
+// Rename maps a member's path to its place for a new folder and id.
+func Rename(p, oldFolder, newFolder, oldID, newID string) string {
+	proj := "projects/" + oldFolder + "/"
+	switch {
+	case strings.HasPrefix(p, proj):
+		rest := p[len(proj):]
+		if rest == oldID+".jsonl" || strings.HasPrefix(rest, oldID+"/") || strings.HasPrefix(rest, oldID+".jsonl.backup.") {
+			rest = newID + rest[len(oldID):]
+		}
+		return "projects/" + newFolder + "/" + rest
+	case strings.HasPrefix(p, "file-history/"+oldID+"/"):
+		return "file-history/" + newID + p[len("file-history/"+oldID):]
+	case strings.HasPrefix(p, "todos/"):
+		return "todos/" + strings.ReplaceAll(p[len("todos/"):], oldID, newID)
+	case p == "debug/"+oldID+".txt":
+		return "debug/" + newID + ".txt"
+	}
+	return p
+}
+
+// IsTranscript reports whether a member holds JSONL records (a transcript,
+// a subagent's, a backup, a legacy agent file).
+func IsTranscript(p string) bool {
+	return strings.HasPrefix(p, "projects/") && (strings.HasSuffix(p, ".jsonl") || strings.Contains(filepath.Base(p), ".jsonl.backup."))
+}
