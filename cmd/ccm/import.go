@@ -242,4 +242,3 @@ func pickRemote(list *remote.Listing, id string, t *remote.Target) (*remote.List
 	sort.Slice(found, func(i, j int) bool { return found[i].Manifest.Created.After(found[j].Manifest.Created) })
 	return &found[0], nil
 }
-
