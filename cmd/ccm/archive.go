@@ -22,13 +22,15 @@ type archiveOptions struct {
 	OlderThan time.Duration // 0: the default below cleanupPeriodDays
 	Project   string
 	MinSize   int64
-	To        string
+	To        string // a folder, or s3://BUCKET/PREFIX
+	Endpoint  string
 	DryRun    bool
 	Verbose   bool
 	Jobs      int
 	Quiet     bool // maintain: no plan lines
 	HaveLock  bool // maintain holds the maintenance lock already
 	Now       time.Time
+	remote    *remoteArchive // --to s3://...
 }
 
 func newArchiveCommand() *cli.Command {
@@ -44,6 +46,11 @@ compared by hash and fsynced before the originals are removed. A live session
 (written in the last 2 minutes or open for writing) is never touched, and a
 session written to while it is archived stays where it is (reported).
 
+--to s3://BUCKET/PREFIX archives into S3-compatible object storage instead,
+under PREFIX/<machine>/ (docs/remote.md): each archive carries its stubs'
+content, and is uploaded and confirmed by the server, manifest last, before
+the originals are removed.
+
 The plan comes first, a reason per session. The default --older-than stays
 below Claude Code's cleanupPeriodDays (30 days unless the settings say
 otherwise): a week before it, or half of it for periods under two weeks;
@@ -54,7 +61,8 @@ CCM_ARCHIVE_OLDER_THAN_DAYS overrides it.
 			&cli.StringFlag{Name: "older-than", Usage: "only sessions not written for `AGE` (30d, 36h)"},
 			&cli.StringFlag{Name: "project", Usage: "only sessions of project `P` (a path or folder name)"},
 			&cli.StringFlag{Name: "min-size", Usage: "only sessions of at least `SIZE` (e.g. 10MB)"},
-			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
+			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive), or s3://BUCKET/PREFIX"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the sessions kept and why"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions archived at once (default: number of CPUs)"},
@@ -63,7 +71,7 @@ CCM_ARCHIVE_OLDER_THAN_DAYS overrides it.
 			if cmd.Args().Len() > 0 {
 				return usagef("archive takes no arguments (see ccm archive --help)")
 			}
-			o := archiveOptions{globalOptions: globals(cmd), Project: cmd.String("project"), To: cmd.String("to"),
+			o := archiveOptions{globalOptions: globals(cmd), Project: cmd.String("project"), To: cmd.String("to"), Endpoint: cmd.String("endpoint"),
 				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			if s := cmd.String("older-than"); s != "" {
 				d, err := parseAge("older-than", s)
@@ -187,11 +195,20 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		}
 		defer lk.Unlock()
 	}
+	sumRoot := root
+	if isRemote(o.To) {
+		ra, err := newRemoteArchive(o)
+		if err != nil {
+			return nil, err
+		}
+		defer ra.close()
+		o.remote, root = ra, ra.stage
+	}
 	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
 	if err != nil {
 		return nil, err
 	}
-	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs)}
+	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: sumRoot, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs)}
 	var todo []*archivePlanItem
 	for _, r := range rows {
 		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
@@ -273,7 +290,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			select {
 			case pi, ok := <-packed:
 				if !ok {
-					finishBatch(ctx, batch, record)
+					finishBatch(ctx, batch, record, o.remote)
 					return
 				}
 				batch = append(batch, pi)
@@ -285,7 +302,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 				}
 			case <-due:
 			}
-			finishBatch(ctx, batch, record)
+			finishBatch(ctx, batch, record, o.remote)
 			batch, due, last = nil, nil, time.Now()
 		}
 	}()
@@ -297,7 +314,16 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			record(it, nil, err)
 			return
 		}
-		packed <- &packedItem{it: it, p: p, lock: lk}
+		url := ""
+		if o.remote != nil {
+			if url, err = o.remote.upload(ctx, p); err != nil {
+				p.Discard()
+				lk.Unlock()
+				record(it, nil, err)
+				return
+			}
+		}
+		packed <- &packedItem{it: it, p: p, lock: lk, url: url}
 	})
 	close(packed)
 	<-finished
@@ -323,12 +349,13 @@ type packedItem struct {
 	it   *archivePlanItem
 	p    *archive.Packed
 	lock *fsutil.Lock
+	url  string // the uploaded archive, with --to s3://...
 }
 
 // finishBatch finishes packed sessions and releases their locks. After
 // an interrupt it discards their archives instead: the originals were
 // never touched.
-func finishBatch(ctx context.Context, batch []*packedItem, record func(*archivePlanItem, *archive.Result, error)) {
+func finishBatch(ctx context.Context, batch []*packedItem, record func(*archivePlanItem, *archive.Result, error), ra *remoteArchive) {
 	if len(batch) == 0 {
 		return
 	}
@@ -341,11 +368,13 @@ func finishBatch(ctx context.Context, batch []*packedItem, record func(*archiveP
 		errs = make([]error, len(batch))
 		for i, p := range ps {
 			p.Discard()
+			p.Archive = ""
 			errs[i] = err
 		}
 	} else {
 		errs = archive.Finish(ps, nil)
 	}
+	ra.settle(ctx, batch)
 	for i, pi := range batch {
 		pi.lock.Unlock()
 		record(pi.it, &pi.p.Result, errs[i])
@@ -369,7 +398,7 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 	}
 	src := archive.Source{ConfigDir: o.ClaudeDir, Session: r.Session, Related: related, RelDirs: relDirs,
 		Project: r.Project, Title: r.Title, Prompt: r.Prompt, Records: r.Records, Context: r.Context}
-	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now})
+	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now, Extra: o.remote.extra(ctx, r.ID, r.Project, o)})
 	if err != nil {
 		lk.Unlock()
 		return nil, nil, err

@@ -87,20 +87,20 @@ func runImport(ctx context.Context, o importOptions) error {
 	if err != nil {
 		return err
 	}
-	bundles := o.Args
+	bundles, names := o.Args, o.Args
 	if isRemote(o.Args[0]) {
 		stage, err := stageDir(o.globalOptions, "import")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(stage)
-		if bundles, err = fetchRemote(ctx, o.globalOptions, o.Endpoint, o.Args, stage); err != nil {
+		if bundles, names, err = fetchRemote(ctx, o.globalOptions, o.Endpoint, o.Args, stage); err != nil {
 			return err
 		}
 	}
 	var plans []*bundle.Plan
 	failed := 0
-	for _, b := range bundles {
+	for i, b := range bundles {
 		iopt := bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Root: root, KeepMTimes: o.KeepMTimes, DryRun: o.DryRun, Now: o.Now}
 		if o.NewID {
 			iopt.NewID = newSessionID()
@@ -114,6 +114,7 @@ func runImport(ctx context.Context, o importOptions) error {
 			failed++
 			continue
 		}
+		p.Bundle = names[i]
 		plans = append(plans, p)
 		if !o.JSON {
 			printImport(o, p)
@@ -177,49 +178,49 @@ func printImport(o importOptions, p *bundle.Plan) {
 
 // fetchRemote downloads the bundles an s3:// argument list names into
 // stage: one object (…/ID.tar.zst), or session ids looked up among every
-// machine's archives under the prefix.
-func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []string, stage string) ([]string, error) {
+// machine's archives under the prefix. It returns the local files and
+// their URLs.
+func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []string, stage string) (files, urls []string, err error) {
 	url, ids := args[0], args[1:]
 	for _, a := range ids {
 		if isRemote(a) {
-			return nil, usagef("give one s3:// URL, then session ids")
+			return nil, nil, usagef("give one s3:// URL, then session ids")
 		}
 	}
 	if strings.HasSuffix(url, archive.Ext) {
 		if len(ids) > 0 {
-			return nil, usagef("%s names one bundle: give no session ids with it", url)
+			return nil, nil, usagef("%s names one bundle: give no session ids with it", url)
 		}
 		parts := strings.Split(strings.TrimSuffix(url, archive.Ext), "/")
 		if len(parts) < 6 { // s3: "" bucket machine folder id
-			return nil, usagef("%s: want s3://BUCKET/PREFIX/MACHINE/FOLDER/SESSION.tar.zst", url)
+			return nil, nil, usagef("%s: want s3://BUCKET/PREFIX/MACHINE/FOLDER/SESSION.tar.zst", url)
 		}
 		ids = []string{parts[len(parts)-1]}
 		url = strings.Join(parts[:len(parts)-3], "/")
 	}
 	if len(ids) == 0 {
-		return nil, usagef("give the ids of the sessions to import from %s", url)
+		return nil, nil, usagef("give the ids of the sessions to import from %s", url)
 	}
 	t, err := openRemote(g, url, endpoint)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list, err := t.List(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
 	for _, id := range ids {
 		l, err := pickRemote(list, id, t)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p, err := t.Fetch(ctx, *l, stage)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, p)
+		files, urls = append(files, p), append(urls, l.URL)
 	}
-	return out, nil
+	return files, urls, nil
 }
 
 // pickRemote finds one session among a listing: by id or a prefix of 8

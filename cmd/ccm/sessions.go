@@ -26,6 +26,8 @@ type sessionsOptions struct {
 	Archived bool
 	Jobs     int
 	To       string
+	From     string // with Archived: s3://BUCKET/PREFIX
+	Endpoint string
 	Now      time.Time
 	ASCII    bool // draw the size bars in plain ASCII
 }
@@ -45,7 +47,8 @@ Only the head and tail of each transcript are read: records of files over
 
 A header and a size bar beside each size on a terminal (--ascii: '#' bars);
 tab-separated columns without a header when piped.
---archived lists archived sessions from their manifests, without unpacking.
+--archived lists archived sessions from their manifests, without unpacking;
+with --from s3://BUCKET/PREFIX, every machine's archives in object storage.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
@@ -53,6 +56,8 @@ tab-separated columns without a header when piped.
 			&cli.StringFlag{Name: "sort", Value: "age", Usage: "order: size, age (newest first) or tokens"},
 			&cli.BoolFlag{Name: "archived", Usage: "list archived sessions instead"},
 			&cli.StringFlag{Name: "to", Usage: "with --archived: the archive folder (default <ccm home>/archive)"},
+			&cli.StringFlag{Name: "from", Usage: "with --archived: the archives in object storage, `s3://BUCKET/PREFIX`"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
 			&cli.BoolFlag{Name: "ascii", Usage: "draw the size bars in plain ASCII"},
 		},
@@ -61,7 +66,8 @@ tab-separated columns without a header when piped.
 				return usagef("sessions takes no arguments (see ccm sessions --help)")
 			}
 			o := sessionsOptions{globalOptions: globals(cmd), Project: cmd.String("project"), Sort: cmd.String("sort"),
-				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to"), ASCII: cmd.Bool("ascii")}
+				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to"), ASCII: cmd.Bool("ascii"),
+				From: cmd.String("from"), Endpoint: cmd.String("endpoint")}
 			return runSessions(ctx, o)
 		},
 	}
@@ -81,7 +87,15 @@ func runSessions(ctx context.Context, o sessionsOptions) error {
 	}
 	var rows []*sessions.Row
 	var errs []error
-	if o.Archived {
+	if o.From != "" && !o.Archived {
+		return usagef("--from goes with --archived")
+	}
+	if o.From != "" {
+		var err error
+		if rows, err = remoteArchivedRows(ctx, o.globalOptions, o.From, o.Endpoint, o.Project); err != nil {
+			return err
+		}
+	} else if o.Archived {
 		var err error
 		rows, errs, err = archivedRows(o.globalOptions, archiveRoot(o.globalOptions, o.To), o.Project)
 		if err != nil {

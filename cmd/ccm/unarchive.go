@@ -14,13 +14,15 @@ import (
 
 type unarchiveOptions struct {
 	globalOptions
-	IDs     []string
-	Project string
-	To      string
-	Force   bool
-	Touch   bool
-	Jobs    int
-	Now     time.Time
+	IDs      []string
+	Project  string
+	To       string
+	From     string // s3://BUCKET/PREFIX
+	Endpoint string
+	Force    bool
+	Touch    bool
+	Jobs     int
+	Now      time.Time
 }
 
 func newUnarchiveCommand() *cli.Command {
@@ -40,17 +42,24 @@ sessions by mtime: a session older than cleanupPeriodDays is deleted at
 the next start of Claude Code. ccm warns; --touch gives the restored files
 the current time instead.
 
+--from s3://BUCKET/PREFIX restores from S3-compatible object storage (any
+machine's archives under the prefix, the newest when several have the
+session; docs/remote.md): each archive is downloaded and checked the same
+way, its stubs' content goes into the CCM store, and it stays in the bucket.
+
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "project", Usage: "every archived session of project `P`"},
 			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
+			&cli.StringFlag{Name: "from", Usage: "restore from object storage: `s3://BUCKET/PREFIX`"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.BoolFlag{Name: "force", Usage: "restore over existing files, keeping each as a backup"},
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions restored at once (default: number of CPUs)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o := unarchiveOptions{globalOptions: globals(cmd), IDs: cmd.Args().Slice(), Project: cmd.String("project"),
-				To: cmd.String("to"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), Jobs: int(cmd.Int("jobs"))}
+				To: cmd.String("to"), From: cmd.String("from"), Endpoint: cmd.String("endpoint"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), Jobs: int(cmd.Int("jobs"))}
 			return runUnarchive(ctx, o)
 		},
 	}
@@ -75,6 +84,12 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
+	}
+	if o.From != "" {
+		if o.To != "" {
+			return usagef("give --from s3://... or --to DIR, not both")
+		}
+		return runUnarchiveRemote(ctx, o)
 	}
 	if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 		return err // a missing config dir

@@ -99,8 +99,7 @@ type Options struct {
 // the note. It is read back and verified before it is returned; the
 // session is not touched. src.Project must be the project root.
 func Make(ctx context.Context, src archive.Source, o Options) (*archive.Packed, *Note, error) {
-	note := &Note{Format: NoteFormat, CCM: o.Version, Machine: o.Machine, Exported: o.Now.UTC(), Root: src.Project,
-		Blobs: []Blob{}, Missing: []string{}}
+	note := NewNote(src.Project, o.Machine, o.Version, o.Now)
 	blobDir := filepath.Join(o.Stage, "blobs")
 	if err := fsutil.MkdirPrivate(blobDir); err != nil {
 		return nil, nil, err
@@ -113,11 +112,34 @@ func Make(ctx context.Context, src archive.Source, o Options) (*archive.Packed, 
 			return nil, nil, err
 		}
 	}
-	ao := archive.Options{Root: filepath.Join(o.Stage, "out"), Level: o.Level, Now: o.Now, KeepOriginals: true}
+	ao := archive.Options{Root: filepath.Join(o.Stage, "out"), Level: o.Level, Now: o.Now, KeepOriginals: true,
+		Extra: extra(ctx, o.Store, blobDir, note, redacted, o.Redact != nil)}
 	if o.Redact != nil {
 		ao.Redacted = o.Redact.Note()
 	}
-	ao.Extra = func(refs []string) ([]archive.Member, error) {
+	p, err := archive.Pack(ctx, src, ao)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, note, nil
+}
+
+// NewNote starts a bundle's note.
+func NewNote(root, machine, version string, now time.Time) *Note {
+	return &Note{Format: NoteFormat, CCM: version, Machine: machine, Exported: now.UTC(), Root: root, Blobs: []Blob{}, Missing: []string{}}
+}
+
+// Contents is archive.Options.Extra for a session's own files: the
+// content of every key they name, copied out of st into dir (a key st
+// lacks is listed in the note as missing), then the note.
+func Contents(ctx context.Context, st *ccm.Store, dir string, note *Note) func([]string) ([]archive.Member, error) {
+	return extra(ctx, st, dir, note, nil, false)
+}
+
+// extra gives the stored content and the note as extra members; with a
+// redaction the content is the redacted copies, by their new keys.
+func extra(ctx context.Context, st *ccm.Store, dir string, note *Note, redacted map[ccm.Key]string, redacting bool) func([]string) ([]archive.Member, error) {
+	return func(refs []string) ([]archive.Member, error) {
 		var out []archive.Member
 		seen := map[ccm.Key]bool{}
 		for _, r := range refs {
@@ -127,8 +149,8 @@ func Make(ctx context.Context, src archive.Source, o Options) (*archive.Packed, 
 			}
 			seen[key] = true
 			path := redacted[key]
-			if path == "" && o.Redact == nil {
-				if path, err = fetch(ctx, o.Store, key, blobDir); err != nil {
+			if path == "" && !redacting {
+				if path, err = fetch(ctx, st, key, dir); err != nil {
 					note.Missing = append(note.Missing, string(key))
 					continue
 				}
@@ -141,7 +163,7 @@ func Make(ctx context.Context, src archive.Source, o Options) (*archive.Packed, 
 				return nil, err
 			}
 			note.Blobs = append(note.Blobs, Blob{Key: string(key), Path: BlobPath(key), Size: fi.Size()})
-			out = append(out, archive.Member{Path: BlobPath(key), Size: fi.Size(), MTime: o.Now,
+			out = append(out, archive.Member{Path: BlobPath(key), Size: fi.Size(), MTime: note.Exported,
 				Open: func() (io.ReadCloser, error) { return os.Open(path) }})
 		}
 		for key := range redacted {
@@ -155,15 +177,10 @@ func Make(ctx context.Context, src archive.Source, o Options) (*archive.Packed, 
 			return nil, err
 		}
 		data = append(data, '\n')
-		out = append(out, archive.Member{Path: NotePath, Size: int64(len(data)), MTime: o.Now,
+		out = append(out, archive.Member{Path: NotePath, Size: int64(len(data)), MTime: note.Exported,
 			Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }})
 		return out, nil
 	}
-	p, err := archive.Pack(ctx, src, ao)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, note, nil
 }
 
 // fetch copies key's content out of the store into dir (verified as it

@@ -37,6 +37,10 @@ type ImportOptions struct {
 	// NewID gives the session a new id; "" keeps its own, which must not
 	// exist in the config dir (unless Force).
 	NewID string
+	// Exact puts the session back where it was, byte for byte: same
+	// project folder, records unchanged (unarchive); Root and NewID are
+	// not used.
+	Exact bool
 	// Force replaces files that exist where the bundle's go, each kept as
 	// <file>.backup.<stamp> first (unarchive --force).
 	Force bool
@@ -108,6 +112,9 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		Replaced: []string{}, Warnings: []string{}, mtimes: map[string]time.Time{}}
 	mp := &Mapping{OldRoot: Root(m.Project), OldID: m.Session, NewID: m.Session}
 	switch {
+	case o.Exact:
+		p.NewRoot = m.Project
+		o.NewID = ""
 	case o.Root != "":
 		p.NewRoot = o.Root
 	case m.Project == "" || !filepath.IsAbs(m.Project):
@@ -119,7 +126,7 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		p.NewRoot = m.Project
 	}
 	mp.NewRoot = Root(p.NewRoot)
-	if m.Project != "" && transcript.EncodeProjectDir(m.Project) != m.Folder {
+	if m.Project != "" && transcript.EncodeProjectDir(m.Project) != m.Folder && !o.Exact {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("the records' project %s does not name the folder %s; records under it are moved all the same", m.Project, m.Folder))
 	}
 	if o.NewID != "" {
@@ -129,6 +136,9 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		mp.NewID, p.NewID = o.NewID, o.NewID
 	}
 	p.Folder = transcript.ProjectDirName(p.NewRoot)
+	if o.Exact {
+		p.Folder = m.Folder
+	}
 	if !safeName(p.Folder) {
 		return nil, fmt.Errorf("--cwd %s gives the project folder %q, which is not a file name", p.NewRoot, p.Folder)
 	}
