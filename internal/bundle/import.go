@@ -237,7 +237,8 @@ func walkInto(ctx context.Context, path string, m *archive.Manifest, mp *Mapping
 			return st.blob(ctx, key, r, o)
 		}
 		if archive.IsExtra(e.Path) {
-			return nil // another kind of extra member: not ours to place
+			_, err := io.Copy(io.Discard, r) // another kind: not ours to place
+			return err
 		}
 		return st.file(e, r, o)
 	})

@@ -1,0 +1,476 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"ccm/internal/archive"
+	"ccm/internal/objstore/s3test"
+	"ccm/internal/remote"
+	"ccm/synth"
+	"ccm/transcript"
+)
+
+// These tests run against a real S3-compatible server (scripts/minio.sh
+// starts MinIO for scripts/test-s3.sh); without one they are skipped.
+
+// s3env is one machine: a config dir, its ccm home and store, and the
+// environment that reaches the server.
+type s3env struct {
+	t       *testing.T
+	cfg     string
+	env     []string
+	srv     s3test.Server
+	root    string // the project's working directory
+	folder  string
+	ids     []string
+	machine string
+}
+
+func newS3Env(t *testing.T, srv s3test.Server, machine string) *s3env {
+	dir := t.TempDir()
+	e := &s3env{t: t, cfg: filepath.Join(dir, "claude"), srv: srv, machine: machine}
+	os.MkdirAll(filepath.Join(e.cfg, "projects"), 0o700)
+	e.env = append(append(os.Environ(), srv.Env()...), "CLAUDE_CONFIG_DIR="+e.cfg, "CCM_HOME="+filepath.Join(dir, "ccmhome"),
+		"CCM_CACHE_DIR="+filepath.Join(dir, "store"), "CCM_MACHINE="+machine, "HOME="+dir)
+	return e
+}
+
+// sessions writes n generated sessions of a project, 3 days old, with a
+// spilled tool output of extra random bytes each, and purges them so
+// their transcripts hold stubs.
+func (e *s3env) sessions(n int, extra int) {
+	e.t.Helper()
+	e.root = "/home/dev/app"
+	e.folder = transcript.EncodeProjectDir(e.root)
+	old := time.Now().Add(-72 * time.Hour)
+	for i := 0; i < n; i++ {
+		id := newSessionID()
+		e.ids = append(e.ids, id)
+		p := filepath.Join(e.cfg, "projects", e.folder, id+".jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		var buf bytes.Buffer
+		if _, err := synth.Generate(&buf, synth.Options{Seed: int64(i + 1), TargetBytes: 300 << 10, SessionID: id, Cwd: e.root}); err != nil {
+			e.t.Fatal(err)
+		}
+		os.WriteFile(p, buf.Bytes(), 0o600)
+		if extra > 0 {
+			r := make([]byte, extra)
+			rand.Read(r)
+			tr := filepath.Join(e.cfg, "projects", e.folder, id, "tool-results", "toolu_big.txt")
+			os.MkdirAll(filepath.Dir(tr), 0o700)
+			os.WriteFile(tr, r, 0o600)
+			os.Chtimes(tr, old, old)
+		}
+	}
+	e.ok("purge", "--all", "--threshold", "500")
+	for _, id := range e.ids {
+		os.Chtimes(filepath.Join(e.cfg, "projects", e.folder, id+".jsonl"), old, old)
+	}
+}
+
+// run runs the ccm binary; it returns stdout, stderr and the exit code.
+func (e *s3env) run(args ...string) (string, string, int) {
+	e.t.Helper()
+	cmd := exec.Command(builtBinary(e.t), args...)
+	cmd.Env = e.env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func (e *s3env) ok(args ...string) string {
+	e.t.Helper()
+	out, errs, code := e.run(args...)
+	if code != 0 {
+		e.t.Fatalf("ccm %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+func (e *s3env) transcriptPath(id string) string {
+	return filepath.Join(e.cfg, "projects", e.folder, id+".jsonl")
+}
+
+// snapshot is every file under the config dir's projects/ with its bytes.
+func snapshotFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestS3ExportImportArchive(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(3, 0)
+	before := snapshotFiles(t, filepath.Join(a.cfg, "projects"))
+	one, two := a.ids[0], a.ids[1]
+
+	out := a.ok("export", one[:8], "-o", url)
+	if !strings.Contains(out, "exported 1 of 1 sessions") {
+		t.Errorf("export: %s", out)
+	}
+	if _, err := os.Stat(a.transcriptPath(one)); err != nil {
+		t.Fatalf("export moved the session: %v", err)
+	}
+	a.ok("archive", "--older-than", "1d", "--to", url)
+	for _, id := range a.ids {
+		if _, err := os.Stat(a.transcriptPath(id)); !os.IsNotExist(err) {
+			t.Errorf("%s: still here after archive --to s3: %v", id, err)
+		}
+	}
+	var listed struct {
+		Sessions []struct {
+			ID      string `json:"session"`
+			Archive string `json:"archive"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(a.ok("--json", "sessions", "--archived", "--from", url)), &listed)
+	if len(listed.Sessions) != 3 {
+		t.Fatalf("listed %d archives, want 3: %+v", len(listed.Sessions), listed)
+	}
+	for _, s := range listed.Sessions {
+		if !strings.HasPrefix(s.Archive, url+"/laptop/"+a.folder+"/") {
+			t.Errorf("archive %s is not under this machine's prefix", s.Archive)
+		}
+	}
+
+	// Machine B: import one at another path under a new id; every stub
+	// restores from B's store.
+	b := newS3Env(t, srv, "desktop")
+	dest := t.TempDir()
+	dest, _ = filepath.EvalSymlinks(dest)
+	out = b.ok("import", url, one[:8], "--cwd", dest, "--new-id")
+	if !strings.Contains(out, "resume: cd "+dest+" && claude --resume ") {
+		t.Errorf("import: %s", out)
+	}
+	m, _ := filepath.Glob(filepath.Join(b.cfg, "projects", transcript.EncodeProjectDir(dest), "*.jsonl"))
+	if len(m) != 1 {
+		t.Fatalf("imported transcripts: %v", m)
+	}
+	if out := b.ok("restore", m[0]); !strings.Contains(out, "restored ") {
+		t.Errorf("restore in B: %s", out)
+	}
+
+	// Machine C: unarchive one byte for byte, where it was.
+	c := newS3Env(t, srv, "ci")
+	c.ok("unarchive", "--from", url, two)
+	got := snapshotFiles(t, filepath.Join(c.cfg, "projects"))
+	for rel, data := range before {
+		if strings.Contains(rel, two) && !strings.Contains(rel, ".backup.") && got[rel] != data {
+			t.Errorf("%s: not restored byte for byte", rel)
+		}
+	}
+	c.ok("restore", filepath.Join(c.cfg, "projects", a.folder, two+".jsonl"))
+	// The archive stays in the bucket, and the session here refuses a
+	// second unarchive.
+	if _, errs, code := c.run("unarchive", "--from", url, two); code == 0 || !strings.Contains(errs, "exists") {
+		t.Errorf("second unarchive: %d %s", code, errs)
+	}
+}
+
+// cutProxy forwards to the server and, once more than limit bytes went
+// up, drops every connection and stops listening: a server that goes
+// away in the middle of an upload. rate, when set, limits the bytes per
+// second going up.
+type cutProxy struct {
+	ln    net.Listener
+	limit int64
+	rate  int64
+	sent  atomic.Int64
+	mu    sync.Mutex
+	conns []net.Conn
+	cut   atomic.Bool
+}
+
+func newCutProxy(t *testing.T, target string, limit, rate int64) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, limit: limit, rate: rate}
+	t.Cleanup(p.close)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { io.Copy(c, s); c.Close() }()
+			go p.up(c, s)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) up(c, s net.Conn) {
+	buf := make([]byte, 32<<10)
+	start := time.Now()
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			total := p.sent.Add(int64(n))
+			if p.limit > 0 && total > p.limit {
+				p.close()
+				return
+			}
+			if p.rate > 0 {
+				if ahead := time.Duration(float64(total)/float64(p.rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
+					time.Sleep(ahead)
+				}
+			}
+			if _, err := s.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			s.Close()
+			return
+		}
+	}
+}
+
+func (p *cutProxy) close() {
+	p.cut.Store(true)
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+func (p *cutProxy) endpoint() string { return "http://" + p.ln.Addr().String() }
+
+// TestS3Refusals: wrong credentials, a missing bucket, a server that goes
+// away in the middle of an upload: one line, a non-zero exit, every
+// original in place, nothing listed.
+func TestS3Refusals(t *testing.T) {
+	srv := s3test.Need(t)
+	for _, c := range []struct {
+		name string
+		env  func(e *s3env) []string
+		url  string
+		want string
+	}{
+		{"wrong secret", func(*s3env) []string { return []string{"AWS_SECRET_ACCESS_KEY=wrong-secret"} }, srv.URL(), "the secret access key is wrong"},
+		{"unknown key", func(*s3env) []string { return []string{"AWS_ACCESS_KEY_ID=nosuchkey"} }, srv.URL(), "does not know the access key"},
+		{"missing bucket", func(*s3env) []string { return nil }, "s3://no-such-bucket-ccm/x", "the bucket does not exist"},
+		{"server gone mid-upload", func(e *s3env) []string {
+			p := newCutProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"), 2<<20, 0)
+			return []string{"CCM_S3_ENDPOINT=" + p.endpoint()}
+		}, srv.URL(), "upload "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newS3Env(t, srv, "m")
+			e.sessions(1, 6<<20)
+			before := snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+			base := e.env
+			for _, args := range [][]string{{"archive", "--older-than", "1d", "--to", c.url}, {"export", "--all", "-o", c.url}} {
+				e.env = append(append([]string(nil), base...), c.env(e)...)
+				out, errs, code := e.run(args...)
+				lines := strings.Split(strings.TrimSpace(errs), "\n")
+				if code == 0 || len(lines) != 1 || !strings.Contains(errs, c.want) {
+					t.Errorf("%s: exit %d, stderr %q (stdout %q); want one line with %q", args[0], code, errs, out, c.want)
+				}
+				after := snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+				if len(after) != len(before) {
+					t.Errorf("%s: %d files before, %d after", args[0], len(before), len(after))
+				}
+				for rel, data := range before {
+					if after[rel] != data {
+						t.Errorf("%s: %s changed or gone", args[0], rel)
+					}
+				}
+			}
+			tg, err := remote.Open(srv.URL(), srv.Endpoint, "x", func(k string) string { return map[string]string{
+				"AWS_ACCESS_KEY_ID": srv.Config.AccessKey, "AWS_SECRET_ACCESS_KEY": srv.Config.SecretKey}[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l, err := tg.List(context.Background()); err != nil || len(l.Archives) != 0 {
+				t.Errorf("listed after a refusal: %+v, %v", l, err)
+			}
+		})
+	}
+}
+
+// TestS3KillTrials kills ccm archive --to s3 and ccm export -o s3 with
+// SIGKILL at random points of their upload, CCM_S3_KILL_TRIALS times
+// (scripts/test-s3.sh: 30): the originals stay until the archive is
+// complete in the bucket, nothing incomplete is ever listed, what is
+// listed verifies, and the next run finishes the job.
+func TestS3KillTrials(t *testing.T) {
+	n := int(envInt("CCM_S3_KILL_TRIALS"))
+	if n == 0 {
+		t.Skip("set CCM_S3_KILL_TRIALS (scripts/test-s3.sh runs 30)")
+	}
+	srv := s3test.Need(t)
+	killedMid := 0
+	states := map[string]int{}
+	var span time.Duration // how long an uninterrupted run takes: the first trial measures it
+	for trial := 0; trial < n+1; trial++ {
+		srv.Prefix = srv.Prefix + "-k" + string(rune('a'+trial%26)) + itoa(trial)
+		e := newS3Env(t, srv, "m")
+		e.sessions(1, 12<<20)
+		proxy := newCutProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"), 0, 8<<20) // about 1.5 s of upload
+		e.env = append(e.env, "CCM_S3_ENDPOINT="+proxy.endpoint())
+		before := snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+		args := []string{"archive", "--older-than", "1d", "--to", srv.URL()}
+		if trial%2 == 1 {
+			args = []string{"export", "--all", "-o", srv.URL()}
+		}
+		cmd := exec.Command(builtBinary(t), args...)
+		cmd.Env = e.env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		// Half the kills anywhere in the run, half in its last fifth (the
+		// manifest's upload, the originals' removal).
+		delay := time.Duration(randInt(int(span/time.Millisecond)+1)) * time.Millisecond
+		if trial%4 >= 2 {
+			delay = span - time.Duration(randInt(int(span/5/time.Millisecond)+1))*time.Millisecond
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		if trial == 0 {
+			if err := <-done; err != nil {
+				t.Fatalf("the measuring run failed: %v", err)
+			}
+			span = time.Since(start)
+			continue
+		}
+		select {
+		case <-done:
+		case <-time.After(delay):
+			cmd.Process.Kill()
+			<-done
+			killedMid++
+		}
+		tg := e.target(t)
+		l, err := tg.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+		gone := 0
+		for rel := range before {
+			if _, ok := after[rel]; !ok {
+				gone++
+			}
+		}
+		t.Logf("trial %d: %s killed after %s: %d archives, %d incomplete, %d originals gone", trial, args[0], delay, len(l.Archives), len(l.Incomplete), gone)
+		switch {
+		case len(l.Archives) == 1 && gone > 0:
+			states["archive listed, originals gone"]++
+		case len(l.Archives) == 1:
+			states["archive listed, originals kept"]++
+		case len(l.Incomplete) > 0:
+			states["upload cut: an archive object without its manifest, not listed"]++
+		default:
+			states["nothing in the bucket"]++
+		}
+		if gone > 0 && len(l.Archives) != 1 {
+			t.Fatalf("trial %d (%s after %s): %d originals gone, %d complete archives listed", trial, args[0], delay, gone, len(l.Archives))
+		}
+		for _, a := range l.Archives {
+			verifyListed(t, tg, a, before)
+		}
+		// The next run finishes the job.
+		e.env = append(e.env, "CCM_S3_ENDPOINT="+srv.Endpoint)
+		e.ok(args...)
+		l, _ = tg.List(context.Background())
+		if len(l.Archives) != 1 {
+			t.Fatalf("trial %d: after the second run %d archives listed", trial, len(l.Archives))
+		}
+		verifyListed(t, tg, l.Archives[0], before)
+		proxy.close()
+	}
+	t.Logf("%d trials (a run takes %s), %d killed before they finished; after the kill: %v", n, span.Round(time.Millisecond), killedMid, states)
+}
+
+func (e *s3env) target(t *testing.T) *remote.Target {
+	tg, err := remote.Open(e.srv.URL(), e.srv.Endpoint, e.machine, func(k string) string {
+		return map[string]string{"AWS_ACCESS_KEY_ID": e.srv.Config.AccessKey, "AWS_SECRET_ACCESS_KEY": e.srv.Config.SecretKey}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// verifyListed downloads a listed archive and checks it whole, and that
+// every file in it is the original's bytes.
+func verifyListed(t *testing.T, tg *remote.Target, l remote.Listed, before map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := tg.Fetch(context.Background(), l, dir)
+	if err != nil {
+		t.Fatalf("a listed archive does not download whole: %v", err)
+	}
+	m, err := archive.Verify(p)
+	if err != nil {
+		t.Fatalf("a listed archive does not verify: %v", err)
+	}
+	f, _ := os.Open(p)
+	defer f.Close()
+	_, err = archive.Walk(f, m, func(e archive.Entry, r io.Reader) error {
+		data, _ := io.ReadAll(r)
+		if want, ok := before[strings.TrimPrefix(e.Path, "projects/")]; ok && want != string(data) {
+			t.Errorf("%s in the archive differs from the original", e.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func randInt(n int) int {
+	var b [4]byte
+	rand.Read(b[:])
+	return int(uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24) % n
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
