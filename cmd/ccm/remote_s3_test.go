@@ -323,8 +323,10 @@ func TestS3Refusals(t *testing.T) {
 					}
 				}
 			}
-			tg, err := remote.Open(srv.URL(), srv.Endpoint, "x", func(k string) string { return map[string]string{
-				"AWS_ACCESS_KEY_ID": srv.Config.AccessKey, "AWS_SECRET_ACCESS_KEY": srv.Config.SecretKey}[k] })
+			tg, err := remote.Open(srv.URL(), srv.Endpoint, "x", func(k string) string {
+				return map[string]string{
+					"AWS_ACCESS_KEY_ID": srv.Config.AccessKey, "AWS_SECRET_ACCESS_KEY": srv.Config.SecretKey}[k]
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
