@@ -10,8 +10,10 @@
 # model; and the report page renders in a real browser; and the object
 # storage tests against a real MinIO server (scripts/test-s3.sh, which
 # builds MinIO into ~/.cache/ccm-minio on first use), with their kill -9
-# trials, and a session moved between config dirs and paths through it
-# resumed by the real client (scripts/realclient-move.sh).
+# trials; and a session moved to other config dirs and paths (a bundle
+# file, through MinIO, an archive there, a Windows session) resumed by the
+# real client with the same history and every stub restored
+# (scripts/realclient-move.sh; the corpus session, or a generated one).
 #
 # The real-client checks use the project's harness (scripts/realclient),
 # which installs the pinned client from the npm registry into
@@ -34,6 +36,7 @@ scripts/realclient-resume.sh
 scripts/realclient-hooks.sh
 scripts/realclient-capture.sh
 scripts/realclient-archive.sh
+scripts/realclient-move.sh
 scripts/realclient-migrate.sh
 scripts/realclient-compact.sh
 if [ -n "$corpus" ]; then
