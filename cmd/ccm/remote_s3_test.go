@@ -199,6 +199,27 @@ func TestS3ExportImportArchive(t *testing.T) {
 	if _, errs, code := c.run("unarchive", "--from", url, two); code == 0 || !strings.Contains(errs, "exists") {
 		t.Errorf("second unarchive: %d %s", code, errs)
 	}
+
+	// ccm maintain archives into the bucket when CCM_ARCHIVE_TO says so,
+	// under this machine's name; a folder there is refused.
+	d := newS3Env(t, srv, "nightly")
+	d.sessions(1, 0)
+	d.env = append(d.env, "CCM_ARCHIVE_OLDER_THAN_DAYS=1", "CCM_ARCHIVE_TO="+url)
+	if out := d.ok("maintain"); !strings.Contains(out, "archived 1 sessions") {
+		t.Errorf("maintain: %q", out)
+	}
+	l, err := d.target(t).List(context.Background())
+	found := false
+	for _, a := range l.Archives {
+		found = found || a.Machine == "nightly" && a.Manifest.Session == d.ids[0]
+	}
+	if err != nil || !found {
+		t.Errorf("maintain's archive is not listed under nightly: %v", err)
+	}
+	d.env = append(d.env, "CCM_ARCHIVE_TO=/some/folder")
+	if _, errs, code := d.run("maintain"); code != 2 || !strings.Contains(errs, "want s3://BUCKET/PREFIX") {
+		t.Errorf("CCM_ARCHIVE_TO as a folder: %d %s", code, errs)
+	}
 }
 
 // cutProxy forwards to the server and, once more than limit bytes went
@@ -323,13 +344,7 @@ func TestS3Refusals(t *testing.T) {
 					}
 				}
 			}
-			tg, err := remote.Open(srv.URL(), srv.Endpoint, "x", func(k string) string {
-				return map[string]string{
-					"AWS_ACCESS_KEY_ID": srv.Config.AccessKey, "AWS_SECRET_ACCESS_KEY": srv.Config.SecretKey}[k]
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tg := e.target(t)
 			if l, err := tg.List(context.Background()); err != nil || len(l.Archives) != 0 {
 				t.Errorf("listed after a refusal: %+v, %v", l, err)
 			}
