@@ -47,20 +47,7 @@ else
   folder=-home-dev-gen-project
   id=5f0c2a8e-7d1b-4c3e-9a6f-0123456789ab
   mkdir -p "$A/projects/$folder"
-  "$work/gen" -o "$work/gen.jsonl" -turns 6 -seed 11 >/dev/null
-  python3 - "$work/gen.jsonl" "$A/projects/$folder/$id.jsonl" "$root" "$id" <<'PY'
-import json, sys
-src, dst, cwd, sid = sys.argv[1:]
-with open(src) as f, open(dst, "w") as out:
-    for line in f:
-        line = line.rstrip("\n")
-        if not line:
-            continue
-        r = json.loads(line)
-        if "cwd" in r: r["cwd"] = cwd
-        if "sessionId" in r: r["sessionId"] = sid
-        out.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
-PY
+  "$work/gen" -o "$A/projects/$folder/$id.jsonl" -turns 6 -seed 11 -cwd "$root" -session "$id" >/dev/null
   kind="generated session $id"
 fi
 chmod -R u+w "$A"

@@ -13,6 +13,7 @@ import (
 	"ccm/internal/archive"
 	"ccm/internal/bundle"
 	"ccm/internal/remote"
+	"ccm/internal/sessions"
 )
 
 type importOptions struct {
@@ -86,6 +87,18 @@ func runImport(ctx context.Context, o importOptions) error {
 	st, err := openStore(o.globalOptions)
 	if err != nil {
 		return err
+	}
+	if !o.DryRun {
+		// Not two imports (nor an archive, unarchive or clean) at once:
+		// each checks what is in the config dir before it writes.
+		if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
+			return err
+		}
+		lk, err := maintenanceLock(ctx, o.globalOptions)
+		if err != nil {
+			return err
+		}
+		defer lk.Unlock()
 	}
 	bundles, names := o.Args, o.Args
 	if isRemote(o.Args[0]) {
