@@ -35,6 +35,7 @@ import (
 	"sync"
 
 	"ccm/internal/archive"
+	"ccm/internal/bundle"
 	"ccm/internal/objstore"
 )
 
@@ -166,17 +167,26 @@ func isNotManifest(err error) bool {
 }
 
 // sameFiles reports whether two manifests list the same files with the
-// same content.
+// same content, the bundle's note aside (it says when it was made).
 func sameFiles(a, b *archive.Manifest) bool {
-	if a.Session != b.Session || a.Folder != b.Folder || len(a.Files) != len(b.Files) {
+	if a.Session != b.Session || a.Folder != b.Folder {
 		return false
 	}
-	want := map[string]string{}
-	for _, e := range a.Files {
-		want[e.Path] = e.SHA256
+	files := func(m *archive.Manifest) map[string]string {
+		out := map[string]string{}
+		for _, e := range m.Files {
+			if e.Path != bundle.NotePath {
+				out[e.Path] = e.SHA256
+			}
+		}
+		return out
 	}
-	for _, e := range b.Files {
-		if want[e.Path] != e.SHA256 {
+	fa, fb := files(a), files(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for p, sum := range fa {
+		if fb[p] != sum {
 			return false
 		}
 	}
