@@ -99,6 +99,7 @@ type exportItem struct {
 	Missing  []string `json:"missing,omitempty"`
 	Snapshot bool     `json:"snapshot,omitempty"`
 	row      *sessions.Row
+	staged   string // the bundle, made, before publishBundles
 }
 
 func runExport(ctx context.Context, o exportOptions) error {
@@ -195,10 +196,14 @@ func runExport(ctx context.Context, o exportOptions) error {
 	defer os.RemoveAll(stage)
 	st, _ := openStore(o.globalOptions)
 	todos := sessions.ReadTodos(o.ClaudeDir)
+	machine := remote.MachineName(maintainConfig(o.globalOptions).String("CCM_MACHINE"))
+	if target != nil {
+		machine = target.Machine
+	}
 	var mu sync.Mutex
 	forEach(ctx, o.Stderr, o.JSON, "exporting", len(items), o.Jobs, func(i int) {
 		it := items[i]
-		err := exportOne(ctx, o, it, st, red, target, filepath.Join(stage, it.Session), todos)
+		err := exportOne(ctx, o, it, st, red, target, filepath.Join(stage, it.Session), machine, todos)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -216,11 +221,19 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	publishBundles(items)
+	for _, it := range items {
+		if it.Result == "failed" && it.staged != "" && !o.JSON {
+			fmt.Fprintf(o.Stderr, "ccm: %s: %s\n", it.Session, it.Error)
+		}
+	}
 	return exportReport(o, items, false)
 }
 
-// exportOne makes one session's bundle in stage and publishes it.
-func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Store, red *bundle.Redactor, target *remote.Target, stage string, todos sessions.Todos) error {
+// exportOne makes one session's bundle in stage: uploaded when the
+// destination is object storage, else left in stage (it.staged) for
+// publishBundles.
+func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Store, red *bundle.Redactor, target *remote.Target, stage, machine string, todos sessions.Todos) error {
 	r := it.row
 	related, relDirs, errs := sessions.RelatedIn(o.ClaudeDir, r.ID, todos)
 	if len(errs) > 0 {
@@ -239,31 +252,61 @@ func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Sto
 	if err := fsutil.MkdirPrivate(stage); err != nil {
 		return err
 	}
-	var machine string
-	if target != nil {
-		machine = target.Machine
-	} else {
-		machine = remote.MachineName(maintainConfig(o.globalOptions).String("CCM_MACHINE"))
-	}
 	p, note, err := bundle.Make(ctx, src, bundle.Options{Store: st, Redact: red, Snapshot: r.Live, Stage: stage,
 		Level: archiveLevel, Now: o.Now, Machine: machine, Version: version()})
+	os.RemoveAll(filepath.Join(stage, "blobs")) // copied into the bundle
 	if err != nil {
 		return err
 	}
-	defer p.Discard()
 	it.Packed, it.Blobs, it.Missing = p.ArchiveBytes, len(note.Blobs), note.Missing
 	if target != nil {
+		defer p.Discard()
 		_, err := target.Upload(ctx, p.Archive, p.Manifest)
 		return err
 	}
-	// The bundle replaces an earlier export of the session atomically.
-	if err := fsutil.SyncFiles([]string{p.Archive}, nil); err != nil {
-		return err
+	os.Remove(archive.SidecarPath(p.Archive))
+	it.staged = p.Archive
+	return nil
+}
+
+// publishBundles makes the staged bundles durable (their fsyncs at once,
+// sharing the journal's commits) and renames each to its destination,
+// replacing an earlier export of the session; then the folder is synced
+// once. A bundle that fails is reported on its item.
+func publishBundles(items []*exportItem) {
+	var paths []string
+	for _, it := range items {
+		if it.staged != "" {
+			paths = append(paths, it.staged)
+		}
 	}
-	if err := os.Rename(p.Archive, it.Dest); err != nil {
-		return err
+	if len(paths) == 0 {
+		return
 	}
-	return fsutil.SyncDir(filepath.Dir(it.Dest))
+	err := fsutil.SyncFiles(paths, nil)
+	dirs := map[string]bool{}
+	for _, it := range items {
+		if it.staged == "" {
+			continue
+		}
+		if err == nil {
+			err = os.Rename(it.staged, it.Dest)
+		}
+		if err != nil {
+			it.Result, it.Error = "failed", err.Error()
+			continue
+		}
+		dirs[filepath.Dir(it.Dest)] = true
+	}
+	for d := range dirs {
+		if err := fsutil.SyncDir(d); err != nil {
+			for _, it := range items {
+				if it.Result == "exported" && filepath.Dir(it.Dest) == d {
+					it.Result, it.Error = "failed", err.Error()
+				}
+			}
+		}
+	}
 }
 
 func exportReport(o exportOptions, items []*exportItem, dry bool) error {

@@ -98,11 +98,8 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 	if _, err := sessions.ListProjects(o.ConfigDir); err != nil {
 		return nil, err
 	}
-	m, err := archive.Verify(path)
+	m, err := readManifest(path)
 	if err != nil {
-		if f := sniffFormat(path); f != "" && f != archive.Format {
-			return nil, fmt.Errorf("%s: made in the %s format, which this ccm does not read (it reads %s): update ccm", path, f, archive.Format)
-		}
 		return nil, err
 	}
 	if err := checkMembers(m); err != nil {
@@ -290,7 +287,8 @@ func (st *staging) blob(ctx context.Context, key ccm.Key, r io.Reader, o ImportO
 }
 
 // file writes one member, rewritten for the mapping, to a temp file
-// beside its place.
+// beside its place (not yet synced: place syncs them all at once). Its
+// SHA-256 is taken only when a file is at its place already, to compare.
 func (st *staging) file(e archive.Entry, r io.Reader, o ImportOptions) error {
 	rel := Rename(e.Path, st.m.Folder, st.plan.Folder, st.oldID, st.mp.NewID)
 	dest := filepath.Join(st.cfg, filepath.FromSlash(rel))
@@ -299,8 +297,13 @@ func (st *staging) file(e archive.Entry, r io.Reader, o ImportOptions) error {
 		sf.mtime = o.Now
 	}
 	st.plan.Files++
-	h := sha256.New()
-	var w io.Writer = h
+	st.files = append(st.files, sf)
+	var w io.Writer = io.Discard
+	var h hash.Hash
+	if _, err := os.Lstat(dest); err == nil {
+		h = sha256.New()
+		w = h
+	}
 	var tmp *os.File
 	if !o.DryRun {
 		if err := st.mkdirs(filepath.Dir(dest)); err != nil {
@@ -311,26 +314,27 @@ func (st *staging) file(e archive.Entry, r io.Reader, o ImportOptions) error {
 			return err
 		}
 		tmp, sf.tmp = t, t.Name()
-		st.files = append(st.files, sf)
-		w = io.MultiWriter(t, h)
-	} else {
-		st.files = append(st.files, sf)
+		if h != nil {
+			w = io.MultiWriter(t, h)
+		} else {
+			w = t
+		}
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	n, err := st.copy(bw, r, IsTranscript(e.Path))
 	if err == nil {
 		err = bw.Flush()
 	}
-	sf.size, sf.sum = n, hex.EncodeToString(h.Sum(nil))
+	sf.size = n
+	if h != nil {
+		sf.sum = hex.EncodeToString(h.Sum(nil))
+	}
 	st.plan.Bytes += n
 	if tmp == nil {
 		return err
 	}
 	if err == nil {
 		err = tmp.Chmod(e.Mode.Perm() | 0o600)
-	}
-	if err == nil {
-		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -339,7 +343,8 @@ func (st *staging) file(e archive.Entry, r io.Reader, o ImportOptions) error {
 }
 
 // copy streams a member, a transcript a record at a time through the
-// mapping; it returns the bytes written.
+// mapping (each record written around its edits, never copied whole); it
+// returns the bytes written.
 func (st *staging) copy(w io.Writer, r io.Reader, jsonl bool) (int64, error) {
 	cw := &counter{w: w}
 	if !jsonl {
@@ -347,20 +352,32 @@ func (st *staging) copy(w io.Writer, r io.Reader, jsonl bool) (int64, error) {
 		return cw.n, err
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			out, located, ided, merr := st.mp.Line(line)
-			if merr != nil {
-				return cw.n, merr
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull { // a line longer than the buffer: gathered whole
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
 			}
+			line = long
+		}
+		if len(line) > 0 {
+			edits, located, ided := st.mp.Edits(line)
 			if located {
 				st.plan.Located++
 			}
 			if ided {
 				st.plan.Renumbered++
 			}
-			if _, werr := cw.Write(out); werr != nil {
+			pos := 0
+			for _, e := range edits {
+				cw.Write(line[pos:e.Off])
+				cw.Write(e.Repl)
+				pos = e.Off + e.N
+			}
+			if _, werr := cw.Write(line[pos:]); werr != nil {
 				return cw.n, werr
 			}
 		}
@@ -412,7 +429,7 @@ func (st *staging) conflicts(force bool) error {
 		if err != nil {
 			return err
 		}
-		if fi.Mode().IsRegular() && fi.Size() == f.size {
+		if fi.Mode().IsRegular() && fi.Size() == f.size && f.sum != "" {
 			if sum, err := fileSHA256(f.dest); err == nil && sum == f.sum {
 				f.same = true
 				st.plan.Unchanged++
@@ -446,15 +463,25 @@ func fileSHA256(path string) (string, error) {
 // is stopped is finished by the next one), and makes it durable.
 func (st *staging) place(o ImportOptions) error {
 	stamp := o.Now.Format("20060102_150405.000")
+	var temps []string
+	for _, f := range st.files {
+		if f.same {
+			continue
+		}
+		if err := os.Chtimes(f.tmp, f.mtime, f.mtime); err != nil {
+			return err
+		}
+		temps = append(temps, f.tmp)
+	}
+	if err := fsutil.SyncFiles(temps, nil); err != nil {
+		return err
+	}
 	dirs := map[string]bool{}
 	var last *staged
 	for _, f := range st.files {
 		if f.same {
 			os.Remove(f.tmp)
 			continue
-		}
-		if err := os.Chtimes(f.tmp, f.mtime, f.mtime); err != nil {
-			return err
 		}
 		if f.main {
 			last = f
@@ -538,34 +565,52 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// sniffFormat reads the format an archive's own manifest gives, whatever
-// it is ("" when it cannot be read): a bundle a newer ccm made is refused
-// with the format it has rather than as corrupt.
-func sniffFormat(path string) string {
+// readManifest is the manifest every member is then checked against as
+// the bundle is read: its sidecar when it has one (a download, checked
+// against it already), else its own MANIFEST.json, read by decompressing
+// the stream without hashing it (the members' hashes are checked on the
+// one pass that reads them). A manifest of another format is refused
+// with the format it names.
+func readManifest(path string) (*archive.Manifest, error) {
+	if m, err := archive.ReadSidecar(archive.SidecarPath(path)); err == nil {
+		return m, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil, err
 	}
 	defer f.Close()
-	dec, err := zstd.NewReader(bufio.NewReader(f), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
+	dec, err := zstd.NewReader(bufio.NewReaderSize(f, 1<<20), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
-		return ""
+		return nil, fmt.Errorf("%s: %w: %v", path, archive.ErrCorrupt, err)
 	}
 	defer dec.Close()
 	tr := tar.NewReader(dec)
 	for {
 		h, err := tr.Next()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s: %w: no %s (truncated?)", path, archive.ErrCorrupt, archive.ManifestName)
+		}
 		if err != nil {
-			return ""
+			return nil, fmt.Errorf("%s: %w: %v", path, archive.ErrCorrupt, err)
 		}
-		if h.Name == archive.ManifestName {
-			var m struct {
-				Format string `json:"format"`
-			}
-			if json.NewDecoder(io.LimitReader(tr, 256<<20)).Decode(&m) != nil {
-				return ""
-			}
-			return m.Format
+		if h.Name != archive.ManifestName {
+			continue
 		}
+		data, err := io.ReadAll(io.LimitReader(tr, 256<<20))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %v", path, archive.ErrCorrupt, err)
+		}
+		var head struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(data, &head) == nil && head.Format != "" && head.Format != archive.Format {
+			return nil, fmt.Errorf("%s: made in the %s format, which this ccm does not read (it reads %s): update ccm", path, head.Format, archive.Format)
+		}
+		m, err := archive.ParseManifest(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return m, nil
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"ccm/internal/archive"
+	"ccm/internal/splice"
+	"ccm/jsonstr"
 	"ccm/transcript"
 )
 
@@ -78,43 +81,53 @@ var locationFields = map[string][]string{
 
 // Line rewrites one JSONL record for the mapping: its cwd (and the
 // location fields of its type) when under the old root, its sessionId
-// when it is the old id and the id changes. Everything else of the line
-// stays byte for byte; a line that is not a JSON object is returned as it
-// is. located and ided say what changed.
+// when it is the old id and the id changes. Each changed value is spliced
+// in at its offset, written as the client writes strings; every other
+// byte of the line stays as it was. A line that is not a JSON object is
+// returned as it is (a line that does not end in '}', a torn last record,
+// is checked whole; the others, every record Claude Code wrote whole, are
+// not parsed beyond the members sought).
 func (m *Mapping) Line(line []byte) (out []byte, located, ided bool, err error) {
-	out = line
-	body := bytes.TrimRight(line, "\r\n")
-	if len(body) == 0 || body[0] != '{' || !gjson.ValidBytes(body) {
+	edits, located, ided := m.Edits(line)
+	if len(edits) == 0 {
 		return line, false, false, nil
 	}
+	return splice.Apply(make([]byte, 0, len(line)+64), line, edits), located, ided, nil
+}
+
+// Edits are Line's changes to line, in the order of their offsets.
+func (m *Mapping) Edits(line []byte) (edits []splice.Edit, located, ided bool) {
+	body := bytes.TrimRight(line, "\r\n")
+	if len(body) == 0 || body[0] != '{' || body[len(body)-1] != '}' && !gjson.ValidBytes(body) {
+		return nil, false, false
+	}
+	edit := func(v gjson.Result, s string) {
+		edits = append(edits, splice.Value(v, jsonstr.Append(nil, s)))
+	}
 	fields := []string{"cwd"}
-	if t := gjson.GetBytes(body, "type"); t.Type == gjson.String {
-		fields = append(fields, locationFields[t.Str]...)
+	// The client's own location records, found by their fields' names
+	// before anything is parsed (most lines have neither).
+	if bytes.Contains(body, []byte(`"relocatedCwd"`)) || bytes.Contains(body, []byte(`"worktreeSession"`)) {
+		if t := gjson.GetBytes(body, "type"); t.Type == gjson.String {
+			fields = append(fields, locationFields[t.Str]...)
+		}
 	}
 	for _, f := range fields {
-		v := gjson.GetBytes(body, f)
-		if v.Type != gjson.String {
-			continue
-		}
-		if np, ok := m.Path(v.Str); ok {
-			if body, err = setString(body, f, np); err != nil {
-				return line, false, false, err
+		if v := gjson.GetBytes(body, f); v.Type == gjson.String && v.Index > 0 {
+			if np, ok := m.Path(v.Str); ok {
+				edit(v, np)
+				located = true
 			}
-			located = true
 		}
 	}
 	if m.NewID != "" && m.NewID != m.OldID {
-		if v := gjson.GetBytes(body, "sessionId"); v.Type == gjson.String && v.Str == m.OldID {
-			if body, err = setString(body, "sessionId", m.NewID); err != nil {
-				return line, false, false, err
-			}
+		if v := gjson.GetBytes(body, "sessionId"); v.Type == gjson.String && v.Str == m.OldID && v.Index > 0 {
+			edit(v, m.NewID)
 			ided = true
 		}
 	}
-	if !located && !ided {
-		return line, false, false, nil
-	}
-	return append(body, line[len(bytes.TrimRight(line, "\r\n")):]...), located, ided, nil
+	sort.Slice(edits, func(i, j int) bool { return edits[i].Off < edits[j].Off })
+	return edits, located, ided
 }
 
 // CheckRoot is a new project root given on the command line: made

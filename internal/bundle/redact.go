@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // Redacted replaces every match of a redaction pattern.
@@ -119,10 +118,4 @@ func (r *Redactor) Copy(w io.Writer, src io.Reader, jsonl bool) error {
 			return err
 		}
 	}
-}
-
-// setString sets a string member of a JSON record, the rest of its bytes
-// as they were.
-func setString(body []byte, path, value string) ([]byte, error) {
-	return sjson.SetBytes(bytes.Clone(body), path, value)
 }
