@@ -197,7 +197,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	}
 	sumRoot := root
 	if isRemote(o.To) {
-		ra, err := newRemoteArchive(o)
+		ra, err := newRemoteArchive(ctx, o)
 		if err != nil {
 			return nil, err
 		}

@@ -24,8 +24,8 @@ type remoteArchive struct {
 // newRemoteArchive connects and makes the staging folder. Staging folders
 // that a killed run left are removed first: the caller holds the
 // maintenance lock, so no other archive run uses them.
-func newRemoteArchive(o archiveOptions) (*remoteArchive, error) {
-	t, err := openRemote(o.globalOptions, o.To, o.Endpoint)
+func newRemoteArchive(ctx context.Context, o archiveOptions) (*remoteArchive, error) {
+	t, err := openRemote(ctx, o.globalOptions, o.To, o.Endpoint)
 	if err != nil {
 		return nil, err
 	}

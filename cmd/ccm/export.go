@@ -129,7 +129,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 	var target *remote.Target
 	if isRemote(o.Out) {
 		var err error
-		if target, err = openRemote(o.globalOptions, o.Out, o.Endpoint); err != nil {
+		if target, err = openRemote(ctx, o.globalOptions, o.Out, o.Endpoint); err != nil {
 			return err
 		}
 	}

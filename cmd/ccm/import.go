@@ -214,7 +214,7 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 	if len(ids) == 0 {
 		return nil, nil, usagef("give the ids of the sessions to import from %s", url)
 	}
-	t, err := openRemote(g, url, endpoint)
+	t, err := openRemote(ctx, g, url, endpoint)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -18,10 +19,11 @@ import (
 const endpointFlagUsage = "S3-compatible server of s3:// URLs (default $CCM_S3_ENDPOINT, else AWS S3)"
 
 // openRemote connects to the object storage an s3:// URL names, with the
-// AWS credentials of the environment and files; endpoint (--endpoint)
-// wins over CCM_S3_ENDPOINT, and this machine writes under CCM_MACHINE
-// (default: its host name).
-func openRemote(g globalOptions, url, endpoint string) (*remote.Target, error) {
+// AWS credentials of the environment and files, and checks once that the
+// server answers, takes the credentials and has the bucket; endpoint
+// (--endpoint) wins over CCM_S3_ENDPOINT, and this machine writes under
+// CCM_MACHINE (default: its host name).
+func openRemote(ctx context.Context, g globalOptions, url, endpoint string) (*remote.Target, error) {
 	cfg := maintainConfig(g)
 	if endpoint == "" {
 		endpoint = cfg.String("CCM_S3_ENDPOINT")
@@ -29,6 +31,9 @@ func openRemote(g globalOptions, url, endpoint string) (*remote.Target, error) {
 	t, err := remote.Open(url, endpoint, cfg.String("CCM_MACHINE"), os.Getenv)
 	if err != nil {
 		return nil, usagef("%v", err)
+	}
+	if err := t.Check(ctx); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

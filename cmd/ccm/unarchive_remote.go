@@ -17,7 +17,7 @@ import (
 // unless --touch), its stubs' content into the store. The archive stays
 // in the bucket: it is the team's copy.
 func runUnarchiveRemote(ctx context.Context, o unarchiveOptions) error {
-	t, err := openRemote(o.globalOptions, o.From, o.Endpoint)
+	t, err := openRemote(ctx, o.globalOptions, o.From, o.Endpoint)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func unarchiveOneRemote(ctx context.Context, t *remote.Target, l remote.Listed, 
 // remoteArchivedRows lists every machine's archives under an s3:// URL as
 // rows, from their manifests.
 func remoteArchivedRows(ctx context.Context, g globalOptions, url, endpoint, project string) ([]*sessions.Row, error) {
-	t, err := openRemote(g, url, endpoint)
+	t, err := openRemote(ctx, g, url, endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,8 @@ type Error struct {
 	Status  int    // HTTP status, 0 when the server was not reached
 	Code    string // the S3 error code (NoSuchBucket, AccessDenied, ...)
 	Message string
-	Err     error // the transport's error, when the server was not reached
+	Err     error  // the transport's error, when the server was not reached
+	Server  string // the endpoint, named when it was not reached
 }
 
 func (e *Error) Error() string {
@@ -87,6 +88,9 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s: access denied (the credentials may not %s here)", what, e.Op)
 	case "NoSuchKey", "NotFound":
 		return fmt.Sprintf("%s: no such object", what)
+	}
+	if e.Err != nil && e.Server != "" {
+		return fmt.Sprintf("%s: cannot reach %s: %v", what, e.Server, e.Err)
 	}
 	if e.Err != nil {
 		return fmt.Sprintf("%s: %v", what, e.Err)
@@ -208,7 +212,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 		if w.stalled.Load() {
 			err = fmt.Errorf("no progress for %s: the server stopped answering", c.cfg.Stall)
 		}
-		return nil, &Error{Op: r.op, URL: c.url(r.bucket, r.key), Err: cleanNetErr(err)}
+		return nil, &Error{Op: r.op, URL: c.url(r.bucket, r.key), Err: cleanNetErr(err), Server: c.Endpoint()}
 	}
 	if resp.StatusCode/100 == 2 {
 		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w, stop: stop, cancel: cancel}

@@ -181,6 +181,22 @@ func (c *Client) List(ctx context.Context, bucket, prefix string, fn func(Info) 
 	}
 }
 
+// Probe lists at most one key under prefix: it fails as every request
+// would (the server unreachable, the credentials refused, no such bucket)
+// before any work is done for nothing.
+func (c *Client) Probe(ctx context.Context, bucket, prefix string) error {
+	resp, err := c.do(ctx, request{op: "list", method: http.MethodGet, bucket: bucket,
+		query: url.Values{"list-type": {"2"}, "prefix": {prefix}, "max-keys": {"1"}}})
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			e.URL = c.url(bucket, prefix)
+		}
+		return err
+	}
+	drain(resp)
+	return nil
+}
+
 // putMultipart uploads r in parts of Config.PartSize, each signed with its
 // SHA-256; on failure the upload is aborted so no part is left behind.
 func (c *Client) putMultipart(ctx context.Context, bucket, key string, r io.ReaderAt, size int64) (err error) {

@@ -86,6 +86,12 @@ func MachineName(name string) string {
 	return s
 }
 
+// Check reaches the bucket once: the server, the credentials and the
+// bucket are checked before any session is packed for it.
+func (t *Target) Check(ctx context.Context) error {
+	return t.Client.Probe(ctx, t.Loc.Bucket, t.Loc.Prefix)
+}
+
 // String is the target's URL.
 func (t *Target) String() string { return t.Loc.String() }
 
