@@ -29,7 +29,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -382,6 +381,3 @@ func marshalManifest(m *archive.Manifest) ([]byte, error) {
 	data, err := json.MarshalIndent(m, "", "  ")
 	return append(data, '\n'), err
 }
-
-// Base is the archive's file name.
-func (l Listed) Base() string { return path.Base(l.Key) }
