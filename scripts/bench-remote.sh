@@ -30,7 +30,8 @@ runs=${RUNS:-3}
 base=${BASE:-$(cd "$repo" && git merge-base HEAD main 2>/dev/null || echo main)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-bench-remote.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-(cd "$repo" && CGO_ENABLED=0 go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/gen" ./scripts/gen)
+(cd "$repo" && CGO_ENABLED=0 go build -o "$work/ccm" ./cmd/ccm && CGO_ENABLED=0 go build -o "$work/ccm-s3" ./cmd/ccm-s3 &&
+  go build -o "$work/gen" ./scripts/gen)
 ccm=$work/ccm
 export CLAUDE_CONFIG_DIR=$work/claude CCM_HOME=$work/ccmhome CCM_CACHE_DIR=$work/store CCM_S3_ENDPOINT=$CCM_TEST_S3_ENDPOINT
 export MC_HOST_bench=http://$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY@$CCM_MINIO_ADDR

@@ -28,7 +28,7 @@ if [ -z "${CCM_TEST_S3_ENDPOINT:-}" ]; then
   exec "$repo/scripts/minio.sh" -- "$0" "$@"
 fi
 . "$repo/scripts/lib/realclient.sh" realclient-move
-(cd "$repo" && go build -o "$work/gen" ./scripts/gen)
+(cd "$repo" && go build -o "$work/gen" ./scripts/gen && go build -o "$work/ccm-s3" ./cmd/ccm-s3)
 shared=${CCM_SHARED:-$repo/../shared}
 corpus=$shared/corpus/claude-config/projects
 export CCM_S3_ENDPOINT=$CCM_TEST_S3_ENDPOINT

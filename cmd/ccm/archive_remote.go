@@ -44,9 +44,13 @@ func newRemoteArchive(ctx context.Context, o archiveOptions) (*remoteArchive, er
 	return ra, nil
 }
 
-// close removes the staging folder.
+// close stops the helper and removes the staging folder.
 func (ra *remoteArchive) close() {
-	if ra != nil && ra.stage != "" {
+	if ra == nil {
+		return
+	}
+	ra.target.Close()
+	if ra.stage != "" {
 		os.RemoveAll(ra.stage)
 	}
 }

@@ -132,6 +132,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 		if target, err = openRemote(ctx, o.globalOptions, o.Out, o.Endpoint); err != nil {
 			return err
 		}
+		defer target.Close()
 	}
 	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
 	if err != nil {

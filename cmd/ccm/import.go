@@ -31,7 +31,7 @@ func newImportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "import",
 		Usage:     "put an exported session where claude --resume finds it, on this machine and at PATH",
-		ArgsUsage: "BUNDLE... | s3://BUCKET/PREFIX ID... | s3://BUCKET/PREFIX/MACHINE/FOLDER/ID.tar.zst",
+		ArgsUsage: "BUNDLE... | s3://BUCKET/PREFIX ID... | s3://BUCKET/PREFIX/MACHINE/FOLDER/ID.SHA.tar.zst",
 		Description: `Reads a bundle (from ccm export, or an archive from ccm archive), checks every
 file against its manifest and that it names nothing outside its session,
 then puts the session where Claude Code finds it when started in PATH
@@ -206,9 +206,10 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 		}
 		parts := strings.Split(strings.TrimSuffix(url, archive.Ext), "/")
 		if len(parts) < 6 { // s3: "" bucket machine folder id
-			return nil, nil, usagef("%s: want s3://BUCKET/PREFIX/MACHINE/FOLDER/SESSION.tar.zst", url)
+			return nil, nil, usagef("%s: want s3://BUCKET/PREFIX/MACHINE/FOLDER/SESSION.SHA.tar.zst", url)
 		}
-		ids = []string{parts[len(parts)-1]}
+		id, _, _ := strings.Cut(parts[len(parts)-1], ".")
+		ids = []string{id}
 		url = strings.Join(parts[:len(parts)-3], "/")
 	}
 	if len(ids) == 0 {
@@ -218,6 +219,7 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 	if err != nil {
 		return nil, nil, err
 	}
+	defer t.Close()
 	list, err := t.List(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"ccm/fsutil"
 	"ccm/internal/objstore"
+	"ccm/internal/objstore/agent"
 	"ccm/internal/remote"
 	"ccm/internal/sessions"
 )
@@ -29,10 +31,14 @@ func openRemote(ctx context.Context, g globalOptions, url, endpoint string) (*re
 		endpoint = cfg.String("CCM_S3_ENDPOINT")
 	}
 	t, err := remote.Open(url, endpoint, cfg.String("CCM_MACHINE"), os.Getenv)
+	if errors.Is(err, agent.ErrNoHelper) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
 	if err := t.Check(ctx); err != nil {
+		t.Close()
 		return nil, err
 	}
 	return t, nil

@@ -6,12 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,9 +22,12 @@ import (
 	"time"
 
 	"ccm/internal/archive"
+	"ccm/internal/objstore"
+	"ccm/internal/objstore/s3http"
 	"ccm/internal/objstore/s3test"
 	"ccm/internal/remote"
 	"ccm/synth"
+	"ccm/testutil"
 	"ccm/transcript"
 )
 
@@ -43,6 +48,7 @@ type s3env struct {
 }
 
 func newS3Env(t *testing.T, srv s3test.Server, machine string) *s3env {
+	helperBinary(t)
 	dir := t.TempDir()
 	e := &s3env{t: t, cfg: filepath.Join(dir, "claude"), srv: srv, machine: machine}
 	os.MkdirAll(filepath.Join(e.cfg, "projects"), 0o700)
@@ -404,6 +410,11 @@ func TestS3KillTrials(t *testing.T) {
 			cmd.Process.Kill()
 			<-done
 			killedMid++
+			// Its helper does not outlive it: no upload of this run
+			// finishes after the next run's.
+			if left := helpersRunning(t, 2*time.Second); left > 0 {
+				t.Fatalf("trial %d: %d ccm-s3 helpers outlive their killed ccm", trial, left)
+			}
 		}
 		tg := e.target(t)
 		l, err := tg.List(context.Background())
@@ -447,14 +458,59 @@ func TestS3KillTrials(t *testing.T) {
 	t.Logf("%d trials (a run takes %s), %d killed before they finished; after the kill: %v", n, span.Round(time.Millisecond), killedMid, states)
 }
 
+// target is the bucket as the tests see it, in process.
+// helpersRunning counts, after waiting up to wait for them to go, the
+// ccm-s3 processes of the helper these tests built (Linux: /proc; 0
+// elsewhere).
+func helpersRunning(t *testing.T, wait time.Duration) int {
+	if runtime.GOOS != "linux" {
+		return 0
+	}
+	helper := filepath.Join(filepath.Dir(builtBinary(t)), "ccm-s3")
+	deadline := time.Now().Add(wait)
+	for {
+		n := 0
+		procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+		for _, p := range procs {
+			if exe, err := os.Readlink(p); err == nil && exe == helper {
+				n++
+			}
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (e *s3env) target(t *testing.T) *remote.Target {
-	tg, err := remote.Open(e.srv.URL(), e.srv.Endpoint, e.machine, func(k string) string {
-		return map[string]string{"AWS_ACCESS_KEY_ID": e.srv.Config.AccessKey, "AWS_SECRET_ACCESS_KEY": e.srv.Config.SecretKey}[k]
-	})
+	c, err := s3http.New(e.srv.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tg
+	return &remote.Target{Client: c, Loc: objstore.Location{Bucket: e.srv.Bucket, Prefix: e.srv.Prefix}, Machine: e.machine}
+}
+
+var helperBuilt struct {
+	once sync.Once
+	err  error
+}
+
+// helperBinary builds ccm-s3 beside the ccm the tests run, where ccm
+// looks for it.
+func helperBinary(t *testing.T) {
+	t.Helper()
+	dir := filepath.Dir(builtBinary(t))
+	helperBuilt.once.Do(func() {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "ccm-s3"), "ccm/cmd/ccm-s3")
+		cmd.Dir = testutil.RepoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			helperBuilt.err = fmt.Errorf("go build ccm-s3: %v\n%s", err, out)
+		}
+	})
+	if helperBuilt.err != nil {
+		t.Fatal(helperBuilt.err)
+	}
 }
 
 // verifyListed downloads a listed archive and checks it whole, and that

@@ -21,6 +21,7 @@ func runUnarchiveRemote(ctx context.Context, o unarchiveOptions) error {
 	if err != nil {
 		return err
 	}
+	defer t.Close()
 	if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 		return err
 	}
@@ -122,6 +123,7 @@ func remoteArchivedRows(ctx context.Context, g globalOptions, url, endpoint, pro
 	if err != nil {
 		return nil, err
 	}
+	defer t.Close()
 	list, err := t.List(ctx)
 	if err != nil {
 		return nil, err

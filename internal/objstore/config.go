@@ -86,14 +86,16 @@ func ConfigFromEnv(getenv func(string) string, endpoint string) (Config, error) 
 		return Config{}, fmt.Errorf("incomplete S3 credentials from %s: both an access key id and a secret access key are needed", c.Source)
 	}
 	if c.Endpoint != "" {
-		if err := checkEndpoint(c.Endpoint); err != nil {
+		if err := CheckEndpoint(c.Endpoint); err != nil {
 			return Config{}, err
 		}
 	}
 	return c, nil
 }
 
-func checkEndpoint(e string) error {
+// CheckEndpoint accepts a server's base URL: http:// or https://, a host,
+// no path or query.
+func CheckEndpoint(e string) error {
 	u, err := url.Parse(e)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("endpoint %q is not an http:// or https:// URL", e)

@@ -1,15 +1,17 @@
-// Package objstore talks to S3-compatible object storage (AWS S3, MinIO,
-// Cloudflare R2, ...): verified uploads, downloads, listings and deletes,
-// signed with AWS Signature Version 4, with the credentials and settings
-// every AWS tool reads (AWS_ACCESS_KEY_ID and friends, ~/.aws/credentials,
-// ~/.aws/config, AWS_PROFILE).
+// Package objstore is what ccm knows of S3-compatible object storage (AWS
+// S3, MinIO, Cloudflare R2, ...): s3:// locations, the settings and
+// credentials every AWS tool reads (AWS_ACCESS_KEY_ID and friends,
+// ~/.aws/credentials, ~/.aws/config, AWS_PROFILE), the Store interface of
+// verified uploads, downloads, listings and deletes, and the one-line
+// errors they fail with.
 //
-// It is written on the standard library alone, not on an S3 SDK: ccm's
-// hooks run in the same binary, every package's initialisation runs at
-// every hook's start, and an SDK's (minio-go: regexps, CPU probing, a
-// machine id read) made the idle hook about 1.6 times slower, where
-// net/http and encoding/xml cost nothing measurable
-// (scripts/bench-remote.sh measures both).
+// The HTTP implementation, s3http (Signature Version 4 on the standard
+// library alone), runs in a helper program, ccm-s3, that ccm talks to
+// through the agent package: ccm's hooks start on every tool call, and Go
+// initialises every package a program links at every start. An S3 SDK
+// (minio-go: regexps, CPU probing, a machine id read) made the idle hook
+// about 1.6 times slower, and the TLS and HTTP stack alone about 13%
+// (scripts/bench-remote.sh); this package links neither.
 //
 // Every upload is signed with the SHA-256 of its bytes
 // (x-amz-content-sha256), which the server recomputes and compares before

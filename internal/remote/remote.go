@@ -4,19 +4,25 @@
 //
 // Layout under s3://BUCKET/PREFIX:
 //
-//	<machine>/<project folder>/<session>.tar.zst        the archive (internal/archive's format)
-//	<machine>/<project folder>/<session>.manifest.json  its manifest, with the archive's size and SHA-256
+//	<machine>/<project folder>/<session>.<sha>.tar.zst   the archive (internal/archive's format)
+//	<machine>/<project folder>/<session>.manifest.json   its manifest, with the archive's size and SHA-256
 //
-// The manifest is written last and is the commit marker: an archive counts
-// only when its manifest is there, names the same machine, folder and
-// session as its key, and gives the size the archive object has. An upload
-// killed at any point leaves either the previous complete pair, or an
-// archive object with no manifest, which no listing shows and the next
-// upload replaces. Replacing an archive removes its manifest first.
+// <sha> is the first 16 hex digits of the archive's SHA-256: an archive
+// object is never replaced by other bytes, only added. The manifest is
+// written last and is the commit marker: an archive counts only when a
+// manifest in its place names it (by its SHA-256), names the same
+// machine, folder and session as its key, and gives the size the archive
+// object has. An upload stopped at any point leaves the previous complete
+// pair (or none) and maybe an archive object no manifest names, which no
+// listing shows; a new archive of the session replaces the manifest in one
+// write, then the archive it named goes. So no upload, not even one of a
+// run that was stopped and finishes late, can leave a manifest naming
+// bytes it does not describe.
 //
 // Every upload is checked by the server against the SHA-256 it is signed
-// with (see internal/objstore); every download is checked against the
-// manifest's SHA-256 before anything is read from it.
+// with (see internal/objstore/s3http); every download is checked against
+// the manifest's SHA-256 before anything is read from it. The requests run
+// in the ccm-s3 helper (internal/objstore/agent).
 package remote
 
 import (
@@ -26,7 +32,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"sort"
@@ -36,20 +41,21 @@ import (
 	"ccm/internal/archive"
 	"ccm/internal/bundle"
 	"ccm/internal/objstore"
+	"ccm/internal/objstore/agent"
 )
 
 // Target is a place in object storage that holds archives: a bucket and
 // prefix, and the name this machine writes under.
 type Target struct {
-	Client  *objstore.Client
+	Client  objstore.Store
 	Loc     objstore.Location
 	Machine string
 }
 
 // Open connects to the object storage url names (s3://BUCKET/PREFIX) with
 // the credentials of the environment (getenv), endpoint (when not "")
-// naming the server; machine names this machine (sanitized; "" for the
-// host name).
+// naming the server, through the ccm-s3 helper; machine names this
+// machine (sanitized; "" for the host name). Close stops the helper.
 func Open(url, endpoint, machine string, getenv func(string) string) (*Target, error) {
 	loc, err := objstore.ParseURL(url)
 	if err != nil {
@@ -59,12 +65,15 @@ func Open(url, endpoint, machine string, getenv func(string) string) (*Target, e
 	if err != nil {
 		return nil, err
 	}
-	c, err := objstore.New(cfg)
+	helper, err := agent.Find()
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Client: c, Loc: loc, Machine: MachineName(machine)}, nil
+	return &Target{Client: agent.New(helper, cfg), Loc: loc, Machine: MachineName(machine)}, nil
 }
+
+// Close stops the helper processes.
+func (t *Target) Close() error { return t.Client.Close() }
 
 // MachineName is name made safe as one key segment ('-' for anything but
 // letters, digits, '.', '_' and '-'); "" is the host name.
@@ -95,13 +104,16 @@ func (t *Target) Check(ctx context.Context) error {
 func (t *Target) String() string { return t.Loc.String() }
 
 // Keys of an archive and its manifest.
-func (t *Target) archiveKey(machine, folder, id string) string {
-	return t.Loc.Key(machine, folder, id+archive.Ext)
+func (t *Target) archiveKey(machine, folder, id, sha string) string {
+	return t.Loc.Key(machine, folder, id+"."+shortSum(sha)+archive.Ext)
 }
 
-func manifestKey(archiveKey string) string {
-	return strings.TrimSuffix(archiveKey, archive.Ext) + archive.ManifestExt
+func (t *Target) manifestKey(machine, folder, id string) string {
+	return t.Loc.Key(machine, folder, id+archive.ManifestExt)
 }
+
+// shortSum is the part of an archive's SHA-256 its object's name carries.
+func shortSum(sha string) string { return sha[:min(16, len(sha))] }
 
 // Uploaded is what Upload did.
 type Uploaded struct {
@@ -114,25 +126,25 @@ type Uploaded struct {
 
 // Upload puts a packed archive (file, with its manifest m, as
 // internal/archive's sidecar holds it: ArchiveBytes and ArchiveSHA256 set)
-// under this machine's prefix: an existing manifest is removed, the
-// archive uploaded and confirmed by the server, then the manifest; when
+// under this machine's prefix: the archive is uploaded under a name of its
+// own and confirmed by the server, then the manifest replaces the
+// session's earlier one, then the archive that one named is removed. When
 // it returns nil both are complete. A complete archive of the same files
 // already there is kept as it is.
 func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (*Uploaded, error) {
-	if m.ArchiveSHA256 == "" || m.ArchiveBytes <= 0 {
+	if len(m.ArchiveSHA256) != 64 || m.ArchiveBytes <= 0 {
 		return nil, errors.New("remote: the archive's manifest has no size or SHA-256")
 	}
-	akey := t.archiveKey(t.Machine, m.Folder, m.Session)
-	mkey := manifestKey(akey)
+	akey := t.archiveKey(t.Machine, m.Folder, m.Session, m.ArchiveSHA256)
+	mkey := t.manifestKey(t.Machine, m.Folder, m.Session)
 	out := &Uploaded{URL: t.url(akey)}
 	bucket := t.Loc.Bucket
+	oldKey := ""
 	if old, err := t.readManifest(ctx, mkey); err == nil {
-		if info, herr := t.Client.Head(ctx, bucket, akey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
-			out.Kept = true
+		oldKey = t.archiveKey(t.Machine, old.Folder, old.Session, old.ArchiveSHA256)
+		if info, herr := t.Client.Head(ctx, bucket, oldKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
+			out.Kept, out.URL = true, t.url(oldKey)
 			return out, nil
-		}
-		if err := t.Client.Delete(ctx, bucket, mkey); err != nil {
-			return nil, err
 		}
 	} else if !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) && !isNotManifest(err) {
 		return nil, err
@@ -142,19 +154,7 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() != m.ArchiveBytes {
-		return nil, fmt.Errorf("%s: %d bytes, its manifest says %d", file, fi.Size(), m.ArchiveBytes)
-	}
-	if err := t.Client.Put(ctx, bucket, akey, f, fi.Size(), sum); err != nil {
+	if err := t.Client.PutFile(ctx, bucket, akey, file, m.ArchiveBytes, sum); err != nil {
 		return nil, err
 	}
 	side, err := marshalManifest(m)
@@ -163,6 +163,9 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 	}
 	if err := t.Client.PutBytes(ctx, bucket, mkey, side); err != nil {
 		return nil, err
+	}
+	if oldKey != "" && oldKey != akey {
+		t.Client.Delete(ctx, bucket, oldKey) // superseded; left behind, it is only unlisted bytes
 	}
 	return out, nil
 }
@@ -221,7 +224,7 @@ type Listed struct {
 // Listing is every machine's archives under the target's prefix.
 type Listing struct {
 	Archives []Listed
-	// Incomplete are archive objects without a valid manifest (an upload
+	// Incomplete are archive objects no valid manifest names (an upload
 	// that was stopped, or a manifest that does not match): not archives.
 	Incomplete []string
 }
@@ -241,25 +244,16 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 		return nil, err
 	}
 	type cand struct {
-		machine, folder, id string
-		info                objstore.Info
+		machine, folder, id, key string
 	}
 	var cands []cand
-	out := &Listing{}
-	for key, info := range objects {
-		if !strings.HasSuffix(key, archive.Ext) {
-			continue
-		}
+	for key := range objects {
 		rel := strings.TrimPrefix(key, prefix)
 		parts := strings.Split(rel, "/")
-		if len(parts) != 3 {
-			continue // not this layout
+		if len(parts) != 3 || !strings.HasSuffix(parts[2], archive.ManifestExt) {
+			continue // not this layout, or an archive
 		}
-		if _, ok := objects[manifestKey(key)]; !ok {
-			out.Incomplete = append(out.Incomplete, t.url(key))
-			continue
-		}
-		cands = append(cands, cand{parts[0], parts[1], strings.TrimSuffix(parts[2], archive.Ext), info})
+		cands = append(cands, cand{parts[0], parts[1], strings.TrimSuffix(parts[2], archive.ManifestExt), key})
 	}
 	res := make([]*Listed, len(cands))
 	errs := make([]error, len(cands))
@@ -271,21 +265,27 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			m, err := t.readManifest(ctx, manifestKey(c.info.Key))
-			switch {
-			case err != nil:
+			m, err := t.readManifest(ctx, c.key)
+			if err != nil {
 				errs[i] = err
-			case m.Session != c.id || m.Folder != c.folder || m.ArchiveBytes != c.info.Size:
-				errs[i] = errors.New("manifest does not match")
-			default:
-				res[i] = &Listed{Machine: c.machine, Key: c.info.Key, URL: t.url(c.info.Key), Size: c.info.Size, Manifest: m}
+				return
 			}
+			akey := t.archiveKey(c.machine, c.folder, c.id, m.ArchiveSHA256)
+			info, ok := objects[akey]
+			if m.Session != c.id || m.Folder != c.folder || !ok || m.ArchiveBytes != info.Size {
+				errs[i] = errors.New("manifest does not match")
+				return
+			}
+			res[i] = &Listed{Machine: c.machine, Key: akey, URL: t.url(akey), Size: info.Size, Manifest: m}
 		}()
 	}
 	wg.Wait()
+	out := &Listing{}
+	named := map[string]bool{}
 	for i, r := range res {
 		if r != nil {
 			out.Archives = append(out.Archives, *r)
+			named[r.Key] = true
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -295,84 +295,80 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 		if errors.As(errs[i], &oe) && !objstore.IsNotFound(errs[i]) {
 			return nil, errs[i] // the server, not the object
 		}
-		out.Incomplete = append(out.Incomplete, t.url(cands[i].info.Key))
+	}
+	for key := range objects {
+		if strings.HasSuffix(key, archive.Ext) && !named[key] {
+			out.Incomplete = append(out.Incomplete, t.url(key))
+		}
 	}
 	sort.Slice(out.Archives, func(i, j int) bool { return out.Archives[i].Key < out.Archives[j].Key })
 	sort.Strings(out.Incomplete)
 	return out, nil
 }
 
-// Open streams an archive; the reader's last Read fails unless the bytes
-// have the size and SHA-256 of its manifest.
-func (t *Target) Open(ctx context.Context, l Listed) (io.ReadCloser, error) {
-	rc, _, err := t.Client.Get(ctx, t.Loc.Bucket, l.Key)
-	if err != nil {
-		return nil, err
-	}
-	return &checked{r: rc, h: sha256.New(), want: l.Manifest.ArchiveSHA256, size: l.Manifest.ArchiveBytes, url: l.URL}, nil
-}
-
-type checked struct {
-	r    io.ReadCloser
-	h    hash.Hash
-	n    int64
-	want string
-	size int64
-	url  string
-}
-
-func (c *checked) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.h.Write(p[:n])
-	c.n += int64(n)
-	if err == io.EOF && (c.n != c.size || hex.EncodeToString(c.h.Sum(nil)) != c.want) {
-		return n, fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", c.url, archive.ErrCorrupt, c.n, c.size)
-	}
-	return n, err
-}
-
-func (c *checked) Close() error { return c.r.Close() }
-
-// Fetch downloads an archive into dir, checked against its manifest, and
-// writes the manifest beside it as its sidecar (what archive.Verify
-// reads). It returns the archive's path; the caller removes both.
+// Fetch downloads an archive into dir, checks its size and SHA-256
+// against its manifest, and writes the manifest beside it as its sidecar
+// (what archive.Verify reads). It returns the archive's path; the caller
+// removes both. An archive that does not match is removed and refused.
 func (t *Target) Fetch(ctx context.Context, l Listed, dir string) (string, error) {
-	rc, err := t.Open(ctx, l)
-	if err != nil {
-		return "", err
-	}
-	defer rc.Close()
 	f, err := os.CreateTemp(dir, "fetch-*"+archive.Ext)
 	if err != nil {
 		return "", err
 	}
 	p := f.Name()
-	_, err = io.Copy(f, rc)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		var side []byte
-		if side, err = marshalManifest(l.Manifest); err == nil {
-			err = os.WriteFile(archive.SidecarPath(p), side, 0o600)
-		}
-	}
-	if err != nil {
+	f.Close()
+	os.Remove(p) // the helper creates it
+	fail := func(err error) (string, error) {
 		os.Remove(p)
 		os.Remove(archive.SidecarPath(p))
 		return "", err
 	}
+	if _, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, p); err != nil {
+		return fail(err)
+	}
+	n, sum, err := sha256File(p)
+	if err != nil {
+		return fail(err)
+	}
+	if n != l.Manifest.ArchiveBytes || sum != l.Manifest.ArchiveSHA256 {
+		return fail(fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", l.URL, archive.ErrCorrupt, n, l.Manifest.ArchiveBytes))
+	}
+	side, err := marshalManifest(l.Manifest)
+	if err == nil {
+		err = os.WriteFile(archive.SidecarPath(p), side, 0o600)
+	}
+	if err != nil {
+		return fail(err)
+	}
 	return p, nil
 }
 
-// Remove deletes an archive: its manifest first, so it is never listed
-// without its archive.
+func sha256File(path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	return n, hex.EncodeToString(h.Sum(nil)), err
+}
+
+// Remove deletes a session's archive: its manifest first, so it is never
+// listed without its archive, then the archive it named.
 func (t *Target) Remove(ctx context.Context, machine, folder, id string) error {
-	akey := t.archiveKey(machine, folder, id)
-	if err := t.Client.Delete(ctx, t.Loc.Bucket, manifestKey(akey)); err != nil {
+	mkey := t.manifestKey(machine, folder, id)
+	m, err := t.readManifest(ctx, mkey)
+	if objstore.IsNotFound(err) {
+		return nil
+	}
+	if err := t.Client.Delete(ctx, t.Loc.Bucket, mkey); err != nil {
 		return err
 	}
-	return t.Client.Delete(ctx, t.Loc.Bucket, akey)
+	if m != nil {
+		return t.Client.Delete(ctx, t.Loc.Bucket, t.archiveKey(machine, folder, id, m.ArchiveSHA256))
+	}
+	return nil
 }
 
 func (t *Target) url(key string) string { return objstore.Scheme + t.Loc.Bucket + "/" + key }

@@ -12,6 +12,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"ccm/internal/archive"
+	"ccm/internal/objstore"
+	"ccm/internal/objstore/s3http"
 	"ccm/internal/objstore/s3test"
 	"ccm/internal/sessions"
 )
@@ -36,15 +38,15 @@ func packed(t *testing.T, id, body string) (string, *archive.Manifest) {
 	return p.Archive, p.Manifest
 }
 
+// target is the test server's bucket, reached in process (the ccm-s3
+// helper runs the same client; cmd/ccm's tests go through it).
 func target(t *testing.T, machine string) (*Target, s3test.Server) {
 	s := s3test.Need(t)
-	tg, err := Open(s.URL(), s.Endpoint, machine, func(k string) string {
-		return map[string]string{"AWS_ACCESS_KEY_ID": s.Config.AccessKey, "AWS_SECRET_ACCESS_KEY": s.Config.SecretKey}[k]
-	})
+	c, err := s3http.New(s.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tg, s
+	return &Target{Client: c, Loc: objstore.Location{Bucket: s.Bucket, Prefix: s.Prefix}, Machine: machine}, s
 }
 
 func TestUploadListFetch(t *testing.T) {
@@ -58,7 +60,7 @@ func TestUploadListFetch(t *testing.T) {
 	if err != nil || up.Kept {
 		t.Fatalf("upload: %+v, %v", up, err)
 	}
-	if want := srv.URL("laptop", "-home-dev-app", id+".tar.zst"); up.URL != want {
+	if want := srv.URL("laptop", "-home-dev-app", id+"."+m.ArchiveSHA256[:16]+".tar.zst"); up.URL != want {
 		t.Errorf("uploaded to %s, want %s", up.URL, want)
 	}
 	// The same files again: kept, nothing sent.
@@ -66,6 +68,16 @@ func TestUploadListFetch(t *testing.T) {
 	if up, err := laptop.Upload(ctx, file2, m2); err != nil || !up.Kept {
 		t.Errorf("the same files again: %+v, %v", up, err)
 	}
+	// Other files: a new archive object, the manifest replaced, the one
+	// it named before removed.
+	file4, m4 := packed(t, id, "hello, changed")
+	if up, err := laptop.Upload(ctx, file4, m4); err != nil || up.Kept {
+		t.Fatalf("other files: %+v, %v", up, err)
+	}
+	if _, err := laptop.Client.Head(ctx, laptop.Loc.Bucket, laptop.archiveKey("laptop", "-home-dev-app", id, m.ArchiveSHA256)); !objstore.IsNotFound(err) {
+		t.Errorf("the superseded archive is still there: %v", err)
+	}
+	file, m = file4, m4
 	// Another machine's copy of the same session lives beside it.
 	file3, m3 := packed(t, id, "hello from the desktop")
 	if _, err := desktop.Upload(ctx, file3, m3); err != nil {
@@ -88,14 +100,12 @@ func TestUploadListFetch(t *testing.T) {
 
 	// An archive object with no manifest (an upload stopped before its
 	// commit), and one whose manifest gives another size: not listed.
-	c := laptop.Client
-	half := laptop.Loc.Key("ci", "-home-dev-app", id+archive.Ext)
-	c.PutBytes(ctx, laptop.Loc.Bucket, half, []byte("the first bytes of an archive"))
-	wrong := laptop.Loc.Key("ci2", "-home-dev-app", id+archive.Ext)
+	half := laptop.archiveKey("ci", "-home-dev-app", id, m.ArchiveSHA256)
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, half, []byte("the first bytes of an archive"))
 	data, _ := os.ReadFile(file)
-	c.PutBytes(ctx, laptop.Loc.Bucket, wrong, data[:len(data)/2])
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, laptop.archiveKey("ci2", "-home-dev-app", id, m.ArchiveSHA256), data[:len(data)/2])
 	side, _ := marshalManifest(m)
-	c.PutBytes(ctx, laptop.Loc.Bucket, manifestKey(wrong), side)
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, laptop.manifestKey("ci2", "-home-dev-app", id), side)
 	l, err = laptop.List(ctx)
 	if err != nil || len(l.Archives) != 2 || len(l.Incomplete) != 2 {
 		t.Fatalf("with two incomplete archives: %d listed, incomplete %v, %v", len(l.Archives), l.Incomplete, err)
@@ -103,7 +113,7 @@ func TestUploadListFetch(t *testing.T) {
 
 	// An archive changed in the bucket after its upload: its download
 	// fails, nothing of it is kept.
-	c.PutBytes(ctx, laptop.Loc.Bucket, l.Archives[1].Key, append(data[:len(data)-1], data[len(data)-1]^1))
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, l.Archives[1].Key, append(data[:len(data)-1], data[len(data)-1]^1))
 	dir := t.TempDir()
 	if _, err := laptop.Fetch(ctx, l.Archives[1], dir); !errors.Is(err, archive.ErrCorrupt) {
 		t.Errorf("a changed archive downloaded: %v", err)

@@ -26,16 +26,6 @@ func (s Server) URL(name ...string) string {
 	return objstore.Location{Bucket: s.Bucket, Prefix: s.Prefix}.URL(name...)
 }
 
-// Client is a client of the server.
-func (s Server) Client(t testing.TB) *objstore.Client {
-	t.Helper()
-	c, err := objstore.New(s.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // Env is the environment a ccm process needs to reach the server.
 func (s Server) Env() []string {
 	return []string{"CCM_S3_ENDPOINT=" + s.Endpoint, "AWS_ACCESS_KEY_ID=" + s.Config.AccessKey,

@@ -1,4 +1,4 @@
-package objstore
+package s3http
 
 import (
 	"context"
@@ -13,12 +13,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"ccm/internal/objstore"
 )
 
 // Client is a connection to one S3-compatible server. It is safe for
 // concurrent use.
 type Client struct {
-	cfg      Config
+	cfg      objstore.Config
 	base     *url.URL // the endpoint; nil for AWS S3
 	http     *http.Client
 	mu       sync.Mutex
@@ -28,9 +30,9 @@ type Client struct {
 }
 
 // New makes a client; it does not connect.
-func New(cfg Config) (*Client, error) {
+func New(cfg objstore.Config) (*Client, error) {
 	if cfg.AccessKey == "" || cfg.SecretKey == "" {
-		return nil, ErrNoCredentials
+		return nil, objstore.ErrNoCredentials
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
@@ -43,7 +45,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, regions: map[string]string{}, attempts: 3, now: time.Now}
 	if cfg.Endpoint != "" {
-		if err := checkEndpoint(cfg.Endpoint); err != nil {
+		if err := objstore.CheckEndpoint(cfg.Endpoint); err != nil {
 			return nil, err
 		}
 		c.base, _ = url.Parse(strings.TrimSuffix(cfg.Endpoint, "/"))
@@ -61,65 +63,6 @@ func (c *Client) Endpoint() string {
 		return c.base.String()
 	}
 	return "AWS S3 (" + c.cfg.Region + ")"
-}
-
-// Error is a request the server refused or that did not reach it. Its
-// message is one line.
-type Error struct {
-	Op      string // "upload", "download", "list", ...
-	URL     string // s3://bucket/key
-	Status  int    // HTTP status, 0 when the server was not reached
-	Code    string // the S3 error code (NoSuchBucket, AccessDenied, ...)
-	Message string
-	Err     error  // the transport's error, when the server was not reached
-	Server  string // the endpoint, named when it was not reached
-}
-
-func (e *Error) Error() string {
-	what := e.Op + " " + e.URL
-	switch e.Code {
-	case "NoSuchBucket":
-		return fmt.Sprintf("%s: the bucket does not exist (create it first)", what)
-	case "InvalidAccessKeyId":
-		return fmt.Sprintf("%s: the server does not know the access key (check AWS_ACCESS_KEY_ID or the profile)", what)
-	case "SignatureDoesNotMatch":
-		return fmt.Sprintf("%s: the server refused the signature: the secret access key is wrong", what)
-	case "AccessDenied":
-		return fmt.Sprintf("%s: access denied (the credentials may not %s here)", what, e.Op)
-	case "NoSuchKey", "NotFound":
-		return fmt.Sprintf("%s: no such object", what)
-	}
-	if e.Err != nil && e.Server != "" {
-		return fmt.Sprintf("%s: cannot reach %s: %v", what, e.Server, e.Err)
-	}
-	if e.Err != nil {
-		return fmt.Sprintf("%s: %v", what, e.Err)
-	}
-	msg := e.Code
-	if e.Message != "" {
-		msg += ": " + e.Message
-	}
-	if msg == "" {
-		msg = http.StatusText(e.Status)
-	}
-	return fmt.Sprintf("%s: the server answered %d %s", what, e.Status, oneLine(msg))
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// IsNotFound reports whether err says the object (not the bucket) is not
-// there.
-func IsNotFound(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && (e.Code == "NoSuchKey" || e.Code == "NotFound" || e.Status == http.StatusNotFound && e.Code == "")
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }
 
 // request is one S3 call.
@@ -161,7 +104,7 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var e *Error
+		var e *objstore.Error
 		if errors.As(err, &e) {
 			if e.Code == "regionRedirect" && !redirected {
 				redirected = true
@@ -212,7 +155,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 		if w.stalled.Load() {
 			err = fmt.Errorf("no progress for %s: the server stopped answering", c.cfg.Stall)
 		}
-		return nil, &Error{Op: r.op, URL: c.url(r.bucket, r.key), Err: cleanNetErr(err), Server: c.Endpoint()}
+		return nil, &objstore.Error{Op: r.op, URL: c.url(r.bucket, r.key), Err: cleanNetErr(err), Server: c.Endpoint()}
 	}
 	if resp.StatusCode/100 == 2 {
 		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w, stop: stop, cancel: cancel}
@@ -220,7 +163,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 	}
 	defer func() { stop(); cancel() }()
 	defer resp.Body.Close()
-	e := &Error{Op: r.op, URL: c.url(r.bucket, r.key), Status: resp.StatusCode}
+	e := &objstore.Error{Op: r.op, URL: c.url(r.bucket, r.key), Status: resp.StatusCode}
 	var x struct {
 		Code    string `xml:"Code"`
 		Message string `xml:"Message"`
@@ -234,7 +177,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 		e.Code = "NotFound"
 	}
 	// AWS answers a request to the wrong region with the right one.
-	if br := firstOf(resp.Header.Get("X-Amz-Bucket-Region"), x.Region); br != "" && br != region && c.base == nil {
+	if br := cmpOr(resp.Header.Get("X-Amz-Bucket-Region"), x.Region); br != "" && br != region && c.base == nil {
 		c.mu.Lock()
 		c.regions[r.bucket] = br
 		c.mu.Unlock()
@@ -287,9 +230,16 @@ func (c *Client) objectURL(bucket, key, region string) *url.URL {
 
 func (c *Client) url(bucket, key string) string {
 	if key == "" {
-		return Scheme + bucket
+		return objstore.Scheme + bucket
 	}
-	return Scheme + bucket + "/" + key
+	return objstore.Scheme + bucket + "/" + key
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // watch cancels a request that moves no byte for a while.

@@ -1,6 +1,7 @@
-package objstore
+package s3http
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,18 +10,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Info describes one object.
-type Info struct {
-	Key          string
-	Size         int64
-	LastModified time.Time
-	ETag         string
-}
+	"ccm/internal/objstore"
+)
 
 // Put uploads size bytes of r (from offset 0; read again when a part or
 // an attempt is retried) as bucket/key, replacing any object there. sum is
@@ -55,7 +51,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.ReaderAt, siz
 		return err
 	}
 	if info.Size != size {
-		return &Error{Op: "upload", URL: c.url(bucket, key), Err: fmt.Errorf("the server holds %d bytes, %d were sent", info.Size, size)}
+		return &objstore.Error{Op: "upload", URL: c.url(bucket, key), Err: fmt.Errorf("the server holds %d bytes, %d were sent", info.Size, size)}
 	}
 	return nil
 }
@@ -63,7 +59,55 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.ReaderAt, siz
 // PutBytes uploads data as bucket/key, as Put does.
 func (c *Client) PutBytes(ctx context.Context, bucket, key string, data []byte) error {
 	sum := sha256.Sum256(data)
-	return c.Put(ctx, bucket, key, strings.NewReader(string(data)), int64(len(data)), sum[:])
+	return c.Put(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), sum[:])
+}
+
+// PutFile uploads the file at path, as Put does.
+func (c *Client) PutFile(ctx context.Context, bucket, key, path string, size int64, sum []byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() != size {
+		return fmt.Errorf("%s: %d bytes, %d expected", path, fi.Size(), size)
+	}
+	return c.Put(ctx, bucket, key, f, size, sum)
+}
+
+// GetFile downloads bucket/key into a new file at path.
+func (c *Client) GetFile(ctx context.Context, bucket, key, path string) (objstore.Info, error) {
+	rc, info, err := c.Get(ctx, bucket, key)
+	if err != nil {
+		return objstore.Info{}, err
+	}
+	defer rc.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return objstore.Info{}, err
+	}
+	n, err := io.Copy(f, rc)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && info.Size >= 0 && n != info.Size {
+		err = fmt.Errorf("got %d bytes of %d", n, info.Size)
+	}
+	if err != nil {
+		os.Remove(path)
+		return objstore.Info{}, &objstore.Error{Op: "download", URL: c.url(bucket, key), Err: err}
+	}
+	return info, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() error {
+	c.http.CloseIdleConnections()
+	return nil
 }
 
 func sha256Of(r io.Reader) ([]byte, error) {
@@ -81,10 +125,10 @@ func drain(resp *http.Response) {
 
 // Get opens bucket/key for reading. The caller closes it and checks what
 // it read against what it expects (the server's bytes are not signed).
-func (c *Client) Get(ctx context.Context, bucket, key string) (io.ReadCloser, Info, error) {
+func (c *Client) Get(ctx context.Context, bucket, key string) (io.ReadCloser, objstore.Info, error) {
 	resp, err := c.do(ctx, request{op: "download", method: http.MethodGet, bucket: bucket, key: key})
 	if err != nil {
-		return nil, Info{}, err
+		return nil, objstore.Info{}, err
 	}
 	return resp.Body, infoOf(key, resp), nil
 }
@@ -97,37 +141,37 @@ func (c *Client) GetBytes(ctx context.Context, bucket, key string, max int64) ([
 	}
 	defer rc.Close()
 	if info.Size > max {
-		return nil, &Error{Op: "download", URL: c.url(bucket, key), Err: fmt.Errorf("%d bytes, more than the %d expected", info.Size, max)}
+		return nil, &objstore.Error{Op: "download", URL: c.url(bucket, key), Err: fmt.Errorf("%d bytes, more than the %d expected", info.Size, max)}
 	}
 	data, err := io.ReadAll(io.LimitReader(rc, max+1))
 	if err != nil {
-		return nil, &Error{Op: "download", URL: c.url(bucket, key), Err: err}
+		return nil, &objstore.Error{Op: "download", URL: c.url(bucket, key), Err: err}
 	}
 	if int64(len(data)) != info.Size && info.Size >= 0 {
-		return nil, &Error{Op: "download", URL: c.url(bucket, key), Err: fmt.Errorf("got %d bytes of %d", len(data), info.Size)}
+		return nil, &objstore.Error{Op: "download", URL: c.url(bucket, key), Err: fmt.Errorf("got %d bytes of %d", len(data), info.Size)}
 	}
 	return data, nil
 }
 
 // Head describes bucket/key; IsNotFound(err) when it is not there.
-func (c *Client) Head(ctx context.Context, bucket, key string) (Info, error) {
+func (c *Client) Head(ctx context.Context, bucket, key string) (objstore.Info, error) {
 	resp, err := c.do(ctx, request{op: "stat", method: http.MethodHead, bucket: bucket, key: key})
 	if err != nil {
-		return Info{}, err
+		return objstore.Info{}, err
 	}
 	drain(resp)
 	return infoOf(key, resp), nil
 }
 
-func infoOf(key string, resp *http.Response) Info {
+func infoOf(key string, resp *http.Response) objstore.Info {
 	t, _ := http.ParseTime(resp.Header.Get("Last-Modified"))
-	return Info{Key: key, Size: resp.ContentLength, LastModified: t, ETag: strings.Trim(resp.Header.Get("ETag"), `"`)}
+	return objstore.Info{Key: key, Size: resp.ContentLength, LastModified: t, ETag: strings.Trim(resp.Header.Get("ETag"), `"`)}
 }
 
 // Delete removes bucket/key; an object that is not there is not an error.
 func (c *Client) Delete(ctx context.Context, bucket, key string) error {
 	resp, err := c.do(ctx, request{op: "delete", method: http.MethodDelete, bucket: bucket, key: key})
-	if IsNotFound(err) {
+	if objstore.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -139,7 +183,7 @@ func (c *Client) Delete(ctx context.Context, bucket, key string) error {
 
 // List calls fn for every object whose key starts with prefix, in key
 // order, a page of up to 1,000 at a time.
-func (c *Client) List(ctx context.Context, bucket, prefix string, fn func(Info) error) error {
+func (c *Client) List(ctx context.Context, bucket, prefix string, fn func(objstore.Info) error) error {
 	token := ""
 	for {
 		q := url.Values{"list-type": {"2"}, "prefix": {prefix}}
@@ -148,7 +192,7 @@ func (c *Client) List(ctx context.Context, bucket, prefix string, fn func(Info) 
 		}
 		resp, err := c.do(ctx, request{op: "list", method: http.MethodGet, bucket: bucket, key: "", query: q})
 		if err != nil {
-			if e, ok := err.(*Error); ok {
+			if e, ok := err.(*objstore.Error); ok {
 				e.URL = c.url(bucket, prefix)
 			}
 			return err
@@ -166,11 +210,11 @@ func (c *Client) List(ctx context.Context, bucket, prefix string, fn func(Info) 
 		err = xml.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&page)
 		drain(resp)
 		if err != nil {
-			return &Error{Op: "list", URL: c.url(bucket, prefix), Err: fmt.Errorf("unreadable listing: %v", err)}
+			return &objstore.Error{Op: "list", URL: c.url(bucket, prefix), Err: fmt.Errorf("unreadable listing: %v", err)}
 		}
 		for _, o := range page.Contents {
 			t, _ := time.Parse(time.RFC3339, o.LastModified)
-			if err := fn(Info{Key: o.Key, Size: o.Size, LastModified: t, ETag: strings.Trim(o.ETag, `"`)}); err != nil {
+			if err := fn(objstore.Info{Key: o.Key, Size: o.Size, LastModified: t, ETag: strings.Trim(o.ETag, `"`)}); err != nil {
 				return err
 			}
 		}
@@ -188,7 +232,7 @@ func (c *Client) Probe(ctx context.Context, bucket, prefix string) error {
 	resp, err := c.do(ctx, request{op: "list", method: http.MethodGet, bucket: bucket,
 		query: url.Values{"list-type": {"2"}, "prefix": {prefix}, "max-keys": {"1"}}})
 	if err != nil {
-		if e, ok := err.(*Error); ok {
+		if e, ok := err.(*objstore.Error); ok {
 			e.URL = c.url(bucket, prefix)
 		}
 		return err
@@ -211,7 +255,7 @@ func (c *Client) putMultipart(ctx context.Context, bucket, key string, r io.Read
 	err = xml.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&init)
 	drain(resp)
 	if err != nil || init.UploadID == "" {
-		return &Error{Op: "upload", URL: c.url(bucket, key), Err: fmt.Errorf("no upload id in the answer (%v)", err)}
+		return &objstore.Error{Op: "upload", URL: c.url(bucket, key), Err: fmt.Errorf("no upload id in the answer (%v)", err)}
 	}
 	defer func() {
 		if err != nil {
@@ -260,7 +304,7 @@ func (c *Client) putMultipart(ctx context.Context, bucket, key string, r io.Read
 		Message string `xml:"Message"`
 	}
 	if xml.Unmarshal(data, &fail) == nil && fail.XMLName.Local == "Error" {
-		return &Error{Op: "upload", URL: c.url(bucket, key), Status: 200, Code: fail.Code, Message: fail.Message}
+		return &objstore.Error{Op: "upload", URL: c.url(bucket, key), Status: 200, Code: fail.Code, Message: fail.Message}
 	}
 	return nil
 }

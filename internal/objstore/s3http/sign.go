@@ -1,4 +1,4 @@
-package objstore
+package s3http
 
 import (
 	"crypto/hmac"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"ccm/internal/objstore"
 )
 
 // emptySHA256 is the hex SHA-256 of no bytes: the payload hash of a
@@ -20,7 +22,7 @@ const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b785
 // the server recomputes), x-amz-security-token with a session token, and
 // Authorization. The signed headers are host and every x-amz-*,
 // content-md5, content-type, range and date header the request carries.
-func sign(req *http.Request, c *Config, region, payloadHash string, now time.Time) {
+func sign(req *http.Request, c *objstore.Config, region, payloadHash string, now time.Time) {
 	amzDate := now.UTC().Format("20060102T150405Z")
 	day := amzDate[:8]
 	req.Header.Set("X-Amz-Date", amzDate)

@@ -1,10 +1,11 @@
-package objstore
+package s3http
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 	"time"
+
+	"ccm/internal/objstore"
 )
 
 // TestSignAsAWSExamples: the three header-signing examples of AWS's
@@ -12,7 +13,7 @@ import (
 // Calculations in AWS Signature Version 4", GET Object, PUT Object, GET
 // Bucket), with their published keys, request and signatures.
 func TestSignAsAWSExamples(t *testing.T) {
-	cfg := &Config{AccessKey: "AKIAIOSFODNN7EXAMPLE", SecretKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}
+	cfg := &objstore.Config{AccessKey: "AKIAIOSFODNN7EXAMPLE", SecretKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}
 	now := time.Date(2013, 5, 24, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name, method, url, payload string
@@ -40,31 +41,6 @@ func TestSignAsAWSExamples(t *testing.T) {
 		want := "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=" + c.signed + ", Signature=" + c.sig
 		if auth != want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, auth, want)
-		}
-	}
-}
-
-func TestParseURL(t *testing.T) {
-	for _, c := range []struct{ in, bucket, prefix, err string }{
-		{"s3://bkt/a/b/", "bkt", "a/b", ""},
-		{"s3://bkt", "bkt", "", ""},
-		{"S3://bkt/x", "bkt", "x", ""},
-		{"s3://", "", "", "names no bucket"},
-		{"s3:///prefix", "", "", "names no bucket"},
-		{"s3://Bad_Bucket/x", "", "", "may hold only"},
-		{"s3://bk/x", "", "", "3 to 63"},
-		{"s3://bkt/a/../b", "", "", "\"..\""},
-		{"/tmp/x", "", "", "not an s3:// URL"},
-	} {
-		l, err := ParseURL(c.in)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("ParseURL(%q) = %v, %v; want an error with %q", c.in, l, err, c.err)
-			}
-			continue
-		}
-		if err != nil || l.Bucket != c.bucket || l.Prefix != c.prefix {
-			t.Errorf("ParseURL(%q) = %+v, %v", c.in, l, err)
 		}
 	}
 }

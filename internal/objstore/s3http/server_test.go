@@ -1,4 +1,4 @@
-package objstore_test
+package s3http_test
 
 import (
 	"bytes"
@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"ccm/internal/objstore"
+	"ccm/internal/objstore/s3http"
 	"ccm/internal/objstore/s3test"
 )
 
 func TestPutGetListDelete(t *testing.T) {
 	s := s3test.Need(t)
 	s.Config.PartSize = 5 << 20 // the smallest part S3 allows
-	c := s.Client(t)
+	c := client(t, s)
 	ctx := context.Background()
 	small := []byte("hello, object storage\n")
 	big := bytes.Repeat([]byte("0123456789abcdef"), (11<<20)/16+7) // three parts
@@ -65,7 +66,7 @@ func TestPutGetListDelete(t *testing.T) {
 // it is signed with is refused by the server, and nothing is stored.
 func TestServerChecksTheBytes(t *testing.T) {
 	s := s3test.Need(t)
-	c := s.Client(t)
+	c := client(t, s)
 	ctx := context.Background()
 	data := []byte("the bytes that were hashed")
 	sum := sha256.Sum256(data)
@@ -94,7 +95,7 @@ func TestRefusals(t *testing.T) {
 	} {
 		cfg, bucket := s.Config, s.Bucket
 		c.change(&cfg, &bucket)
-		cl, err := objstore.New(cfg)
+		cl, err := s3http.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func TestServerGone(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	cfg := objstore.Config{Endpoint: "http://" + addr, AccessKey: "k", SecretKey: "s", Stall: 300 * time.Millisecond}
-	c, _ := objstore.New(cfg)
+	c, _ := s3http.New(cfg)
 	err = c.PutBytes(context.Background(), "bucket", "key", []byte("x"))
 	if err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("no server: %v", err)
@@ -140,7 +141,7 @@ func TestServerGone(t *testing.T) {
 		}
 	}()
 	cfg.Endpoint = "http://" + mute.Addr().String()
-	c, _ = objstore.New(cfg)
+	c, _ = s3http.New(cfg)
 	err = c.PutBytes(context.Background(), "bucket", "key", []byte("x"))
 	var oe *objstore.Error
 	if err == nil || !errors.As(err, &oe) || strings.Contains(err.Error(), "\n") {
@@ -149,3 +150,12 @@ func TestServerGone(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func client(t *testing.T, s s3test.Server) *s3http.Client {
+	t.Helper()
+	c, err := s3http.New(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
