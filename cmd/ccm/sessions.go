@@ -263,6 +263,8 @@ const sessionBarWidth = 10
 
 func state(r *sessions.Row) string {
 	switch {
+	case r.Archived && r.Machine != "":
+		return "archived@" + r.Machine
 	case r.Archived:
 		return "archived"
 	case r.Live:

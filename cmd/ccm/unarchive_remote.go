@@ -135,7 +135,7 @@ func remoteArchivedRows(ctx context.Context, g globalOptions, url, endpoint, pro
 			continue
 		}
 		rows = append(rows, &sessions.Row{Project: m.Project, Folder: m.Folder, ID: m.Session, Title: m.Title, Prompt: m.Prompt,
-			Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: l.URL, TotalBytes: m.Bytes})
+			Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: l.URL, Machine: l.Machine, TotalBytes: m.Bytes})
 	}
 	return rows, nil
 }
