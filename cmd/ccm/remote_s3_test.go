@@ -161,6 +161,7 @@ func TestS3ExportImportArchive(t *testing.T) {
 		Sessions []struct {
 			ID      string `json:"session"`
 			Archive string `json:"archive"`
+			Machine string `json:"machine"`
 		} `json:"sessions"`
 	}
 	json.Unmarshal([]byte(a.ok("--json", "sessions", "--archived", "--from", url)), &listed)
@@ -168,7 +169,7 @@ func TestS3ExportImportArchive(t *testing.T) {
 		t.Fatalf("listed %d archives, want 3: %+v", len(listed.Sessions), listed)
 	}
 	for _, s := range listed.Sessions {
-		if !strings.HasPrefix(s.Archive, url+"/laptop/"+a.folder+"/") {
+		if !strings.HasPrefix(s.Archive, url+"/laptop/"+a.folder+"/") || s.Machine != "laptop" {
 			t.Errorf("archive %s is not under this machine's prefix", s.Archive)
 		}
 	}
