@@ -390,4 +390,3 @@ func syncDirs(dirs map[string]bool) error {
 	}
 	return nil
 }
-
