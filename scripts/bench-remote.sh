@@ -114,7 +114,7 @@ EOF
 chmod +x "$work/s3import.sh" "$work/mcget.sh"
 fb --vs "$work/mcget.sh" -- "$work/s3import.sh"
 
-echo "== the idle hook's start-up: this tree (A, the S3 client linked) vs $base (B)"
+echo "== the idle hook's start-up: this tree (A) vs $base (B); ccm links no network stack (ccm-s3 does)"
 mkdir -p "$work/base"
 (cd "$repo" && git archive "$base" | tar -x -C "$work/base")
 (cd "$work/base" && CGO_ENABLED=0 go build -o "$work/ccm-base" ./cmd/ccm)

@@ -47,7 +47,8 @@ bundle is read back and checked before it is published; a session being
 written is exported up to its last whole record.
 
 -o FILE writes one session's bundle to FILE (name it .tar.zst); -o DIR
-writes DIR/<session>.tar.zst for each; -o s3://BUCKET/PREFIX uploads each to
+writes DIR/<session>.tar.zst for each, with its manifest beside it as
+<session>.manifest.json (ccm import reads it instead of unpacking twice); -o s3://BUCKET/PREFIX uploads each to
 PREFIX/<machine>/<project folder>/<session>.tar.zst with its manifest written
 last (see docs/remote.md), each upload checked by the server against the
 archive's SHA-256.
@@ -265,8 +266,10 @@ func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Sto
 		_, err := target.Upload(ctx, p.Archive, p.Manifest)
 		return err
 	}
-	os.Remove(archive.SidecarPath(p.Archive))
 	it.staged = p.Archive
+	if filepath.Base(it.Dest) != it.Session+archive.Ext {
+		os.Remove(archive.SidecarPath(p.Archive)) // -o FILE: the bundle alone
+	}
 	return nil
 }
 
@@ -278,7 +281,7 @@ func publishBundles(items []*exportItem) {
 	var paths []string
 	for _, it := range items {
 		if it.staged != "" {
-			paths = append(paths, it.staged)
+			paths = append(paths, it.staged, archive.SidecarPath(it.staged))
 		}
 	}
 	if len(paths) == 0 {
@@ -291,7 +294,16 @@ func publishBundles(items []*exportItem) {
 			continue
 		}
 		if err == nil {
-			err = os.Rename(it.staged, it.Dest)
+			// The sidecar first: a bundle is never beside another's.
+			side := archive.SidecarPath(it.staged)
+			if _, serr := os.Stat(side); serr == nil {
+				err = os.Rename(side, archive.SidecarPath(it.Dest))
+			} else {
+				os.Remove(archive.SidecarPath(it.Dest))
+			}
+			if err == nil {
+				err = os.Rename(it.staged, it.Dest)
+			}
 		}
 		if err != nil {
 			it.Result, it.Error = "failed", err.Error()

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -24,6 +26,7 @@ type importOptions struct {
 	KeepMTimes bool
 	DryRun     bool
 	Endpoint   string
+	Jobs       int
 	Now        time.Time
 }
 
@@ -62,10 +65,12 @@ and archives under the prefix (the newest, when several machines have it).
 			&cli.BoolFlag{Name: "keep-mtimes", Usage: "keep the files' archived modification times"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the bundle and print the plan; write nothing"},
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "bundles imported at once (default: number of CPUs)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runImport(ctx, importOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Cwd: cmd.String("cwd"),
-				NewID: cmd.Bool("new-id"), KeepMTimes: cmd.Bool("keep-mtimes"), DryRun: cmd.Bool("dry-run"), Endpoint: cmd.String("endpoint")})
+				NewID: cmd.Bool("new-id"), KeepMTimes: cmd.Bool("keep-mtimes"), DryRun: cmd.Bool("dry-run"), Endpoint: cmd.String("endpoint"),
+				Jobs: int(cmd.Int("jobs"))})
 		},
 	}
 }
@@ -73,6 +78,9 @@ and archives under the prefix (the newest, when several machines have it).
 func runImport(ctx context.Context, o importOptions) error {
 	if len(o.Args) == 0 {
 		return usagef("give a bundle, or s3://BUCKET/PREFIX and session ids (see ccm import --help)")
+	}
+	if o.Jobs < 0 {
+		return usagef("--jobs must be positive")
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
@@ -111,19 +119,30 @@ func runImport(ctx context.Context, o importOptions) error {
 			return err
 		}
 	}
-	var plans []*bundle.Plan
-	failed := 0
-	for i, b := range bundles {
-		iopt := bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Root: root, KeepMTimes: o.KeepMTimes, DryRun: o.DryRun, Now: o.Now}
+	// Bundles are read and written a few at once (each is CPU and then
+	// fsync waits); the check of the places and the renames one at a time.
+	results := make([]*bundle.Plan, len(bundles))
+	errs := make([]error, len(bundles))
+	var placing sync.Mutex
+	forEach(ctx, o.Stderr, o.JSON, "importing", len(bundles), o.Jobs, func(i int) {
+		iopt := bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Root: root, KeepMTimes: o.KeepMTimes, DryRun: o.DryRun,
+			Now: o.Now, Placing: &placing}
 		if o.NewID {
 			iopt.NewID = newSessionID()
 		}
-		p, err := bundle.Import(ctx, b, iopt)
-		if err != nil {
-			if len(bundles) == 1 {
-				return err
-			}
-			fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
+		results[i], errs[i] = bundle.Import(ctx, bundles[i], iopt)
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(bundles) == 1 && errs[0] != nil {
+		return errs[0]
+	}
+	var plans []*bundle.Plan
+	failed := 0
+	for i, p := range results {
+		if errs[i] != nil {
+			fmt.Fprintf(o.Stderr, "ccm: %v\n", errs[i])
 			failed++
 			continue
 		}
@@ -224,16 +243,25 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, id := range ids {
-		l, err := pickRemote(list, id, t)
+	picked := make([]*remote.Listed, len(ids))
+	for i, id := range ids {
+		if picked[i], err = pickRemote(list, id, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	files, urls = make([]string, len(ids)), make([]string, len(ids))
+	errs := make([]error, len(ids))
+	forEach(ctx, io.Discard, true, "", len(ids), 4, func(i int) { // network-bound: as many as the helpers
+		files[i], errs[i] = t.Fetch(ctx, *picked[i], stage)
+		urls[i] = picked[i].URL
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	for _, err := range errs {
 		if err != nil {
 			return nil, nil, err
 		}
-		p, err := t.Fetch(ctx, *l, stage)
-		if err != nil {
-			return nil, nil, err
-		}
-		files, urls = append(files, p), append(urls, l.URL)
 	}
 	return files, urls, nil
 }

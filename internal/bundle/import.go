@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -45,6 +46,10 @@ type ImportOptions struct {
 	KeepMTimes bool
 	DryRun     bool
 	Now        time.Time
+	// Placing, when set, is held while the places are checked and the
+	// files renamed into them: imports running at once (each reads and
+	// writes its own files freely) then never both find a place free.
+	Placing sync.Locker
 }
 
 // Plan is what an import does, or with DryRun would do.
@@ -149,6 +154,10 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		return nil, err
 	}
 	defer st.discard()
+	if o.Placing != nil {
+		o.Placing.Lock()
+		defer o.Placing.Unlock()
+	}
 	if err := st.conflicts(o.Force); err != nil {
 		return nil, err
 	}
@@ -194,14 +203,18 @@ func shellQuote(s string) string {
 }
 
 // readManifest is the manifest every member is then checked against as
-// the bundle is read: its sidecar when it has one (a download, checked
-// against it already), else its own MANIFEST.json, read by decompressing
-// the stream without hashing it (the members' hashes are checked on the
-// one pass that reads them). A manifest of another format is refused
-// with the format it names.
+// the bundle is read: its sidecar when it has one that gives the bundle's
+// size and SHA-256 (a download, or ccm export -o DIR), else its own
+// MANIFEST.json, read by decompressing the stream without hashing it (the
+// members' hashes are checked on the one pass that reads them). A
+// manifest of another format is refused with the format it names.
 func readManifest(path string) (*archive.Manifest, error) {
 	if m, err := archive.ReadSidecar(archive.SidecarPath(path)); err == nil {
-		return m, nil
+		if fi, err := os.Stat(path); err == nil && fi.Size() == m.ArchiveBytes {
+			if sum, err := fileSHA256(path); err == nil && sum == m.ArchiveSHA256 {
+				return m, nil
+			}
+		}
 	}
 	f, err := os.Open(path)
 	if err != nil {
