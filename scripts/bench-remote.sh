@@ -97,7 +97,7 @@ fb --vs "$work/mcput.sh" -- "$work/s3export.sh"
 echo "== import from MinIO into a fresh config dir: ccm import s3:// IDS --cwd (A) vs mc cp + tar --zstd -xf (B)"
 "$ccm" export --all -o "s3://$bucket/src" >/dev/null
 "$CCM_MC" cp --quiet "$work/all.tar.zst" "bench/$bucket/src.tar.zst" >/dev/null
-ls "$work/bundles" | sed 's/\.tar\.zst$//' >"$work/ids"
+ls "$work/bundles" | sed -n 's/\.tar\.zst$//p' >"$work/ids"
 cat >"$work/s3import.sh" <<EOF
 #!/usr/bin/env bash
 set -e
