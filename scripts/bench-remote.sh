@@ -54,7 +54,7 @@ find "$CLAUDE_CONFIG_DIR" -type f -exec touch -d '3 days ago' {} +
 bytes=$(du -sb "$CLAUDE_CONFIG_DIR/projects" | cut -f1)
 printf '%d sessions, %.1f MB, %d cores, %s\n\n' "$sessions" "$(python3 -c "print($bytes/1e6)")" "$(nproc)" "$(uptime | sed 's/.*load/load/')"
 mkdir -p "$work/dest"
-fb() { farm-bench -n "$runs" --warmup 0 --timeout 3600 "$@" 2>&1 | grep -E '^(A|B) = |wall s|A/B wall|peak MiB'; echo; }
+fb() { farm-bench -n "$runs" --warmup 0 --timeout 3600 "$@" 2>&1 | grep -E '^(A|B) = |^(A|B) exit|wall s|A/B wall|peak MiB'; echo; }
 
 echo "== export to a local folder: ccm export --all -o DIR (A) vs tar --zstd -cf (B)"
 fb --vs "tar --zstd -cf $work/all.tar.zst -C $CLAUDE_CONFIG_DIR projects" -- "$ccm" export --all -o "$work/bundles"
