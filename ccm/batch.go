@@ -11,9 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Batch stores many blobs with one durability barrier. Every new blob of a
@@ -89,6 +88,22 @@ func (b *Batch) Put(ctx context.Context, content []byte, src Source, pin PinLeve
 // KeyOf(content) itself (a purge needs the key at once for the stub): the
 // content is not hashed a second time.
 func (b *Batch) PutKeyed(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, pinReason string) error {
+	return b.put(ctx, key, content, src, pin, pinReason)
+}
+
+// PutChecked stores content under key, a key from outside (an archive's
+// list of its content), after checking that key names this content: a
+// mismatch is an error wrapping ErrCorrupt and nothing is stored. Unlike
+// Put it can store content under a b2s key.
+func (b *Batch) PutChecked(ctx context.Context, key Key, content []byte, src Source, pin PinLevel, pinReason string) error {
+	if _, err := ParseKey(string(key)); err != nil {
+		return err
+	}
+	h := key.newHash()
+	h.Write(content)
+	if !key.matches(h.Sum(nil)) {
+		return fmt.Errorf("%s: %w: content does not match its key", key, ErrCorrupt)
+	}
 	return b.put(ctx, key, content, src, pin, pinReason)
 }
 
@@ -257,7 +272,7 @@ func (b *Batch) sync(closing bool) error {
 	b.files, b.last, b.ops, b.keys = make(map[string]struct{}), "", opList{}, make(map[Key]int)
 	b.mu.Unlock()
 	if pw != nil {
-		err := pw.f.Sync()
+		err := fsutil.Sync(pw.f)
 		if closing {
 			if cerr := pw.f.Close(); err == nil {
 				err = cerr
@@ -306,13 +321,17 @@ func (b *Batch) sync(closing bool) error {
 			s.idxMu.Unlock()
 		}
 	}
-	switch {
-	case len(files) > syncFSAbove:
-		// One syncfs(2) flushed 5,000 files four times faster than fsyncs.
-		if err := fsutil.SyncFS(s.root); err != nil {
+	synced := false
+	if len(files) > syncFSAbove {
+		// One syncfs(2) flushed 5,000 files four times faster than fsyncs;
+		// where there is none (macOS, Windows, FUSE), file by file.
+		err := fsutil.SyncFS(s.root)
+		if err != nil && !errors.Is(err, fsutil.ErrNoSyncFS) {
 			return err
 		}
-	case len(files) > 0:
+		synced = err == nil
+	}
+	if !synced && len(files) > 0 {
 		sort.Strings(files)
 		if err := fsutil.SyncFiles(files, []string{s.path(blobsDir), s.path(metaDir)}); err != nil {
 			return err
@@ -369,7 +388,7 @@ func (b *Batch) keysSince() (func(Key) bool, error) {
 	if loaded || p == nil {
 		return func(k Key) bool { _, ok, _ := s.packLookup(k); return ok }, nil
 	}
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return func(Key) bool { return false }, nil
 	}
@@ -377,17 +396,17 @@ func (b *Batch) keysSince() (func(Key) bool, error) {
 		return nil, fmt.Errorf("pack index: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	st, err := fsutil.Fstat(f)
 	if err != nil {
 		return nil, err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Ino != p.ino {
+	if st.ID.Ino != p.ino {
 		// Replaced since (only a repack does that, under the exclusive
 		// lock a batch excludes): read it whole to be sure.
 		return func(k Key) bool { _, ok, _ := s.packLookup(k); return ok }, nil
 	}
 	since := &packPresence{tail: map[Key]struct{}{}, off: p.off}
-	if err := since.scan(f, fi.Size()); err != nil {
+	if err := since.scan(f, st.Size); err != nil {
 		return nil, err
 	}
 	return func(k Key) bool { _, ok := since.tail[k]; return ok }, nil
@@ -465,7 +484,7 @@ func (b *Batch) open(fp **os.File, path string, flag int) (f *os.File, opened bo
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if *fp == nil {
-		f, err := fsutil.OpenFile(path, flag, fsutil.FileMode)
+		f, err := fsutil.OpenPrivate(path, flag)
 		if err != nil {
 			return nil, false, err
 		}

@@ -29,7 +29,6 @@
 //	<root>/meta/<hex>.json           a blob file's metadata (Meta), 2-space JSON
 //	<root>/index.jsonl               one line per new blob file (the Python tool's log)
 //	<root>/last_key                  the most recently stored key
-//	<root>/CACHEDIR.TAG              tells backup tools this is a cache
 //	<root>/lock, <root>/meta.lock    flock files
 //
 // Blob files are written flat, as the Python tool did: measured at 100,000
@@ -39,6 +38,6 @@
 // back by plan.
 //
 // The text formats that point into the store live elsewhere: the
-// [CCM_CACHED] stub in internal/stub, the ccm:pin directives in
-// internal/pins.
+// [CCM_CACHED] stub in ccm/stub, the ccm:pin directives in
+// ccm/pins.
 package ccm

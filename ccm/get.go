@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"ccm/internal/fsutil"
 )
 
 // maxMetaSize bounds what is read as a metadata file; real ones are under
@@ -19,9 +21,25 @@ const maxMetaSize = 1 << 20
 // Open returns a reader of key's content and its metadata. The content is
 // hashed as it streams; at the end, a mismatch makes Read return an error
 // wrapping ErrCorrupt instead of io.EOF, so the caller never mistakes
-// altered content for good content (it should discard what it read). The
-// access time and count are updated.
+// altered content for good content (it should discard what it read).
+//
+// The access (time and count) is recorded when the reader is closed
+// after reading the content to its verified end, best-effort: reading
+// never depends on being able to write, so a full disk or a store the
+// user may only read gives the content all the same. The metadata
+// returned is as it was before this access.
 func (s *Store) Open(ctx context.Context, key Key) (io.ReadCloser, *Meta, error) {
+	return s.open(ctx, key, true)
+}
+
+// Export is Open for content copied out of the store (into an archive):
+// verified in the same way, but not counted as an access, so copying
+// neither writes to the store nor makes old content look used.
+func (s *Store) Export(ctx context.Context, key Key) (io.ReadCloser, *Meta, error) {
+	return s.open(ctx, key, false)
+}
+
+func (s *Store) open(ctx context.Context, key Key, access bool) (io.ReadCloser, *Meta, error) {
 	if _, err := ParseKey(string(key)); err != nil {
 		return nil, nil, err
 	}
@@ -40,20 +58,48 @@ func (s *Store) Open(ctx context.Context, key Key) (io.ReadCloser, *Meta, error)
 	if len(files) == 0 {
 		return nil, nil, fmt.Errorf("%s: %w", key, ErrNotFound)
 	}
+	m, err := s.metaOf(key, files)
+	if err != nil {
+		return nil, nil, err
+	}
 	rc, err := s.openFile(key, files[0])
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := s.touch(ctx, key, files[0])
-	if err != nil {
-		rc.Close()
-		return nil, nil, err
+	if !access {
+		return rc, m, nil
 	}
-	return rc, m, nil
+	return &accessReader{ReadCloser: rc, record: func() { s.recordAccess(ctx, key) }}, m, nil
+}
+
+// accessReader records an access when it is closed after its content was
+// read to the verified end.
+type accessReader struct {
+	io.ReadCloser
+	record func()
+	done   bool
+}
+
+func (a *accessReader) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
+	if err == io.EOF {
+		a.done = true
+	}
+	return n, err
+}
+
+func (a *accessReader) Close() error {
+	err := a.ReadCloser.Close()
+	if a.done && a.record != nil {
+		a.record()
+		a.record = nil
+	}
+	return err
 }
 
 // Get returns key's whole content, verified. When the store holds the
-// blob in two forms and the first is corrupt, the second is tried.
+// blob in two forms and the first is corrupt, the second is tried. The
+// access is recorded after, best-effort, as Open does.
 func (s *Store) Get(ctx context.Context, key Key) ([]byte, error) {
 	rc, m, err := s.Open(ctx, key)
 	if err != nil {
@@ -76,6 +122,7 @@ func (s *Store) Get(ctx context.Context, key Key) ([]byte, error) {
 		b2, rerr := readAllHint(rc2, m.BytesUncompressed)
 		rc2.Close()
 		if rerr == nil {
+			s.recordAccess(ctx, key)
 			return b2, nil
 		}
 	}
@@ -114,6 +161,12 @@ func (s *Store) Stat(key Key) (*Meta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
+	return s.metaOf(key, files)
+}
+
+// metaOf returns the metadata of key, whose stored files are files
+// (perhaps none), reading only.
+func (s *Store) metaOf(key Key, files []BlobFile) (*Meta, error) {
 	if len(files) > 0 && files[0].Packed {
 		return s.packMeta(key)
 	}
@@ -208,39 +261,39 @@ func isReadOnly(err error) bool {
 	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
 }
 
-// touch records an access: last_access_at = now, access_count + 1. A blob
-// without metadata is left so; a read-only store is not updated.
-func (s *Store) touch(ctx context.Context, key Key, f BlobFile) (*Meta, error) {
-	if f.Packed {
-		// An access line, not fsynced: a crash may lose an access time,
-		// which only delays an age prune. Packs are never rewritten for it.
-		err := s.appendLocked(ctx, accessLine(key, s.now()), false)
-		if err != nil && !isReadOnly(err) {
-			return nil, err
-		}
-		return s.packMeta(key)
-	}
-	unlock, err := s.lockMeta(ctx)
+// recordAccess records an access to key: last_access_at = now,
+// access_count + 1, under the shared store lock (a prune between the read
+// and now may have removed the blob, whose metadata must then not come
+// back). It is best-effort: a full disk, a read-only store or a held lock
+// loses one access time, which only delays an age prune; nothing is
+// reported. A blob without metadata is left so.
+func (s *Store) recordAccess(ctx context.Context, key Key) {
+	unlock, err := s.readLock(ctx)
 	if err != nil {
-		if isReadOnly(err) {
-			return s.Stat(key)
-		}
-		return nil, err
+		return
 	}
 	defer unlock()
-	m, path, err := s.readMeta(key)
-	if errors.Is(err, ErrNotFound) {
-		return metaFromFile(key, f)
+	files, err := s.findBlobs(key)
+	if err != nil || len(files) == 0 {
+		return
 	}
+	if files[0].Packed {
+		// An access line, not fsynced. Packs are never rewritten for it.
+		s.appendLocked(ctx, accessLine(key, s.now()), false)
+		return
+	}
+	unlockMeta, err := s.lockMeta(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return
+	}
+	defer unlockMeta()
+	m, path, err := s.readMeta(key)
+	if err != nil {
+		return
 	}
 	m.LastAccessAt = s.now()
 	m.AccessCount++
-	if err := s.writeMeta(path, m, nil); err != nil && !isReadOnly(err) {
-		return nil, err
-	}
-	return m, nil
+	s.writeMeta(path, m, nil)
 }
 
 // packMeta returns a copy of the metadata of key's pack entry.
@@ -313,14 +366,11 @@ func metaFromFile(key Key, f BlobFile) (*Meta, error) {
 	return m, nil
 }
 
-// readRegular reads a regular file, refusing symlinks (O_NOFOLLOW) and
+// readRegular reads a regular file, refusing symlinks, special files and
 // files larger than max.
 func readRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(path, os.O_RDONLY)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s is a symlink, not a store file", path)
-		}
 		return nil, err
 	}
 	defer f.Close()
@@ -342,7 +392,7 @@ func (s *Store) openFile(key Key, bf BlobFile) (io.ReadCloser, error) {
 	if bf.Packed {
 		return s.openPacked(key, bf)
 	}
-	f, err := os.OpenFile(bf.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(bf.Path, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", key, ErrNotFound)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // packs/index.cache holds the replayed pack index in binary, as of a byte

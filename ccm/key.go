@@ -80,6 +80,14 @@ func (k Key) newHash() hash.Hash {
 	return sha256.New()
 }
 
+// NewHash returns the hash that names content by k's kind (SHA-256 or
+// the 8-byte BLAKE2s), for a caller that checks content against a key
+// from outside, with Matches.
+func (k Key) NewHash() hash.Hash { return k.newHash() }
+
+// Matches reports whether sum, the NewHash sum of some content, is k.
+func (k Key) Matches(sum []byte) bool { return k.matches(sum) }
+
 // matches reports whether a hash of content equals the key.
 func (k Key) matches(sum []byte) bool {
 	return hex.EncodeToString(sum) == k.Hex()

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"ccm/internal/fsutil"
 )
 
 // Entry is one blob of a listing, or metadata whose blob is gone.
@@ -99,8 +99,7 @@ func (s *Store) listPacks(live map[string]*PackInfo) ([]PackInfo, error) {
 			pi = *l
 			delete(live, id)
 		}
-		var st unix.Stat_t
-		if err := unix.Lstat(pi.Path, &st); err != nil {
+		if st, err := fsutil.Lstat(pi.Path); err != nil {
 			pi.Size = -1
 		} else {
 			pi.Size = st.Size
@@ -373,12 +372,8 @@ func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(
 	}
 	// Metadata is opened relative to its folder: a shorter path walk per
 	// file, which at 100,000 files is measurable.
-	metaDirPath := s.path(metaDir)
-	dirfd := -1
-	if fd, err := unix.Open(metaDirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		dirfd = fd
-		defer unix.Close(fd)
-	}
+	dir := fsutil.OpenDir(s.path(metaDir))
+	defer dir.Close()
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -398,7 +393,7 @@ func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(
 						return
 					}
 				}
-				if err := fillEntry(&entries[i], &buf, metaDirPath, dirfd); err != nil {
+				if err := fillEntry(&entries[i], &buf, dir); err != nil {
 					errs[w] = err
 					return
 				}
@@ -416,7 +411,7 @@ func (s *Store) fillEntries(ctx context.Context, entries []Entry, progress func(
 }
 
 // fillEntry decodes one entry's metadata and sizes its files.
-func fillEntry(e *Entry, buf *[]byte, metaDirPath string, dirfd int) error {
+func fillEntry(e *Entry, buf *[]byte, dir *fsutil.Dir) error {
 	if len(e.Files) > 0 && e.Files[0].Packed {
 		// Its metadata is the index's, its size the frame's; other copies
 		// (files from before packs) are only sized.
@@ -430,14 +425,14 @@ func fillEntry(e *Entry, buf *[]byte, metaDirPath string, dirfd int) error {
 		return nil
 	}
 	if e.MetaPath != "" {
-		b, err := readSmall(e.MetaPath, buf, metaDirPath, dirfd)
+		b, err := readSmall(e.MetaPath, buf, dir)
 		switch {
 		case err == nil && len(b) == 0:
 			// An empty file is a crash artifact: no metadata (see readMeta).
 			e.MetaPath = ""
 		case err == nil:
 			e.Meta, e.MetaErr = parseMeta(b, e.Key)
-		case errors.Is(err, unix.ENOENT):
+		case errors.Is(err, fs.ErrNotExist):
 			e.MetaPath = "" // removed since the directory was read
 		default:
 			e.MetaErr = err
@@ -466,14 +461,14 @@ func fillEntry(e *Entry, buf *[]byte, metaDirPath string, dirfd int) error {
 func statFiles(e *Entry) error {
 	files := e.Files[:0]
 	for _, f := range e.Files {
-		var st unix.Stat_t
-		if err := unix.Lstat(f.Path, &st); err != nil {
-			if errors.Is(err, unix.ENOENT) {
+		st, err := fsutil.Lstat(f.Path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted since the directory was read
 			}
-			return fmt.Errorf("stat %s: %w", f.Path, err)
+			return err
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		if !st.Mode.IsRegular() {
 			continue // not a file the store wrote; never followed
 		}
 		f.Size = st.Size
@@ -483,53 +478,19 @@ func statFiles(e *Entry) error {
 	return nil
 }
 
-// readSmall reads a small regular file into *buf (grown as needed) with
-// the fewest system calls: open (no symlinks; relative to dirfd when the
-// file is in dirPath), read until EOF, close.
-func readSmall(path string, buf *[]byte, dirPath string, dirfd int) ([]byte, error) {
-	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
-	var fd int
-	var err error
-	if name, ok := strings.CutPrefix(path, dirPath+"/"); ok && dirfd >= 0 && !strings.Contains(name, "/") {
-		fd, err = unix.Openat(dirfd, name, flags, 0)
-	} else {
-		fd, err = unix.Open(path, flags, 0)
+// readSmall reads a small regular file (a metadata file) into *buf, in
+// dir where it can, refusing symlinks and files over maxMetaSize.
+func readSmall(path string, buf *[]byte, dir *fsutil.Dir) ([]byte, error) {
+	b, err := fsutil.ReadSmall(dir, path, buf, maxMetaSize)
+	switch {
+	case errors.Is(err, fsutil.ErrSymlink):
+		return nil, fmt.Errorf("%s is a symlink, not a store file", path)
+	case errors.Is(err, fsutil.ErrNotRegular):
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	case errors.Is(err, fsutil.ErrTooLarge):
+		return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrBadMeta, maxMetaSize)
 	}
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, fmt.Errorf("%s is a symlink, not a store file", path)
-		}
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	b := *buf
-	n := 0
-	for {
-		if n == len(b) {
-			if len(b) >= maxMetaSize {
-				return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrBadMeta, maxMetaSize)
-			}
-			b = append(b, make([]byte, len(b))...)
-			*buf = b
-		}
-		k, err := unix.Read(fd, b[n:])
-		if err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if errors.Is(err, unix.EISDIR) {
-				return nil, fmt.Errorf("%s is not a regular file", path)
-			}
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		n += k
-		// A short read of a regular file is its end: metadata files are
-		// replaced by rename, never written in place. Stopping here saves
-		// the read that would return 0.
-		if k == 0 || n < len(b) {
-			return b[:n], nil
-		}
-	}
+	return b, err
 }
 
 // Stats summarizes a listing.

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"syscall"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // fsNotDir is returned by stat when a path component is a file (a blob

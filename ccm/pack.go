@@ -11,11 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-	"syscall"
 
 	"github.com/klauspost/compress/s2"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // S2 is the codec of pack frames: an S2 block (klauspost/compress/s2).
@@ -106,7 +105,7 @@ func (s *Store) newPackWriter() (*packWriter, error) {
 		}
 		id := hex.EncodeToString(r[:])
 		path := s.packPath(id)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, fsutil.FileMode)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|fsutil.NoFollow, fsutil.FileMode)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -142,7 +141,7 @@ func (s *Store) packFile(e *packEntry) BlobFile {
 // openPacked opens a blob's frame for verified reading. A frame past the
 // pack's end, or whose CRC does not match, is ErrCorrupt with a reason.
 func (s *Store) openPacked(key Key, bf BlobFile) (io.ReadCloser, error) {
-	f, err := os.OpenFile(bf.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(bf.Path, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s (%s): %w: its pack is missing", key, bf.Path, ErrCorrupt)

@@ -11,12 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tidwall/gjson"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // The pack index (packs/index.jsonl) is an append-only log, one JSON
@@ -100,7 +99,7 @@ func validPackID(id string) bool {
 // appended since the last call are read, the whole log again when it was
 // replaced (a repack). The caller holds s.idxMu.
 func (s *Store) loadIndexLocked() error {
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
 			s.idx = &packIndex{entries: map[Key]*packEntry{}}
@@ -109,18 +108,18 @@ func (s *Store) loadIndexLocked() error {
 		return fmt.Errorf("pack index: %w", err)
 	}
 	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+	st, err := fsutil.Fstat(f)
+	if err != nil {
 		return fmt.Errorf("pack index: %w", err)
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if !st.Mode.IsRegular() {
 		return fmt.Errorf("pack index %s is not a regular file", s.packIndexPath())
 	}
 	idx := s.idx
-	if idx == nil || idx.ino != st.Ino || st.Size < idx.parsed {
-		idx = s.readIndexCache(f, st.Ino, st.Size)
+	if idx == nil || idx.ino != st.ID.Ino || st.Size < idx.parsed {
+		idx = s.readIndexCache(f, st.ID.Ino, st.Size)
 		if idx == nil {
-			idx = &packIndex{entries: map[Key]*packEntry{}, ino: st.Ino}
+			idx = &packIndex{entries: map[Key]*packEntry{}, ino: st.ID.Ino}
 		}
 		idx.cachedAt = idx.parsed
 	}
@@ -481,7 +480,7 @@ func (s *Store) appendIndexLines(data []byte, sync bool) error {
 	path := s.packIndexPath()
 	_, statErr := os.Lstat(path)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	f, err := fsutil.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.OpenPrivate(path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("pack index: %w", err)
 	}
@@ -499,7 +498,7 @@ func (s *Store) appendIndexLines(data []byte, sync bool) error {
 	if !sync {
 		return nil
 	}
-	if err := f.Sync(); err != nil {
+	if err := fsutil.Sync(f); err != nil {
 		return fmt.Errorf("pack index: %w", err)
 	}
 	if created {
@@ -563,7 +562,7 @@ var keyField = []byte(`"key":"`)
 // newPresence reads the cache's key table and scans the rest of the log.
 func (s *Store) newPresence() (*packPresence, error) {
 	p := &packPresence{tail: map[Key]struct{}{}}
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
 			return p, nil
@@ -571,12 +570,12 @@ func (s *Store) newPresence() (*packPresence, error) {
 		return nil, fmt.Errorf("pack index: %w", err)
 	}
 	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+	st, err := fsutil.Fstat(f)
+	if err != nil {
 		return nil, fmt.Errorf("pack index: %w", err)
 	}
-	p.ino = st.Ino
-	if ino, off, table, ok := s.readKeyTable(); ok && ino == st.Ino && off <= st.Size {
+	p.ino = st.ID.Ino
+	if ino, off, table, ok := s.readKeyTable(); ok && ino == st.ID.Ino && off <= st.Size {
 		p.table, p.off, p.start = table, off, off
 	}
 	return p, p.scan(f, st.Size)
@@ -647,7 +646,7 @@ const maxScans = 8
 // about one key, so they alone give its entry. The log is read 1 MB at a
 // time.
 func (s *Store) scanLookup(key Key) (packEntry, bool, error) {
-	f, err := os.OpenFile(s.packIndexPath(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenPrivate(s.packIndexPath(), os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsNotDir) {
 			return packEntry{}, false, nil

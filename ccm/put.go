@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Put stores content and returns its key. It is atomic (a crash leaves
@@ -326,10 +326,10 @@ func (s *Store) writeCompressed(key Key, src io.Reader, size int64, dst *BlobFil
 // fsync, rename, fsync of the directory.
 func (s *Store) renameTemp(tmp *os.File, key Key, c Compression, size int64, dst *BlobFile) error {
 	path := s.path(blobsDir, key.Hex()+c.Ext())
-	if err := tmp.Sync(); err != nil {
+	if err := fsutil.Sync(tmp); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := fsutil.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
 	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {
@@ -396,7 +396,7 @@ func (s *Store) appendIndex(p *pending, src Source) error {
 		return nil
 	}
 	path := s.path(indexFile)
-	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.OpenPrivate(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Remove deletes key's blob files and then its metadata, and returns the
@@ -74,12 +74,8 @@ func (s *Store) SyncDirs() error {
 	if len(lines) > 0 {
 		return s.appendLocked(context.Background(), lines, true)
 	}
-	if f, err := os.Open(s.packIndexPath()); err == nil {
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return err
-		}
+	if err := fsutil.SyncPath(s.packIndexPath()); err != nil {
+		return err
 	}
 	for _, d := range []string{s.root, s.path(blobsDir), s.path(metaDir)} {
 		if err := fsutil.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -8,9 +8,8 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"syscall"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // RepackThreshold is the share of a pack's bytes that must be unused
@@ -209,7 +208,9 @@ func stopAt(step string) bool {
 	}
 	if os.Getenv("CCM_TEST_REPACK_KILL") == step {
 		// A real kill -9, for tests of the binary: no defer, no clean-up.
-		syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Kill() // SIGKILL; TerminateProcess on Windows
+		}
 	}
 	return false
 }
@@ -268,7 +269,7 @@ func (s *Store) Repack(ctx context.Context, plan *RepackPlan) (int64, error) {
 		moved[mv.Key] = loc
 	}
 	if pw != nil {
-		err := pw.f.Sync()
+		err := fsutil.Sync(pw.f)
 		if cerr := pw.f.Close(); err == nil {
 			err = cerr
 		}
@@ -394,9 +395,8 @@ func (s *Store) rewriteIndex(ctx context.Context, moved map[Key]packLoc) error {
 		return fmt.Errorf("rewrite pack index: %w", err)
 	}
 	if f, err := os.Open(s.packIndexPath()); err == nil {
-		var st syscall.Stat_t
-		if syscall.Fstat(int(f.Fd()), &st) == nil && st.Size == int64(len(data)) {
-			next.ino, next.parsed, next.cachedAt = st.Ino, st.Size, st.Size
+		if st, err := fsutil.Fstat(f); err == nil && st.Size == int64(len(data)) {
+			next.ino, next.parsed, next.cachedAt = st.ID.Ino, st.Size, st.Size
 			s.writeIndexCache(f, next)
 		}
 		f.Close()

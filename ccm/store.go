@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Errors callers test with errors.Is.
@@ -38,10 +38,11 @@ const (
 	tagFile     = "CACHEDIR.TAG"
 )
 
-// cacheDirTag is the CACHEDIR.TAG content (bford.info/cachedir): backup
-// tools that honour it skip the store. The store may hold the only copy of
-// removed content, so users who want it backed up must opt in; the README
-// says so.
+// cacheDirTag is the CACHEDIR.TAG (bford.info/cachedir) that earlier
+// versions of ccm wrote into the store. Backup tools that honour it skip
+// the folder, but the store can hold the only copy of what a purge
+// removed: a store is not a cache, so ccm no longer writes the tag and
+// removes the one it wrote (a tag with other content is left alone).
 const cacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n" +
 	"# This file is a cache directory tag created by ccm.\n" +
 	"# For information about cache directory tags, see:\n" +
@@ -256,8 +257,9 @@ func (s *Store) findFiles(key Key) ([]BlobFile, error) {
 	return out, nil
 }
 
-// ensureLayout creates the root, blobs/, meta/ (0700) and CACHEDIR.TAG on
-// first use. MkdirAll with 0700 creates them private from the start.
+// ensureLayout creates the root, blobs/ and meta/ (0700) on first use,
+// and removes the CACHEDIR.TAG earlier versions wrote. MkdirAll with 0700
+// creates them private from the start.
 func (s *Store) ensureLayout() error {
 	s.layoutMu.Lock()
 	defer s.layoutMu.Unlock()
@@ -270,9 +272,9 @@ func (s *Store) ensureLayout() error {
 		}
 	}
 	tag := s.path(tagFile)
-	if _, err := os.Lstat(tag); errors.Is(err, fs.ErrNotExist) {
-		if err := fsutil.WriteFileBytes(tag, fsutil.FileMode, []byte(cacheDirTag)); err != nil {
-			return fmt.Errorf("create store: %w", err)
+	if b, err := fsutil.ReadRegular(tag, int64(len(cacheDirTag))+1); err == nil && string(b) == cacheDirTag {
+		if err := os.Remove(tag); err != nil {
+			return fmt.Errorf("remove the cache tag: %w", err)
 		}
 	}
 	s.layoutOK = true

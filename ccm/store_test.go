@@ -271,3 +271,35 @@ func logText(n int) []byte {
 	}
 	return out[:n]
 }
+
+// The store is no cache: the CACHEDIR.TAG earlier versions wrote (which
+// makes backup tools skip the only copy of purged content) goes at the
+// first store; a tag with other content, not ccm's, stays.
+func TestCacheTagRemoved(t *testing.T) {
+	for _, c := range []struct {
+		name, tag string
+		stays     bool
+	}{
+		{"ccm's", cacheDirTag, false},
+		{"foreign", "Signature: 8a477f597d28d172789f06886806bc55\n# put here by a user\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			tag := filepath.Join(root, "CACHEDIR.TAG")
+			if err := os.WriteFile(tag, []byte(c.tag), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Put(context.Background(), []byte("content"), Source{}, PinNone, ""); err != nil {
+				t.Fatal(err)
+			}
+			_, err = os.Stat(tag)
+			if stays := err == nil; stays != c.stays {
+				t.Errorf("tag stays %v, want %v (%v)", stays, c.stays, err)
+			}
+		})
+	}
+}

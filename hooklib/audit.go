@@ -1,9 +1,8 @@
 package hooklib
 
 import (
-	"os"
-
 	"ccm/hooklib/monitor"
+	"ccm/internal/fsutil"
 	"ccm/transcript/audit"
 )
 
@@ -19,7 +18,7 @@ func (h *Hook) updateAudit(st *monitor.State) {
 		st.Audit = nil
 		return
 	}
-	f, err := os.Open(h.In.TranscriptPath())
+	f, err := fsutil.OpenRegular(h.In.TranscriptPath())
 	if err != nil {
 		h.Log.Printf("context audit: %v", err)
 		return

@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
 )
 
 // bashCall is a PostToolUse input for a Bash call with the given stdout,

@@ -3,11 +3,10 @@ package hooklib
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 
-	"ccm/fsutil"
 	"ccm/hooklib/compress"
+	"ccm/internal/fsutil"
 )
 
 // compressCacheDir holds compressed texts keyed by what determines them.
@@ -50,7 +49,7 @@ func (h *Hook) compress(text string) string {
 	sum := sha256.Sum256([]byte(c.Fingerprint() + "\x00" + text))
 	dir := compressCacheDir(h.Config.Home)
 	path := filepath.Join(dir, hex.EncodeToString(sum[:20]))
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := fsutil.ReadRegular(path, maxReadFile); err == nil {
 		return string(data)
 	}
 	r := c.Compress(text)

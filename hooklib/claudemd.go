@@ -2,10 +2,11 @@ package hooklib
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"ccm/internal/fsutil"
 )
 
 // MemoryFile is one CLAUDE.md-like file to re-inject.
@@ -38,7 +39,7 @@ func MemoryFiles(claudeDir, projectDir string) []MemoryFile {
 			}
 			seenPath[real] = true
 		}
-		data, err := os.ReadFile(p)
+		data, err := fsutil.ReadRegular(p, maxRuleFile)
 		if err != nil || len(data) > maxRuleFile || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 			continue
 		}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 
 	"ccm/hooklib/coldtask"
 	"ccm/hooklib/preserve"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
 )
 
@@ -103,7 +103,7 @@ func coldTasksCheck(ctx context.Context, h *Hook, _ Response) (Response, error) 
 // last compact boundary on the first read or after a rewrite, then only
 // what was appended.
 func countTurns(path string, cs *ColdState) error {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -111,9 +111,6 @@ func countTurns(path string, cs *ColdState) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return errors.New(path + " is not a regular file")
 	}
 	size := fi.Size()
 	if !cs.Started || size < cs.Offset || cs.Path != path {

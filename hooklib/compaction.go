@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
 	"ccm/hooklib/preserve"
+	"ccm/internal/fsutil"
 )
 
 func init() {
@@ -108,7 +108,7 @@ func injectAfterCompact(ctx context.Context, h *Hook, prev Response) (Response, 
 		h.Log.Printf("preserve: saved state is from %s, too old to inject", fi.ModTime().UTC().Format(time.RFC3339))
 		return Response{}, nil
 	}
-	data, err := os.ReadFile(src)
+	data, err := fsutil.ReadRegular(src, maxReadFile)
 	if err != nil {
 		return Response{}, fmt.Errorf("preserve: %w", err)
 	}

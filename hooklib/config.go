@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"ccm/hooklib/compress"
+	"ccm/internal/fsutil"
 )
 
 // Var describes one configuration variable.
@@ -295,7 +296,7 @@ func DisabledByEnv(lookup func(string) (string, bool)) bool {
 // skipped, "export " is allowed, and one level of matching quotes is
 // removed. It is the .env dialect the earlier tools read.
 func readEnvFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path, maxReadFile)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package hooklib
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -110,4 +111,22 @@ func golden(t *testing.T, name, got string) {
 	if got != string(want) {
 		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", name, got, want)
 	}
+}
+
+// tx is the session's transcript path.
+func (s *sandbox) tx() string { return filepath.Join(s.claude, "projects", "-p", "s1.jsonl") }
+
+// persisted is where the client saves a cut Bash output of the session.
+func (s *sandbox) persisted() string {
+	return filepath.Join(strings.TrimSuffix(s.tx(), ".jsonl"), "tool-results", "b1.txt")
+}
+
+// in is a hook input for session s1 of the sandbox's project.
+func (s *sandbox) in(event string, more map[string]any) string {
+	m := map[string]any{"session_id": "s1", "transcript_path": s.tx(), "cwd": s.project, "hook_event_name": event, "tool_use_id": "toolu_1"}
+	for k, v := range more {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }

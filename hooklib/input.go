@@ -19,6 +19,11 @@ import (
 // without letting a runaway payload exhaust memory.
 const MaxInput = 16 << 20
 
+// maxReadFile bounds a file a hook reads whole (state, config, the tool
+// memory, a saved compaction state): larger is not one of ccm's, and
+// reading it would only cost the session time.
+const maxReadFile = 64 << 20
+
 // Input errors. A hook that gets one stays silent and logs it.
 var (
 	ErrEmptyInput    = errors.New("empty stdin")

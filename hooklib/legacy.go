@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"ccm/internal/fsutil"
 )
 
 // LegacyFile is a configuration file of one of the earlier tools, read
@@ -54,7 +56,7 @@ func LegacyFiles(claudeDir string, lookup func(string) (string, bool)) []LegacyF
 	}
 	for _, p := range names {
 		f := LegacyFile{Path: p, Label: tildePath(p, home), Tool: "agentihooks", Values: map[string]string{}}
-		data, err := os.ReadFile(p)
+		data, err := fsutil.ReadRegular(p, maxReadFile)
 		if os.IsNotExist(err) {
 			continue
 		}
@@ -66,7 +68,7 @@ func LegacyFiles(claudeDir string, lookup func(string) (string, bool)) []LegacyF
 		out = append(out, f)
 	}
 	py := filepath.Join(claudeDir, "hooks", "config.py")
-	data, err := os.ReadFile(py)
+	data, err := fsutil.ReadRegular(py, maxReadFile)
 	if !os.IsNotExist(err) {
 		f := LegacyFile{Path: py, Label: tildePath(py, home), Tool: "claude-context-manager", Values: map[string]string{}}
 		if err != nil {

@@ -3,11 +3,10 @@ package hooklib
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // maxLogSize caps hooks.log; past it the log moves to hooks.log.1 (one
@@ -55,13 +54,7 @@ func (l *Logger) Printf(format string, args ...any) {
 	if fi, err := os.Stat(l.path); err == nil && fi.Size() > maxLogSize {
 		os.Rename(l.path, l.path+".1") // two racing hooks may both rotate: a few lines lost, no harm
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
-	if os.IsNotExist(err) {
-		if fsutil.MkdirPrivate(filepath.Dir(l.path)) != nil {
-			return
-		}
-		f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
-	}
+	f, err := fsutil.CreatePrivateAppend(l.path)
 	if err != nil {
 		return
 	}

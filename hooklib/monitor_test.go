@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // tx builds a transcript line by line.

@@ -5,7 +5,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"ccm/jsonstr"
+	"ccm/internal/rawjson"
 )
 
 // MaxPayload is Claude Code's cap on what one hook output may carry, in
@@ -204,11 +204,11 @@ func cutToFit(s string, n int) string {
 	return cut
 }
 
-// writeJSONString writes s as a JSON string (jsonstr.AppendLineSafe).
+// writeJSONString writes s as a JSON string (rawjson.AppendLineSafe).
 // Non-ASCII stays as UTF-8 (an escape would cost six characters of the
 // cap); invalid UTF-8 becomes U+FFFD; U+2028 and U+2029 are escaped for
 // JavaScript's sake.
 func writeJSONString(b *strings.Builder, s string) {
 	var buf [256]byte
-	b.Write(jsonstr.AppendLineSafe(buf[:0], s))
+	b.Write(rawjson.AppendLineSafe(buf[:0], s))
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
+	"ccm/ccm/pins"
 	"ccm/hooklib/capture"
-	"ccm/internal/pins"
+	"ccm/internal/fsutil"
 )
 
 // storeWait bounds how long a capture waits for the store lock (a prune
@@ -141,11 +141,7 @@ func (h *Hook) logCapture(cp *capture.Capture, key ccm.Key, shown int) {
 	if fi, err := os.Stat(path); err == nil && fi.Size() > maxCaptureLog {
 		os.Rename(path, path+".1")
 	}
-	if err := fsutil.MkdirPrivate(h.Config.Home); err != nil {
-		h.Log.Printf("capture log: %v", err)
-		return
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.CreatePrivateAppend(path)
 	if err != nil {
 		h.Log.Printf("capture log: %v", err)
 		return

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"ccm/internal/fsutil"
 )
 
 // DefaultPriority is a rule's priority without frontmatter. Lower goes
@@ -61,7 +63,7 @@ func LoadRules(dir, labelPrefix string, warn func(string)) []Rule {
 			warn(fmt.Sprintf("rule %s: %d bytes, larger than %d; skipped", path, fi.Size(), maxRuleFile))
 			continue
 		}
-		data, err := os.ReadFile(path)
+		data, err := fsutil.ReadRegular(path, maxRuleFile)
 		if err != nil {
 			warn(fmt.Sprintf("rule %s: %v", path, err))
 			continue

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ccm/fsutil"
 	"ccm/hooklib/monitor"
+	"ccm/internal/fsutil"
 )
 
 // State is what ccm remembers about one session between hook runs.
@@ -100,7 +100,7 @@ func (s *Store) lock(ctx context.Context) (*fsutil.Lock, error) {
 // a fresh state; an unreadable one is an error.
 func (s *Store) Load(session string) (State, error) {
 	st := State{SessionID: session}
-	data, err := os.ReadFile(s.path(session))
+	data, err := fsutil.ReadRegular(s.path(session), maxReadFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -233,10 +233,12 @@ func (s *Store) MaybeGC(ctx context.Context, now time.Time) (int, error) {
 		return 0, err
 	}
 	defer l.Unlock()
-	if err := os.WriteFile(stamp, nil, fsutil.FileMode); err != nil {
+	f, err := fsutil.OpenPrivate(stamp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
 		return 0, err
 	}
-	os.Chtimes(stamp, now, now)
+	fsutil.SetModTime(f, now)
+	f.Close()
 	return removeIdle(s.Dir, now, IdleLimit, func(name string) bool {
 		return strings.HasSuffix(name, ".json") || strings.Contains(name, ".ccm-tmp-")
 	})

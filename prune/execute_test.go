@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
 )
 
 // testStore returns a store under a temp Claude dir (never ~/.claude).
@@ -147,8 +147,8 @@ func TestGCFindsEveryReference(t *testing.T) {
 	if exists(s, ks[8]) || exists(s, ks[9]) {
 		t.Error("unreferenced blobs survived")
 	}
-	if p.Scan.Files != 5 || p.Scan.Keys < 9 {
-		t.Errorf("scan %+v", p.Scan)
+	if p.Index.Files != 5 || p.Index.Keys < 9 || p.Index.Read != 5 {
+		t.Errorf("references %+v", p.Index)
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"ccm/ccm"
@@ -133,17 +135,51 @@ func (p *Plan) Summary(res *Result) string {
 		fmt.Fprintf(&b, ", limit %s", HumanBytes(p.Policy.MaxBytes))
 	}
 	b.WriteString(p.repackSummary(res))
-	if p.Scan != nil {
-		fmt.Fprintf(&b, "; gc scanned %d transcripts (%s), %d keys referenced",
-			p.Scan.Files, HumanBytes(p.Scan.Bytes), p.Scan.Keys)
+	if x := p.Index; x != nil {
+		fmt.Fprintf(&b, "; %d keys referenced by %d files (%d read, %s)", x.Keys, x.Files, x.Read+x.Grown, HumanBytes(x.BytesRead))
+		if x.Rebuilt != "" {
+			fmt.Fprintf(&b, ", reference index made anew: %s", x.Rebuilt)
+		}
+		if len(x.Unreachable) > 0 {
+			fmt.Fprintf(&b, "; kept what %s referenced (not reachable now)", strings.Join(x.Unreachable, ", "))
+		}
 	}
-	if p.OverLimit > 0 {
-		fmt.Fprintf(&b, "; still %s over the limit: only hard-pinned blobs remain", HumanBytes(p.OverLimit))
+	if line := p.OverLimitLine(); line != "" {
+		b.WriteString("; " + line)
 	}
 	if res != nil && len(res.Errors) > 0 {
 		fmt.Fprintf(&b, "; %d deletions failed", len(res.Errors))
 	}
 	return b.String()
+}
+
+// OverLimitLine says what keeps the store over its size limit after the
+// plan, "" when nothing does: how much referenced content, and the
+// command that would evict it; blobs too recent to delete; hard pins.
+func (p *Plan) OverLimitLine() string {
+	if p.OverLimit <= 0 {
+		return ""
+	}
+	var why []string
+	if p.HeldReferenced > 0 {
+		why = append(why, fmt.Sprintf("%s that transcripts, backups or archives reference (part of their sessions; ccm prune --max-size-mb %s --evict-referenced would delete it)",
+			HumanBytes(p.HeldReferenced), mbArg(p.Policy.MaxBytes)))
+	}
+	if p.HeldRecent > 0 {
+		why = append(why, fmt.Sprintf("%s stored or used within the last %s", HumanBytes(p.HeldRecent), fmtDur(p.Policy.grace())))
+	}
+	if p.HeldHard > 0 {
+		why = append(why, HumanBytes(p.HeldHard)+" hard-pinned")
+	}
+	if len(why) == 0 {
+		why = append(why, "nothing else can go")
+	}
+	return fmt.Sprintf("still %s over the limit; kept: %s", HumanBytes(p.OverLimit), strings.Join(why, ", "))
+}
+
+// mbArg writes a size limit as --max-size-mb takes it.
+func mbArg(bytes int64) string {
+	return strconv.FormatFloat(math.Round(float64(bytes)/MiB*1e4)/1e4, 'f', -1, 64)
 }
 
 // Report is the JSON form of a run.

@@ -20,13 +20,22 @@ const MiB = 1 << 20
 const DefaultGCGrace = time.Hour
 
 // Policy says what to prune. The zero Policy prunes nothing.
+//
+// A blob that a transcript, a purge backup or an archive references is
+// part of its session: no rule deletes it unless EvictReferenced is set,
+// and then only the age and size rules (gc is by definition about blobs
+// nothing references). Pins keep their meaning for what is not
+// referenced, and for what EvictReferenced would delete.
 type Policy struct {
 	GC        bool          // delete unpinned blobs no transcript references
-	GCGrace   time.Duration // never collect blobs stored or used this recently; 0 means DefaultGCGrace
+	GCGrace   time.Duration // never delete blobs stored or used this recently; 0 means DefaultGCGrace
 	AgeLimit  bool          // delete unpinned blobs not accessed within MaxAge
 	MaxAge    time.Duration
 	SizeLimit bool  // delete until the blobs' bytes on disk are at most MaxBytes
 	MaxBytes  int64 // bytes
+	// EvictReferenced lets the age and size rules delete referenced
+	// blobs too: their stubs then stay stubs (ccm restore names them).
+	EvictReferenced bool
 }
 
 // Any reports whether the policy asks for anything.
@@ -54,6 +63,7 @@ type Decision struct {
 	Delete     bool         `json:"delete"`
 	Rule       string       `json:"rule,omitempty"` // for deletions: gc, age or size
 	Reason     string       `json:"reason"`
+	Referenced bool         `json:"referenced,omitempty"` // a transcript, backup or archive references it
 	Pin        ccm.PinLevel `json:"pin"`
 	DiskBytes  int64        `json:"bytes_on_disk"`
 	LastAccess time.Time    `json:"last_access,omitzero"`
@@ -72,8 +82,14 @@ type Plan struct {
 	Blobs      int        `json:"blobs"`                // blobs in the store before
 	SizeBefore int64      `json:"bytes_before"`         // their bytes on disk
 	SizeAfter  int64      `json:"bytes_after"`          // after the plan
-	OverLimit  int64      `json:"over_limit,omitempty"` // bytes over MaxBytes that only hard pins hold
-	Scan       *ScanStats `json:"gc_scan,omitempty"`
+	OverLimit  int64      `json:"over_limit,omitempty"` // bytes still over MaxBytes after the plan
+	// What keeps the store over its limit: referenced blobs (which
+	// EvictReferenced would let go), blobs stored or used within the
+	// grace period, hard-pinned blobs; bytes on disk of each.
+	HeldReferenced int64       `json:"held_referenced,omitempty"`
+	HeldRecent     int64       `json:"held_recent,omitempty"`
+	HeldHard       int64       `json:"held_hard_pinned,omitempty"`
+	Index          *IndexStats `json:"references,omitempty"`
 	// Repack is what happens to the packs once the deletions are durable:
 	// packs left without a live blob go, packs with enough unused bytes
 	// are rewritten, each copied blob with its reason.
@@ -83,6 +99,7 @@ type Plan struct {
 	st        *ccm.Store
 	unlock    func()
 	exclusive bool
+	index     *RefIndex
 }
 
 // item is one blob during planning.
@@ -93,11 +110,19 @@ type item struct {
 	at     int64     // access in Unix nanoseconds, for sorting
 	newest time.Time // the later of creation and last access
 	size   int64
+	ref    bool   // a transcript, backup or archive references it
+	recent bool   // stored or used within the grace period
 	keep   string // reason it is kept, from the last rule that looked at it
 }
 
-// Decide plans a prune. It is a pure function of its arguments; refs is
-// consulted only when pol.GC is set. Entries whose metadata cannot be read
+// Reasons shared by the rules.
+const (
+	keepReferenced = "referenced by a transcript, backup or archive (part of its session; --evict-referenced deletes it)"
+	keepRecentFmt  = "stored or used within the last %s (a transcript may not reference it yet)"
+)
+
+// Decide plans a prune. It is a pure function of its arguments; refs are
+// the keys transcripts, backups and archives reference (nil: none). Entries whose metadata cannot be read
 // make it fail: without the pin level no decision is safe.
 func Decide(l *ccm.Listing, pol Policy, now time.Time, refs Refs) (*Plan, error) {
 	p := &Plan{Now: now, Policy: pol}
@@ -127,6 +152,8 @@ func Decide(l *ccm.Listing, pol Policy, now time.Time, refs Refs) (*Plan, error)
 		if e.Meta.CreatedAt.After(it.newest) {
 			it.newest = e.Meta.CreatedAt
 		}
+		_, it.ref = refs[e.Key]
+		it.recent = now.Sub(it.newest) < pol.grace()
 		live = append(live, it)
 		p.Blobs++
 		p.SizeBefore += it.size
@@ -140,7 +167,7 @@ func Decide(l *ccm.Listing, pol Policy, now time.Time, refs Refs) (*Plan, error)
 		}
 	}
 	if pol.GC {
-		live = p.gc(live, refs, now)
+		live = p.gc(live)
 	}
 	if pol.AgeLimit {
 		live = p.age(live, now)
@@ -169,27 +196,28 @@ func metaName(e *ccm.Entry) string {
 }
 
 func (it *item) decision(del bool, rule, reason string) Decision {
-	return Decision{Key: it.e.Key, Delete: del, Rule: rule, Reason: reason, Pin: it.pin, DiskBytes: it.size, LastAccess: it.access}
+	return Decision{Key: it.e.Key, Delete: del, Rule: rule, Reason: reason, Referenced: it.ref, Pin: it.pin, DiskBytes: it.size, LastAccess: it.access}
 }
 
 func (p *Plan) drop(it *item, rule, reason string) {
+	if it.ref {
+		reason += "; referenced, evicted (--evict-referenced): its stubs stay stubs"
+	}
 	p.Deletions = append(p.Deletions, it.decision(true, rule, reason))
 }
 
-// gc deletes unpinned blobs that no transcript mentions and that were not
+// gc deletes unpinned blobs that nothing references and that were not
 // stored or used within the grace period.
-func (p *Plan) gc(live []*item, refs Refs, now time.Time) []*item {
+func (p *Plan) gc(live []*item) []*item {
 	var out, del []*item
-	grace := p.Policy.grace()
 	for _, it := range live {
-		_, referenced := refs[it.e.Key]
 		switch {
-		case referenced:
-			it.keep = "referenced by a transcript or backup"
+		case it.ref:
+			it.keep = "referenced by a transcript, backup or archive"
 		case it.pin != ccm.PinNone:
 			it.keep = it.pin.String() + "-pinned (gc never deletes pinned blobs)"
-		case now.Sub(it.newest) < grace:
-			it.keep = fmt.Sprintf("unreferenced but stored or used within the last %s", fmtDur(grace))
+		case it.recent:
+			it.keep = fmt.Sprintf("unreferenced but stored or used within the last %s", fmtDur(p.Policy.grace()))
 		default:
 			del = append(del, it)
 			continue
@@ -198,9 +226,25 @@ func (p *Plan) gc(live []*item, refs Refs, now time.Time) []*item {
 	}
 	sort.Slice(del, func(i, j int) bool { return del[i].e.Key < del[j].e.Key })
 	for _, it := range del {
-		p.drop(it, RuleGC, "no transcript or backup references it")
+		p.drop(it, RuleGC, "no transcript, backup or archive references it")
 	}
 	return out
+}
+
+// held says why the age and size rules may not delete a blob that is
+// not pinned: referenced (unless EvictReferenced), or too recent to be
+// known unreferenced (a referenced blob is known: the grace period does
+// not hold it back from EvictReferenced).
+func (p *Plan) held(it *item) string {
+	switch {
+	case it.ref && !p.Policy.EvictReferenced:
+		return keepReferenced
+	case it.ref:
+		return ""
+	case it.recent:
+		return fmt.Sprintf(keepRecentFmt, fmtDur(p.Policy.grace()))
+	}
+	return ""
 }
 
 // age deletes unpinned blobs whose last access is older than MaxAge.
@@ -214,11 +258,13 @@ func (p *Plan) age(live []*item, now time.Time) []*item {
 			it.keep = it.pin.String() + "-pinned (age never deletes pinned blobs)"
 		case it.access.IsZero():
 			it.keep = "no access time recorded"
-		case it.access.Before(cutoff):
+		case !it.access.Before(cutoff):
+			it.keep = "accessed within " + limit
+		case p.held(it) != "":
+			it.keep = p.held(it)
+		default:
 			del = append(del, it)
 			continue
-		default:
-			it.keep = "accessed within " + limit
 		}
 		out = append(out, it)
 	}
@@ -229,8 +275,9 @@ func (p *Plan) age(live []*item, now time.Time) []*item {
 	return out
 }
 
-// size deletes oldest-accessed blobs, unpinned before soft-pinned, until
-// the bytes on disk fit MaxBytes. Hard-pinned blobs are never deleted; if
+// size deletes oldest-accessed blobs, unpinned before soft-pinned (and,
+// with EvictReferenced, referenced ones after all others), until the bytes
+// on disk fit MaxBytes. Hard-pinned blobs are never deleted; if
 // they alone exceed the limit, the plan says so in OverLimit.
 func (p *Plan) size(live []*item) []*item {
 	var total int64
@@ -244,19 +291,30 @@ func (p *Plan) size(live []*item) []*item {
 		}
 		return live
 	}
-	var unpinned, soft []*item
+	// Unreferenced blobs go first, unpinned before soft-pinned; referenced
+	// ones (only with EvictReferenced) after every unreferenced one.
+	var unpinned, soft, refUnpinned, refSoft, held []*item
 	for _, it := range live {
-		switch it.pin {
-		case ccm.PinNone:
-			unpinned = append(unpinned, it)
-		case ccm.PinSoft:
+		switch {
+		case it.pin == ccm.PinHard:
+			it.keep = "hard-pinned (never pruned)"
+			held = append(held, it)
+		case p.held(it) != "":
+			it.keep = p.held(it)
+			held = append(held, it)
+		case it.ref && it.pin == ccm.PinSoft:
+			refSoft = append(refSoft, it)
+		case it.ref:
+			refUnpinned = append(refUnpinned, it)
+		case it.pin == ccm.PinSoft:
 			soft = append(soft, it)
 		default:
-			it.keep = "hard-pinned (never pruned)"
+			unpinned = append(unpinned, it)
 		}
 	}
-	sortOldest(unpinned)
-	sortOldest(soft)
+	for _, g := range [][]*item{unpinned, soft, refUnpinned, refSoft} {
+		sortOldest(g)
+	}
 	gone := map[*item]bool{}
 	for _, group := range []struct {
 		items  []*item
@@ -264,6 +322,8 @@ func (p *Plan) size(live []*item) []*item {
 	}{
 		{unpinned, "over the size limit, oldest access first"},
 		{soft, "over the size limit after every unpinned blob, soft pins oldest access first"},
+		{refUnpinned, "over the size limit after every unreferenced blob, oldest access first"},
+		{refSoft, "over the size limit after every other blob, soft pins oldest access first"},
 	} {
 		for _, it := range group.items {
 			if total <= limit {
@@ -277,6 +337,16 @@ func (p *Plan) size(live []*item) []*item {
 	}
 	if total > limit {
 		p.OverLimit = total - limit
+		for _, it := range held {
+			switch {
+			case it.pin == ccm.PinHard:
+				p.HeldHard += it.size
+			case it.ref && !p.Policy.EvictReferenced:
+				p.HeldReferenced += it.size
+			default:
+				p.HeldRecent += it.size
+			}
+		}
 	}
 	out := live[:0]
 	for _, it := range live {

@@ -74,6 +74,11 @@ func TestPlansGolden(t *testing.T) {
 		{"size-only-hard-left", Policy{SizeLimit: true, MaxBytes: mb(0.3)}},
 		{"size-within", Policy{SizeLimit: true, MaxBytes: mb(2)}},
 		{"all", Policy{GC: true, AgeLimit: true, MaxAge: 30 * 24 * time.Hour, SizeLimit: true, MaxBytes: mb(0.6)}},
+		// --evict-referenced: the age and size rules take referenced
+		// blobs too, pins and the grace period still hold.
+		{"age-30-evict", Policy{AgeLimit: true, MaxAge: 30 * 24 * time.Hour, EvictReferenced: true}},
+		{"size-half-mb-evict", Policy{SizeLimit: true, MaxBytes: mb(0.5), EvictReferenced: true}},
+		{"all-evict", Policy{GC: true, AgeLimit: true, MaxAge: 30 * 24 * time.Hour, SizeLimit: true, MaxBytes: mb(0.6), EvictReferenced: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,7 +96,10 @@ func TestPlansGolden(t *testing.T) {
 }
 
 // checkInvariants holds for every plan: every blob decided exactly once,
-// hard pins never deleted, soft pins only by size, sizes add up.
+// hard pins never deleted, soft pins only by size, referenced blobs only
+// with EvictReferenced and never by gc, blobs within the grace period
+// never, sizes add up, and over the limit only what no rule may delete
+// is kept, each counted once in what holds the store there.
 func checkInvariants(t *testing.T, l *ccm.Listing, p *Plan) {
 	t.Helper()
 	seen := map[ccm.Key]int{}
@@ -107,6 +115,15 @@ func checkInvariants(t *testing.T, l *ccm.Listing, p *Plan) {
 		}
 		if pins[d.Key] == ccm.PinSoft && d.Rule != RuleSize {
 			t.Errorf("soft-pinned %s deleted by %s", d.Key, d.Rule)
+		}
+		if _, ref := fixtureRefs[d.Key]; ref && (!p.Policy.EvictReferenced || d.Rule == RuleGC) {
+			t.Errorf("referenced %s deleted by %s (evict %v)", d.Key, d.Rule, p.Policy.EvictReferenced)
+		}
+		if ref := d.Referenced; ref != hasKey(fixtureRefs, d.Key) {
+			t.Errorf("%s: Referenced %v", d.Key, ref)
+		}
+		if d.Key == key(10) {
+			t.Errorf("%s, used 14 minutes ago, deleted by %s", d.Key, d.Rule)
 		}
 	}
 	for _, d := range p.Kept {
@@ -125,12 +142,23 @@ func checkInvariants(t *testing.T, l *ccm.Listing, p *Plan) {
 		t.Errorf("over the limit without saying so")
 	}
 	if p.Policy.SizeLimit && p.OverLimit > 0 {
+		var held int64
 		for _, d := range p.Kept {
-			if d.Pin != ccm.PinHard {
+			_, ref := fixtureRefs[d.Key]
+			if d.Pin != ccm.PinHard && !(ref && !p.Policy.EvictReferenced) && d.Key != key(10) {
 				t.Errorf("over the limit but %s (%s) kept", d.Key, d.Pin)
 			}
+			held += d.DiskBytes
+		}
+		if sum := p.HeldReferenced + p.HeldRecent + p.HeldHard; sum != held || held != p.SizeAfter {
+			t.Errorf("held: referenced %d + recent %d + hard %d = %d, kept %d, after %d", p.HeldReferenced, p.HeldRecent, p.HeldHard, sum, held, p.SizeAfter)
 		}
 	}
+}
+
+func hasKey(r Refs, k ccm.Key) bool {
+	_, ok := r[k]
+	return ok
 }
 
 func golden(t *testing.T, path string, got []byte) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,14 +17,17 @@ import (
 
 // Options are what a prune run needs besides the policy.
 type Options struct {
-	// ClaudeDir is the Claude config directory; gc scans its projects/
-	// (and the legacy sessions/) for references.
+	// ClaudeDir is the Claude config directory; its projects/ (and the
+	// legacy sessions/) hold transcripts and purge backups that
+	// reference blobs.
 	ClaudeDir string
-	// ArchiveDir holds ccm archive's archives; gc also reads their
-	// manifests (*.manifest.json), which list the keys the archived
-	// transcripts reference, so archiving a session keeps its blobs.
+	// ArchiveDir holds ccm archive's archives; their manifests
+	// (*.manifest.json) list the keys the archived transcripts
+	// reference. Archive folders given with --to are recorded in the
+	// reference index when they are written and read from there.
 	ArchiveDir string
-	// DryRun plans under a shared lock and creates nothing.
+	// DryRun plans under a shared lock and creates nothing; the
+	// reference index is checked in memory and not written.
 	DryRun bool
 	// Progress reports long steps; nil reports nothing.
 	Progress Progress
@@ -46,14 +50,18 @@ func TranscriptRoots(claudeDir string) []string {
 	return []string{filepath.Join(claudeDir, "projects"), filepath.Join(claudeDir, "sessions")}
 }
 
-// Prepare lists the store, scans transcripts when the policy asks for gc,
-// and decides. The returned plan holds the store's lock (exclusive, or
-// shared for a dry run) until Close; Execute deletes under it.
+// Prepare brings the reference index up to date, lists the store and
+// decides. The returned plan holds the store's lock (exclusive, or shared
+// for a dry run) and the index's until Close; Execute deletes under them.
 //
-// The transcript scan runs before the lock is taken, so writers are not
-// held up by it. That is safe: a blob referenced only by lines written
-// after the scan read its file was stored or used after the scan began,
-// and the gc grace period keeps such recent blobs.
+// The index is refreshed twice: first before the store's lock is taken,
+// so writers are not held up while changed files are read, then again
+// under it, which reads only what changed in between. Under the store's
+// exclusive lock no purge is between storing a blob and putting the
+// transcript that references it in place (a purge holds the store shared
+// from its first store to its rename), so the second refresh sees every
+// reference a purge made. A blob stored by a hook whose stub Claude Code
+// has not written yet is kept by the grace period.
 func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan, error) {
 	if !pol.Any() {
 		return nil, errors.New("nothing to prune: no rule given")
@@ -61,32 +69,50 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 	if !st.Exists() {
 		return nil, fmt.Errorf("%w at %s (nothing has been stored yet, or --cache-dir is wrong)", ccm.ErrNoStore, st.Root())
 	}
-	var refs Refs
-	var scan *ScanStats
-	if pol.GC {
-		if opt.ClaudeDir == "" {
-			return nil, errors.New("gc needs the Claude config directory")
+	if pol.GC && opt.ClaudeDir == "" {
+		return nil, errors.New("gc needs the Claude config directory")
+	}
+	var roots []string
+	if opt.ClaudeDir != "" {
+		roots = TranscriptRoots(opt.ClaudeDir)
+	}
+	if opt.ArchiveDir != "" {
+		roots = append(roots, opt.ArchiveDir)
+	}
+	// The first refresh reads the index without its lock, so a purge
+	// that notes its files meanwhile is not held up either, and creates
+	// nothing until it is known that the run goes ahead.
+	x, err := ReadIndex(st.Root())
+	if err != nil {
+		return nil, err
+	}
+	_, first, err := x.Refresh(ctx, roots, opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if pol.GC && first.Files == 0 {
+		return nil, fmt.Errorf("%w under %s: refusing to treat every blob as unreferenced (wrong --claude-dir?)",
+			ErrNoTranscripts, strings.Join(roots, " or "))
+	}
+	if !opt.DryRun {
+		wait := st.LockWait
+		if wait <= 0 {
+			wait = ccm.DefaultLockWait
 		}
-		roots := TranscriptRoots(opt.ClaudeDir)
-		if opt.ArchiveDir != "" {
-			roots = append(roots, opt.ArchiveDir)
-		}
-		var add func(int64)
-		if opt.Progress != nil {
-			opt.Progress.Start("scanning transcripts", totalSize(roots), true)
-			add = opt.Progress.Add
-		}
-		r, s, err := ScanReferences(ctx, roots, add)
-		if opt.Progress != nil {
-			opt.Progress.Finish()
-		}
+		locked, err := OpenIndex(ctx, st.Root(), wait)
 		if err != nil {
 			return nil, err
 		}
-		refs, scan = r, &s
+		locked.adopt(x)
+		x = locked
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			x.Close()
+		}
+	}()
 	var unlock func()
-	var err error
 	if opt.DryRun {
 		unlock, err = st.LockShared(ctx)
 	} else {
@@ -95,6 +121,16 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 	if err != nil {
 		return nil, err
 	}
+	refs, stats, err := x.Refresh(ctx, roots, nil)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	stats.Read += first.Read
+	stats.Grown += first.Grown
+	stats.BytesRead += first.BytesRead
+	stats.Unchanged = first.Unchanged
+	stats.Duration += first.Duration
 	var list func(done, total int)
 	if opt.Progress != nil {
 		started, last := false, 0
@@ -132,15 +168,23 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 	}
 	slices.Sort(deleting)
 	p.Repack = ccm.PlanRepackSorted(l, deleting)
-	p.Scan, p.Root, p.st, p.unlock, p.exclusive = scan, st.Root(), st, unlock, !opt.DryRun
+	p.Index, p.Root, p.st, p.unlock, p.exclusive, p.index = stats, st.Root(), st, unlock, !opt.DryRun, x
+	ok = true
 	return p, nil
 }
 
-// Close releases the lock Prepare took. It is safe to call twice.
+// Close releases the locks Prepare took and writes the reference index
+// back. It is safe to call twice.
 func (p *Plan) Close() {
 	if p.unlock != nil {
 		p.unlock()
 		p.unlock = nil
+	}
+	if p.index != nil {
+		// The index is a cache: a failure to write it costs the next
+		// run a read of what changed, nothing else.
+		_ = p.index.Close()
+		p.index = nil
 	}
 }
 
@@ -173,10 +217,12 @@ func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) 
 		defer progress.Finish()
 	}
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		jobs = make(chan Decision)
+		mu        sync.Mutex
+		errs      []error
+		wg        sync.WaitGroup
+		jobs      = make(chan Decision)
+		evicted   []Eviction
+		evictedAt = p.Now
 	)
 	for w := 0; w < deleteWorkers; w++ {
 		wg.Add(1)
@@ -200,6 +246,9 @@ func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) 
 						res.Freed += freed
 						res.SizeAfter -= freed
 					}
+					if d.Referenced {
+						evicted = append(evicted, Eviction{Key: d.Key, At: evictedAt, Rule: d.Rule})
+					}
 				}
 				if progress != nil {
 					progress.Add(1)
@@ -219,6 +268,9 @@ func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) 
 	close(jobs)
 	wg.Wait()
 	sort.Strings(res.Errors)
+	if err := logEvictions(p.Root, evicted); err != nil {
+		errs = append(errs, fmt.Errorf("record the evicted blobs: %w", err))
+	}
 	if canceled {
 		errs = append(errs, ctx.Err())
 	}

@@ -138,20 +138,30 @@ func ScanReferences(ctx context.Context, roots []string, progress func(n int64))
 // read to the next so a key split across reads is still seen whole.
 const keyTail = len("sha256:") + 64 - 1
 
-// scanFile adds the keys in one file to refs. buf is the worker's buffer.
+// scanFile adds the keys in one file to refs (a zstd backup as it
+// decompresses). buf is the worker's buffer.
 func scanFile(ctx context.Context, path string, buf []byte, refs Refs, progress func(int64)) (int64, error) {
+	if compressedBackup(path) {
+		return scanCompressed(ctx, path, refs, progress)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
+	return scanReader(ctx, f, buf, refs, progress)
+}
+
+// scanReader adds the keys in r's bytes to refs, a key split between two
+// reads included. buf is the worker's buffer.
+func scanReader(ctx context.Context, r io.Reader, buf []byte, refs Refs, progress func(int64)) (int64, error) {
 	var read int64
 	carry := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return read, err
 		}
-		n, err := io.ReadFull(f, buf[carry:])
+		n, err := io.ReadFull(r, buf[carry:])
 		read += int64(n)
 		if progress != nil && n > 0 {
 			progress(int64(n))

@@ -15,8 +15,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/pins"
-	"ccm/internal/stub"
+	"ccm/ccm/pins"
+	"ccm/ccm/stub"
 	"ccm/transcript"
 )
 

@@ -6,8 +6,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
-	"ccm/jsonstr"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
 	"ccm/transcript"
 )
 
@@ -84,9 +84,9 @@ func envelope(b []byte, rec transcript.Record) []byte {
 	for _, k := range []string{"cwd", "sessionId", "version", "gitBranch", "slug"} {
 		if v := rec.Get(k); v.Type == gjson.String {
 			b = append(b, ',')
-			b = jsonstr.Append(b, k)
+			b = rawjson.Append(b, k)
 			b = append(b, ':')
-			b = jsonstr.Append(b, v.Str)
+			b = rawjson.Append(b, v.Str)
 		}
 	}
 	return b
@@ -101,26 +101,26 @@ func (inj *injection) lines(next []byte) [][]byte {
 	if inj.logicalParent == "" {
 		b = append(b, "null"...)
 	} else {
-		b = jsonstr.Append(b, inj.logicalParent)
+		b = rawjson.Append(b, inj.logicalParent)
 	}
 	b = append(b, `,"isSidechain":false,"userType":"external"`...)
 	b = envelope(b, rec)
 	b = append(b, `,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":`...)
-	b = jsonstr.Append(b, ts)
+	b = rawjson.Append(b, ts)
 	b = append(b, `,"uuid":`...)
-	b = jsonstr.Append(b, inj.boundaryUUID)
+	b = rawjson.Append(b, inj.boundaryUUID)
 	b = append(b, fmt.Sprintf(`,"level":"info","compactMetadata":{"trigger":"manual","preTokens":%d}}`, inj.preTokens)...)
 
 	s := []byte(`{"parentUuid":`)
-	s = jsonstr.Append(s, inj.boundaryUUID)
+	s = rawjson.Append(s, inj.boundaryUUID)
 	s = append(s, `,"isSidechain":false,"userType":"external"`...)
 	s = envelope(s, rec)
 	s = append(s, `,"type":"user","message":{"role":"user","content":`...)
-	s = jsonstr.Append(s, inj.text)
+	s = rawjson.Append(s, inj.text)
 	s = append(s, `},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":`...)
-	s = jsonstr.Append(s, inj.summaryUUID)
+	s = rawjson.Append(s, inj.summaryUUID)
 	s = append(s, `,"timestamp":`...)
-	s = jsonstr.Append(s, ts)
+	s = rawjson.Append(s, ts)
 	s = append(s, '}')
 	return [][]byte{b, s}
 }
@@ -196,11 +196,11 @@ func (p *Plan) planArchive() {
 // archiveLine renders the record that stands for the archived region.
 func (a *archive) line(st stub.Stub, next []byte) []byte {
 	b := []byte(`{"type":"` + stub.ArchiveType + `","archive":`)
-	b = jsonstr.Append(b, st.String())
+	b = rawjson.Append(b, st.String())
 	b = append(b, fmt.Sprintf(`,"kept":%d`, len(a.copies))...)
 	if ts := transcript.NewRecord(next).Get("timestamp"); ts.Type == gjson.String {
 		b = append(b, `,"timestamp":`...)
-		b = jsonstr.Append(b, ts.Str)
+		b = rawjson.Append(b, ts.Str)
 	}
 	return append(b, '}')
 }

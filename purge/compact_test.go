@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // TestArchiveCompacted: --archive-compacted moves everything before the

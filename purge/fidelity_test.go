@@ -8,7 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 	"ccm/transcript"
 )
 

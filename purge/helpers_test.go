@@ -14,11 +14,12 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/restore"
-	"ccm/internal/stub"
-	"ccm/jsonstr"
-	"ccm/synth"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
+	"ccm/internal/synth"
+	"ccm/purge/restore"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 // env is one purge test's world: a transcript directory, a CCM store and
@@ -88,6 +89,16 @@ func (e *env) purgeBytes(data []byte, o Options) (*Report, []byte) {
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readBackup returns a backup's original bytes, whatever its kind.
+func readBackup(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := rewrite.ReadBackup(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +669,7 @@ func nullable(s string) any {
 
 // js encodes a string as JSON with non-ASCII kept raw.
 func js(s string) string {
-	return string(jsonstr.Append(nil, s))
+	return string(rawjson.Append(nil, s))
 }
 
 // sig is a plausible base64 thinking signature.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"ccm/ccm"
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // synthCases are generated transcripts covering every option of the

@@ -3,14 +3,14 @@ package purge
 import (
 	"testing"
 
-	"ccm/jsonstr"
+	"ccm/internal/rawjson"
 )
 
 // TestLostResultLen: the constant length of the synthesised result text
-// is the length jsonstr writes for it (it is no longer computed at
+// is the length rawjson writes for it (it is no longer computed at
 // package initialisation).
 func TestLostResultLen(t *testing.T) {
-	if want := len(jsonstr.Append(nil, lostResultText)); lostResultLen != want {
-		t.Fatalf("lostResultLen = %d, jsonstr writes %d bytes", lostResultLen, want)
+	if want := len(rawjson.Append(nil, lostResultText)); lostResultLen != want {
+		t.Fatalf("lostResultLen = %d, rawjson writes %d bytes", lostResultLen, want)
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
 	"ccm/transcript"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 	"ccm/transcript"
 )
 

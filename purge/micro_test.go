@@ -9,7 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
 )
 
 // microFixture is an old turn that reads a.go, then edits it (the read

@@ -5,21 +5,23 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/internal/rewrite"
+	"ccm/transcript/rewrite"
 )
 
 // BackupMode says how the original is kept before it is replaced
 // (rewrite.BackupMode).
 type BackupMode = rewrite.BackupMode
 
-// Backup modes, as in package rewrite: Link (the default) hard-links the
-// original inode, Copy writes a copy, Zstd a compressed copy, None keeps
-// nothing.
+// Backup modes, as in package rewrite: Link hard-links the original inode,
+// Copy writes a copy, Zstd (the default, DefaultBackup) a compressed copy,
+// None keeps nothing.
 const (
 	BackupLink = rewrite.BackupLink
 	BackupCopy = rewrite.BackupCopy
 	BackupZstd = rewrite.BackupZstd
 	BackupNone = rewrite.BackupNone
+
+	DefaultBackup = rewrite.DefaultBackup
 )
 
 // BackupStamp is the layout of the time stamp in backup names
@@ -110,7 +112,7 @@ func DefaultOptions() Options {
 		RecentResults: 10,
 		OldThreshold:  1000,
 		KeepTurns:     4,
-		Backup:        BackupLink,
+		Backup:        DefaultBackup,
 		LockWait:      10 * time.Second,
 		Now:           time.Now,
 	}

@@ -6,9 +6,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/pins"
-	"ccm/internal/stub"
-	"ccm/synth"
+	"ccm/ccm/pins"
+	"ccm/ccm/stub"
+	"ccm/internal/synth"
 )
 
 // pinFixture: directives in prompts, in a slash-command expansion, in

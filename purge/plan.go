@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 
-	"ccm/internal/pins"
+	"ccm/ccm/pins"
 	"ccm/transcript"
 )
 

@@ -4,8 +4,8 @@ import (
 	"hash/crc32"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
-	"ccm/jsonstr"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
 )
 
 // plannedStub is one value the plan moves to the store: its span in its
@@ -43,10 +43,10 @@ func (ps *plannedStub) stub() stub.Stub {
 func (ps *plannedStub) text() []byte {
 	st := ps.stub()
 	if !ps.asBlock {
-		return jsonstr.Append(nil, st.String())
+		return rawjson.Append(nil, st.String())
 	}
 	b := append([]byte(nil), `{"type":"text","text":`...)
-	return append(jsonstr.Append(b, st.String()), '}')
+	return append(rawjson.Append(b, st.String()), '}')
 }
 
 // source is what the store records of where the value came from. Type

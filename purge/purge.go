@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/rewrite"
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 // Report says what a purge of one file did (or, in a dry run, would do).
@@ -44,10 +44,14 @@ type Report struct {
 	// EstimateError says why the token estimates are missing from a
 	// purge that otherwise succeeded.
 	EstimateError string `json:"estimate_error,omitempty"`
-	// HeldOpen lists processes that still had the replaced file open
-	// for writing when the purge finished: lines they write now go to
-	// it (the backup), not to the transcript.
-	HeldOpen []int `json:"held_open_by,omitempty"`
+	// Holders says what may still write to the replaced file and where
+	// that goes; Blind is also set when liveness was judged by the
+	// modification time alone.
+	rewrite.Holders
+	// Swaps counts the renames of the replacement: 1, and one more each
+	// time lines that reached the replaced file during a rename were put
+	// in their place.
+	Swaps int `json:"swaps,omitempty"`
 	// Plan lists every decision, in a dry run only: what the purge would
 	// do, where and why.
 	Plan []Step `json:"plan,omitempty"`
@@ -107,10 +111,13 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 	if fi.Size() == 0 {
 		return nil, fmt.Errorf("empty file (0 bytes), nothing to purge")
 	}
+	blind := false
 	if age := opt.Now().Sub(fi.ModTime()); opt.LiveWindow > 0 && age < opt.LiveWindow && age > -opt.LiveWindow {
 		opt.Live = true // its last turn may be in flight: leave it alone
-		if opt.LiveNeedsWriter && !hasWriter(path, fi) {
-			opt.Live = false
+		if opt.LiveNeedsWriter {
+			var known bool
+			opt.Live, known = hasWriter(path, fi)
+			blind = !known
 		}
 	}
 	if !opt.DryRun {
@@ -146,6 +153,7 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return nil, ErrNothingLeft
 	}
 	rep := &Report{Path: name, DryRun: opt.DryRun, BytesBefore: fi.Size(), StaleTemps: stale, Live: opt.Live}
+	rep.Blind = blind
 	p.terminate = unterminated
 	if err := p.decideStubs(ctx, src); err != nil {
 		return nil, err
@@ -278,7 +286,9 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		// from the start; only what grew after the start was appended.
 		rep.TailBytes = res.TailBytes - (fi.Size() - limit)
 		rep.BytesAfter += rep.TailBytes
-		rep.HeldOpen = res.HeldOpen
+		rep.Holders, rep.Swaps = res.Holders, res.Swaps
+		rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
+		rep.Blind = rep.Blind || res.Blind
 	}
 	if !rep.Changed {
 		rep.BytesAfter = rep.BytesBefore
@@ -353,35 +363,38 @@ func (p *Plan) afterCounter(w *rewriter) *transcript.Counter {
 // in its project (its working directory encodes to the transcript's
 // folder) or names the session on its command line (--resume ID). Claude
 // Code opens the file by path for each line, so its process is the sign
-// between two lines. True when /proc cannot tell, so that a system without
-// it keeps the mtime rule.
-func hasWriter(path string, fi os.FileInfo) bool {
+// between two lines. Where the system cannot tell (known false), it says
+// true, so that the modification time alone decides.
+func hasWriter(path string, fi os.FileInfo) (writer, known bool) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return true
+		return true, true
 	}
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	pids, ok := fsutil.Writers(abs, fi)
-	if !ok || len(pids) > 0 {
-		return true
-	}
-	procs, ok := fsutil.ClaudeProcesses()
+	pids, ok := fsutil.LiveWriters(abs, fi)
 	if !ok {
-		return true
+		return true, false
+	}
+	if len(pids) > 0 {
+		return true, true
+	}
+	procs, ok := fsutil.LiveClaudeProcesses()
+	if !ok {
+		return true, false
 	}
 	sid := strings.TrimSuffix(filepath.Base(abs), ".jsonl")
 	folder := filepath.Base(filepath.Dir(abs))
 	for _, p := range procs {
 		if p.Cwd != "" && transcript.ProjectDirName(p.Cwd) == folder {
-			return true
+			return true, true
 		}
 		for _, a := range p.Args {
 			if a == sid || strings.HasSuffix(a, "/"+sid+".jsonl") {
-				return true
+				return true, true
 			}
 		}
 	}
-	return false
+	return false, true
 }

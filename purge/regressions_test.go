@@ -12,18 +12,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/rewrite"
-	"ccm/internal/stub"
-	"ccm/synth"
+	"ccm/ccm/stub"
+	"ccm/internal/fsutil"
+	"ccm/internal/synth"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 // D1 #3: no locking between hooks, purge and prune. A purge holds the
@@ -113,14 +112,11 @@ func holdTranscriptLock(t *testing.T, path, lockDir string) func() {
 		t.Fatal(err)
 	}
 	// Same name as lockPath: any ccm process computes it the same way.
-	f, err := os.OpenFile(rewrite.LockPath(lockDir, path), os.O_RDWR|os.O_CREATE, 0o600)
+	l, err := fsutil.LockFile(context.Background(), rewrite.LockPath(lockDir, path), true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	return func() { f.Close() }
+	return func() { l.Unlock() }
 }
 
 // assertNoTemp fails when a temp file is left in dir.
@@ -240,7 +236,7 @@ func TestBackupNamesUnique(t *testing.T) {
 		if rep.Backup == "" {
 			t.Fatalf("run %d: no backup", i)
 		}
-		if !bytes.Equal(readFile(t, rep.Backup), in) {
+		if !bytes.Equal(readBackup(t, rep.Backup), in) {
 			t.Errorf("run %d: backup %s is not the file as it was", i, rep.Backup)
 		}
 		backups = append(backups, rep.Backup)
@@ -257,7 +253,7 @@ func TestBackupNamesUnique(t *testing.T) {
 	}
 	// Every backup still holds its version.
 	for i, in := range [][]byte{v1, v2, v1} {
-		if !bytes.Equal(readFile(t, backups[i]), in) {
+		if !bytes.Equal(readBackup(t, backups[i]), in) {
 			t.Errorf("backup %d was overwritten", i)
 		}
 	}
@@ -847,54 +843,5 @@ func TestNoStrayFiles(t *testing.T) {
 			}
 			return nil
 		})
-	}
-}
-
-// D1 #19: the whole file was read again after the write, to find /context
-// output. Once the new file is in place, purge reads neither it nor the
-// old one (no appends happened), token estimate included.
-func TestNoRereadAfterWrite(t *testing.T) {
-	in, _ := gen(t, synth.Options{Seed: 119, Turns: 10, Thinking: true, Progress: true})
-	e := newEnv(t)
-	p := e.write("s.jsonl", in)
-	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
-	if _, err := syscall.InotifyAddWatch(fd, e.dir, syscall.IN_OPEN|syscall.IN_ACCESS|syscall.IN_MOVED_TO); err != nil {
-		t.Fatal(err)
-	}
-	o := e.opts()
-	o.Tokens = true
-	if _, err := File(context.Background(), p, o); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1<<20)
-	n, err := syscall.Read(fd, buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	renamed := false
-	reads := 0
-	for off := 0; off+syscall.SizeofInotifyEvent <= n; {
-		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
-		name := strings.TrimRight(string(buf[off+syscall.SizeofInotifyEvent:off+syscall.SizeofInotifyEvent+int(ev.Len)]), "\x00")
-		off += syscall.SizeofInotifyEvent + int(ev.Len)
-		if name != "s.jsonl" {
-			continue
-		}
-		switch {
-		case ev.Mask&syscall.IN_MOVED_TO != 0:
-			renamed = true
-		case renamed:
-			reads++
-		}
-	}
-	if !renamed {
-		t.Fatal("no rename seen")
-	}
-	if reads > 0 {
-		t.Errorf("%d opens or reads of the transcript after the rename", reads)
 	}
 }

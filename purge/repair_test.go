@@ -11,9 +11,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/rewrite"
-	"ccm/synth"
+	"ccm/internal/synth"
 	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 func sidechainRec(uuid, parent, typ, content string) string {

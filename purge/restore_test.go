@@ -11,10 +11,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/restore"
-	"ccm/internal/stub"
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/ccm/stub"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
+	"ccm/purge/restore"
 )
 
 // roundTrip purges path with thinking and progress kept, restores it and

@@ -9,9 +9,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/splice"
-	"ccm/internal/stub"
-	"ccm/jsonstr"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
 	"ccm/transcript"
 )
 
@@ -23,7 +22,7 @@ type rewriter struct {
 	buf   []byte
 	buf2  []byte
 	tmp   []byte
-	edits []splice.Edit
+	edits []rawjson.Edit
 	// onLine, when set, sees every record line written and whether it is
 	// on the chain the purged file resumes with (for the token estimate).
 	onLine func(line []byte, rec int)
@@ -161,7 +160,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 			if err := w.stub.put(ps, line[ps.off:ps.off+ps.n]); err != nil {
 				return nil, err
 			}
-			w.edits = append(w.edits, splice.Edit{Off: ps.off, N: ps.n, Repl: ps.text()})
+			w.edits = append(w.edits, rawjson.Edit{Off: ps.off, N: ps.n, Repl: ps.text()})
 		}
 	}
 	if r, ok := w.p.parent[rec]; ok {
@@ -169,9 +168,9 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 		if res.Exists() {
 			repl := []byte("null")
 			if r.to != "" {
-				repl = jsonstr.Append(nil, r.to)
+				repl = rawjson.Append(nil, r.to)
 			}
-			w.edits = append(w.edits, splice.Value(res, repl))
+			w.edits = append(w.edits, rawjson.ReplaceValue(res, repl))
 		}
 	}
 	rm := w.p.remove[rec]
@@ -186,7 +185,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 					field = "tool_use_id"
 				}
 				if v := blk.Get(field); v.Exists() {
-					w.edits = append(w.edits, splice.Value(v, jsonstr.Append(nil, id)))
+					w.edits = append(w.edits, rawjson.ReplaceValue(v, rawjson.Append(nil, id)))
 				}
 			}
 			k++
@@ -198,17 +197,17 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 			// Applied after the renames above, in a second splice: the
 			// array edit would overlap them.
 			if len(w.edits) > 0 {
-				w.buf = splice.Apply(w.buf, line, w.edits)
+				w.buf = rawjson.Splice(w.buf, line, w.edits)
 				line = w.buf
 				w.edits = w.edits[:0]
 				s = bytesView(line)
 				c = gjson.Get(s, "message.content")
 			}
-			w.edits = append(w.edits, splice.Value(c, withoutElements(c, rm)))
+			w.edits = append(w.edits, rawjson.ReplaceValue(c, withoutElements(c, rm)))
 		}
 	}
 	if len(w.edits) > 0 {
-		w.tmp = splice.Apply(w.tmp, line, w.edits)
+		w.tmp = rawjson.Splice(w.tmp, line, w.edits)
 		w.buf, w.tmp = w.tmp, w.buf
 		line = w.buf
 	}

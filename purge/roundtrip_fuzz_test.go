@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // FuzzPurgeRestore: with every keep flag on, a purge only moves content

@@ -1,3 +1,5 @@
+//go:build unix
+
 package purge
 
 // Safety with other processes: Claude Code appending during a purge
@@ -10,11 +12,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,10 +29,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/restore"
-	"ccm/internal/rewrite"
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
+	"ccm/purge/restore"
+	"ccm/transcript/rewrite"
 )
 
 // Environment variables of the appender helper process.
@@ -36,6 +40,8 @@ const (
 	envAppendTo    = "CCM_PURGE_TEST_APPEND_TO"
 	envAppendCount = "CCM_PURGE_TEST_APPEND_COUNT"
 	envAppendEvery = "CCM_PURGE_TEST_APPEND_EVERY"
+	envAppendPause = "CCM_PURGE_TEST_APPEND_PAUSE"
+	envAppendSeed  = "CCM_PURGE_TEST_APPEND_SEED"
 	envMeasure     = "CCM_PURGE_TEST_MEASURE"
 )
 
@@ -63,22 +69,39 @@ func appendLine(n int) string {
 }
 
 // appender writes the lines the way Claude Code 2.0.14 does: one
-// open(O_APPEND), write, close per entry.
+// open(O_APPEND), write, close per entry, every envAppendEvery. With
+// envAppendSeed, the gaps are random up to that, and a random pause up to
+// envAppendPause comes between the open and the write, as when the writer
+// is descheduled there.
 func appender(path string) int {
 	count, _ := strconv.Atoi(os.Getenv(envAppendCount))
 	every, _ := time.ParseDuration(os.Getenv(envAppendEvery))
+	pause, _ := time.ParseDuration(os.Getenv(envAppendPause))
+	var rng *rand.Rand
+	if seed, err := strconv.ParseUint(os.Getenv(envAppendSeed), 10, 64); err == nil {
+		rng = rand.New(rand.NewPCG(seed, 0))
+	}
+	random := func(d time.Duration) time.Duration {
+		if rng == nil || d <= 0 {
+			return d
+		}
+		return time.Duration(rng.Int64N(int64(d)))
+	}
 	for n := 0; n < count; n++ {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		if d := random(pause); d > 0 {
+			time.Sleep(d)
+		}
 		if _, err := f.WriteString(appendLine(n)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		f.Close()
-		time.Sleep(every)
+		time.Sleep(random(every))
 	}
 	return 0
 }
@@ -288,9 +311,22 @@ func TestKillDuringPurge(t *testing.T) {
 			outcomes["original"]++
 		case purgedSum:
 			outcomes["purged"]++
+			// One backup of the original; a kill between the rename and
+			// the end of the wait for writers may also leave the old file's
+			// -held link, which is the original too (clean removes it as a
+			// backup).
 			bs, _ := restore.Backups(p)
-			if len(bs) != 1 || sum(readFile(t, bs[0])) != origSum {
-				t.Errorf("run %d: purged file without a backup of the original (%v)", i, bs)
+			var kept []string
+			for _, b := range bs {
+				if sum(readBackup(t, b)) != origSum {
+					t.Errorf("run %d: %s is not the original", i, b)
+				}
+				if !strings.HasSuffix(b, rewrite.HeldTag) {
+					kept = append(kept, b)
+				}
+			}
+			if len(kept) != 1 {
+				t.Errorf("run %d: purged file without one backup of the original (%v)", i, bs)
 			}
 		default:
 			t.Errorf("run %d (killed after %v): the transcript is neither the original nor the purged file (%d bytes)", i, delay, len(got))
@@ -595,9 +631,12 @@ func TestDiskFull(t *testing.T) {
 
 // After the rename a purge waits for the old file to be closed, not a
 // fixed time: with no other process holding it, it is done within a few
-// settle periods; a process that keeps it open (writing through its own
-// descriptor, unlike Claude Code) is waited for until heldWait and then
-// reported, since what it writes now goes to the old file.
+// settle periods. A process that keeps the file open for writing
+// (through its own descriptor, unlike Claude Code) is seen before the
+// rename and the purge refuses, leaving the file as it was. One that
+// opened it in the instant before the rename is waited for until
+// HeldWait and then reported, with the old file that keeps a name for it:
+// what it writes now goes there.
 func TestHeldOpenReported(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("no /proc: the purge waits lateWait instead")
@@ -608,34 +647,69 @@ func TestHeldOpenReported(t *testing.T) {
 	p := e.write("free.jsonl", in)
 	start := time.Now()
 	rep, _ := e.purge(p, e.opts())
-	if len(rep.HeldOpen) != 0 {
-		t.Errorf("nobody holds the file, reported %v", rep.HeldOpen)
+	if len(rep.HeldOpen)+len(rep.Kept) != 0 {
+		t.Errorf("nobody holds the file, reported %v, kept %v", rep.HeldOpen, rep.Kept)
 	}
 	free := time.Since(start)
 
+	// sleep holds a descriptor of the transcript open for writing.
+	holdOpen := func(p string) *exec.Cmd {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		child := exec.Command("sleep", "30")
+		child.ExtraFiles = []*os.File{f}
+		if err := child.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+		return child
+	}
+
 	p = e.write("held.jsonl", in)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
+	child := holdOpen(p)
+	_, err := File(context.Background(), p, e.opts())
+	var held *rewrite.HeldOpenError
+	if !errors.As(err, &held) || !slices.Equal(held.Pids, []int{child.Process.Pid}) {
+		t.Errorf("purge of a held file: %v, want held open by %d", err, child.Process.Pid)
 	}
-	child := exec.Command("sleep", "30")
-	child.ExtraFiles = []*os.File{f}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
+	if !bytes.Equal(readFile(t, p), in) {
+		t.Error("the held file changed")
 	}
-	f.Close()
-	defer func() { child.Process.Kill(); child.Wait() }()
+	if bs, _ := restore.Backups(p); len(bs) != 0 {
+		t.Errorf("backups left: %v", bs)
+	}
+
+	p = e.write("racing.jsonl", in)
+	defer rewrite.SetHooks(p, rewrite.Hooks{BeforeRename: func(n int) {
+		if n == 0 {
+			child = holdOpen(p)
+		}
+	}})()
 	start = time.Now()
 	rep, _ = e.purge(p, e.opts())
-	held := time.Since(start)
-	if len(rep.HeldOpen) != 1 || rep.HeldOpen[0] != child.Process.Pid {
+	took := time.Since(start)
+	if !slices.Equal(rep.HeldOpen, []int{child.Process.Pid}) {
 		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
 	}
-	if held < rewrite.HeldWait {
-		t.Errorf("a held file was waited for %v, less than %v", held, rewrite.HeldWait)
+	// The old file keeps a name for the writer: the backup when it is a
+	// hard link, else a -held link (the default backup is a compressed
+	// copy, a new file the writer cannot reach).
+	switch {
+	case len(rep.Kept) != 1:
+		t.Errorf("kept %v, want the old file under one name", rep.Kept)
+	case strings.HasSuffix(rep.Backup, rewrite.ZstdExt) && !strings.HasSuffix(rep.Kept[0], rewrite.HeldTag):
+		t.Errorf("kept %v, want a %s link beside the compressed backup %s", rep.Kept, rewrite.HeldTag, rep.Backup)
+	case !strings.HasSuffix(rep.Backup, rewrite.ZstdExt) && rep.Kept[0] != rep.Backup:
+		t.Errorf("kept %v, want the backup %s", rep.Kept, rep.Backup)
 	}
-	t.Logf("purge with the old file free: %v; held: %v", free, held)
-	if free >= held {
-		t.Errorf("the purge of a free file (%v) waited as long as for a held one (%v)", free, held)
+	if took < rewrite.HeldWait {
+		t.Errorf("a held file was waited for %v, less than %v", took, rewrite.HeldWait)
+	}
+	t.Logf("purge with the old file free: %v; held: %v", free, took)
+	if free >= took {
+		t.Errorf("the purge of a free file (%v) waited as long as for a held one (%v)", free, took)
 	}
 }

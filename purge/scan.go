@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ccm/internal/pins"
+	"ccm/ccm/pins"
 	"ccm/transcript"
 	"ccm/transcript/worklog"
 )

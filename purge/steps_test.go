@@ -11,8 +11,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
-	"ccm/synth"
+	"ccm/ccm/stub"
+	"ccm/internal/synth"
 	"ccm/transcript"
 )
 

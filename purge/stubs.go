@@ -7,8 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
-	"ccm/jsonstr"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
 	"ccm/transcript"
 )
 
@@ -147,7 +147,7 @@ const lostResultText = "[Tool result lost: this call's result was never recorded
 func synthLine(after []byte, s *synthResult) []byte {
 	r := transcript.NewRecord(after)
 	b := []byte(`{"parentUuid":`)
-	b = jsonstr.Append(b, s.Parent)
+	b = rawjson.Append(b, s.Parent)
 	b = append(b, `,"isSidechain":`...)
 	if r.IsSidechain() {
 		b = append(b, "true"...)
@@ -158,9 +158,9 @@ func synthLine(after []byte, s *synthResult) []byte {
 	for _, k := range []string{"cwd", "sessionId", "version", "gitBranch", "agentId", "slug"} {
 		if v := r.Get(k); v.Type == gjson.String {
 			b = append(b, ',')
-			b = jsonstr.Append(b, k)
+			b = rawjson.Append(b, k)
 			b = append(b, ':')
-			b = jsonstr.Append(b, v.Str)
+			b = rawjson.Append(b, v.Str)
 		}
 	}
 	b = append(b, `,"type":"user","message":{"role":"user","content":[`...)
@@ -169,16 +169,16 @@ func synthLine(after []byte, s *synthResult) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"tool_result","tool_use_id":`...)
-		b = jsonstr.Append(b, id)
+		b = rawjson.Append(b, id)
 		b = append(b, `,"content":`...)
-		b = jsonstr.Append(b, lostResultText)
+		b = rawjson.Append(b, lostResultText)
 		b = append(b, `,"is_error":true}`...)
 	}
 	b = append(b, `]},"uuid":`...)
-	b = jsonstr.Append(b, s.UUID)
+	b = rawjson.Append(b, s.UUID)
 	if ts := r.Get("timestamp"); ts.Type == gjson.String {
 		b = append(b, `,"timestamp":`...)
-		b = jsonstr.Append(b, ts.Str)
+		b = rawjson.Append(b, ts.Str)
 	}
 	b = append(b, `,"toolUseResult":"Error: tool result lost"}`...)
 	return b

@@ -3,7 +3,7 @@ package purge
 import (
 	"slices"
 
-	"ccm/internal/pins"
+	"ccm/ccm/pins"
 	"ccm/transcript"
 )
 

@@ -29,6 +29,7 @@ printf 'package main\n\nfunc main() {}\n' >"$tmp/empty/main.go"
 ls -l "$tmp/ccm" "$tmp/emptyprog" | awk '{print "binary", $NF, $5, "bytes"}'
 
 export CLAUDE_CONFIG_DIR=$tmp/claude CCM_HOME=$tmp/claude/ccm CCM_CACHE_DIR=$tmp/claude/cache/ccm
+mkdir -p "$CLAUDE_CONFIG_DIR" # ccm refuses a config dir that does not exist
 python3 - "$tmp" <<'EOF'
 import json, os, sys
 t = sys.argv[1]

@@ -21,6 +21,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/ccm-scale.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 (cd "$repo" && go build -o "$work/ccm" ./cmd/ccm && go build -o "$work/gen" ./scripts/gen)
 export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/home
+mkdir -p "$CLAUDE_CONFIG_DIR" # ccm refuses a config dir that does not exist
 timeit="python3 $repo/scripts/timeit.py $runs"
 cat >"$work/cpsync.py" <<'PY'
 import os, shutil, sys

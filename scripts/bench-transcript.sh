@@ -18,6 +18,7 @@ trap 'rm -rf "$work"' EXIT
 "$work/gen" -o "$work/in.jsonl" -bench -size "$size" 2>/dev/null
 bytes=$(stat -c %s "$work/in.jsonl")
 export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/home
+mkdir -p "$CLAUDE_CONFIG_DIR" # ccm refuses a config dir that does not exist
 cat "$work/in.jsonl" >/dev/null # warm the page cache
 timeit="python3 $repo/scripts/timeit.py $runs"
 

@@ -22,6 +22,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/lib/realclient.sh" realclient-capture
 
 # The settings are the ones `ccm install` writes (into a staging dir).
+mkdir -p "$work/stage" # a config dir Claude Code has made: ccm refuses one that does not exist
 CLAUDE_CONFIG_DIR=$work/stage CCM_HOME=$work/stage/ccm "$ccm" install --ccm "$ccm" >"$work/install.txt"
 settings=$work/stage/settings.json
 

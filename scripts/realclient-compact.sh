@@ -37,6 +37,7 @@ max=20000
 # The hooks ccm install registers, with CCM_HOME in the settings' env so
 # every run of the session shares ccm's state (each run gets a new config
 # dir from the harness).
+mkdir -p "$work/stage" # a config dir Claude Code has made: ccm refuses one that does not exist
 CLAUDE_CONFIG_DIR=$work/stage CCM_HOME=$work/stage/ccm "$ccm" install --ccm "$ccm" >"$work/install.txt"
 python3 - "$work/stage/settings.json" "$work/settings.json" "$home" <<'EOF'
 import json, sys

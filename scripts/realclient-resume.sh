@@ -30,6 +30,7 @@ fi
 export REALCLIENT_CLAUDE=$claude
 ccm=$work/ccm
 export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/ccmhome
+mkdir -p "$CLAUDE_CONFIG_DIR" # ccm refuses a config dir that does not exist
 
 fail=0
 # resume FILE [resume_check args...]: resumes FILE in the client; sets

@@ -46,6 +46,7 @@ fi
 
 (cd "$repo" && go build -o "$work/ccm" ./cmd/ccm)
 export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/home
+mkdir -p "$CLAUDE_CONFIG_DIR" # ccm refuses a config dir that does not exist
 
 # The hostile transcript.
 cat >"$work/hostile.jsonl" <<'EOF'

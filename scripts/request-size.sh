@@ -35,6 +35,7 @@ fi
 export REALCLIENT_CLAUDE=$claude
 (cd "$repo" && go build -o "$work/ccm" ./cmd/ccm)
 export CLAUDE_CONFIG_DIR=$work/claude CCM_CACHE_DIR=$work/cache CCM_HOME=$work/ccmhome
+mkdir -p "$CLAUDE_CONFIG_DIR" # ccm refuses a config dir that does not exist
 
 # sizes DIR: the size of the first main request the client sent and of its
 # messages array: report.json's stats.request_bytes and messages_bytes

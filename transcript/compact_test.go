@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 	"github.com/tidwall/gjson"
 )
 

@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"math"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -30,8 +32,9 @@ const EstimateBudget = 256 << 10
 // Counter accumulates a token estimate record by record as a purge writes
 // them (their sizes are not known beforehand, unlike EstimateContext's).
 // It keeps the texts to tokenize, never the records: every text until
-// EstimateBudget bytes are kept, then every k-th text only (at most
-// sampleText of each), whose tokens per byte scale the rest. Estimate
+// EstimateBudget bytes are kept (one longer than that as windows,
+// appendSplit), then every k-th text only (at most sampleText of each),
+// whose tokens per byte scale the rest. Estimate
 // tokenizes them at the end on every core, so the vocabulary (100k
 // strings that every garbage collection marks) need not be loaded while
 // the purge runs.
@@ -68,7 +71,7 @@ func (c *Counter) take(raw []byte) {
 	if c.stride == 0 {
 		s := decodeText(raw)
 		c.est.Bytes += int64(len(s))
-		c.pieces = append(c.pieces, textPiece{s: s, owner: -1})
+		c.pieces = appendSplit(c.pieces, s, c.budget)
 		return
 	}
 	c.restBytes += textSize(raw)
@@ -103,14 +106,17 @@ func (c *Counter) Estimate() (Estimate, error) {
 	}
 	e := c.est
 	var sampleBytes, sampleTokens int64
+	var exact float64
 	for i, p := range c.pieces {
 		if p.owner < 0 {
-			e.Tokens += int64(counts[i])
+			exact += p.tokens(counts[i])
+			e.Sampled = e.Sampled || p.scale > 0
 		} else {
 			sampleBytes += int64(len(p.s))
 			sampleTokens += int64(counts[i])
 		}
 	}
+	e.Tokens = int64(math.Round(exact))
 	if c.stride > 0 && sampleBytes > 0 {
 		e.Sampled = true
 		e.Bytes += c.restBytes

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 )
 
 func indexCorpus(t *testing.T, rel string) *Index {

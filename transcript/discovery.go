@@ -2,7 +2,7 @@ package transcript
 
 import (
 	"bytes"
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf16"
 
 	"github.com/tidwall/gjson"
@@ -32,6 +33,26 @@ func ConfigDir(explicit string) string {
 	return filepath.Join(home, ".claude")
 }
 
+// ErrNoConfigDir is a Claude Code config directory that does not exist (or
+// is not a directory).
+var ErrNoConfigDir = errors.New("config dir does not exist")
+
+// CheckConfigDir reports a config dir that is not an existing directory,
+// in the one wording every command and the hooks share. Nothing that ccm
+// writes is created in a config dir before this check has passed: a typo
+// in --claude-dir or CLAUDE_CONFIG_DIR must fail loudly, not quietly
+// create a second config dir.
+func CheckConfigDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%w: %s (set --claude-dir or CLAUDE_CONFIG_DIR)", ErrNoConfigDir, dir)
+	}
+	return fmt.Errorf("config dir %s: %w", dir, err)
+}
+
 // ProjectsDir is where Claude Code keeps one folder per project.
 func ProjectsDir(configDir string) string {
 	return filepath.Join(configDir, "projects")
@@ -44,12 +65,15 @@ const maxProjectName = 200
 // ProjectDirName encodes an absolute working directory the way Claude Code
 // names its project folder. Claude Code works on the path as a JavaScript
 // string: every UTF-16 code unit that is not an ASCII letter or digit
-// becomes '-' (so "é" is one '-' and an emoji, a surrogate pair, two).
-// A name longer than 200 code units is cut to 200, and '-' and a hash of
-// the whole path are appended: the path's 32-bit Java-style string hash
-// (h = 31*h + unit over its UTF-16 code units), its absolute value in
-// base 36. $CLAUDE_CODE_PROJECT_DIR_NAME pins the name, but only together
-// with $CLAUDE_CONFIG_DIR, as in Claude Code.
+// becomes '-' (so "é" is one '-', a character beyond the BMP, a surrogate
+// pair, two, an invalid byte one, and a Windows path such as
+// C:\Users\me\proj gives C--Users-me-proj). A name longer than 200 code
+// units is cut to 200, and '-' and a hash of the whole path are appended:
+// the path's 32-bit Java-style string hash (h = 31*h + unit over its
+// UTF-16 code units), its absolute value in base 36. A Linux path and a
+// Windows path encode the same whichever system ccm runs on.
+// $CLAUDE_CODE_PROJECT_DIR_NAME pins the name, but only together with
+// $CLAUDE_CONFIG_DIR, as in Claude Code.
 func ProjectDirName(cwd string) string {
 	if pinned := os.Getenv("CLAUDE_CODE_PROJECT_DIR_NAME"); pinned != "" && os.Getenv("CLAUDE_CONFIG_DIR") != "" {
 		return pinned
@@ -182,21 +206,23 @@ func Projects(configDir string) ([]string, error) {
 	return out, nil
 }
 
-// AllSessions lists the main sessions of every project.
-func AllSessions(configDir string) ([]Session, error) {
+// AllSessions lists the main sessions of every project. A project folder
+// that cannot be read is returned in failed and the listing carries on;
+// err is for the projects folder itself.
+func AllSessions(configDir string) (sessions []Session, failed []error, err error) {
 	projects, err := Projects(configDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []Session
 	for _, p := range projects {
 		ss, err := ProjectSessions(filepath.Join(ProjectsDir(configDir), p))
 		if err != nil {
-			return nil, err
+			failed = append(failed, err)
+			continue
 		}
-		out = append(out, ss...)
+		sessions = append(sessions, ss...)
 	}
-	return out, nil
+	return sessions, failed, nil
 }
 
 // SubagentFiles lists the subagent transcripts that belong to a session:
@@ -232,9 +258,23 @@ func IsSubagentPath(path string) bool {
 // files included, skipping temp files. Backups (*.jsonl.backup.*) do not
 // end in .jsonl and are not visited.
 func WalkTranscripts(root string, fn func(path string, d fs.DirEntry) error) error {
+	return WalkTranscriptsSkipping(root, fn, nil)
+}
+
+// WalkTranscriptsSkipping is WalkTranscripts for a batch: a folder under
+// root that cannot be read is passed to skip and the walk carries on with
+// the rest (with skip nil, it fails the walk).
+func WalkTranscriptsSkipping(root string, fn func(path string, d fs.DirEntry) error, skip func(path string, err error)) error {
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if skip == nil || path == root {
+				return err
+			}
+			skip(path, err)
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") || strings.HasPrefix(d.Name(), ".") {
 			return nil

@@ -3,12 +3,14 @@ package transcript
 import (
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
-	"ccm/tokens"
+	"ccm/internal/tokens"
 )
 
 // sampleRecords is how many records a sampled estimate tokenizes beyond
@@ -20,7 +22,8 @@ const (
 )
 
 // EstimateContext estimates the tokens msgs send to the model. The first
-// EstimateBudget bytes of text are tokenized exactly. Beyond them, the
+// EstimateBudget bytes of text are tokenized exactly (one text longer
+// than that on windows, appendSplit). Beyond them, the
 // index already knows every record's text size (Facts.TextBytes, from the
 // scan), so only a sample of records is read again: sampleRecords of
 // them, drawn with a probability proportional to their text (systematic
@@ -32,10 +35,22 @@ func (ix *Index) EstimateContext(ra io.ReaderAt, c *Chain, msgs []Message) (Esti
 }
 
 // textPiece is one text to tokenize, for the exact part (owner -1) or for
-// sample number owner.
+// sample number owner. A piece of the exact part that stands for more
+// text than its own (a window of a long text) has a scale above 1: its
+// tokens are multiplied by it.
 type textPiece struct {
 	s     string
 	owner int
+	scale float64
+}
+
+// tokens returns the piece's share of the exact part, count being its
+// own tokens.
+func (p textPiece) tokens(count int) float64 {
+	if p.scale > 0 {
+		return float64(count) * p.scale
+	}
+	return float64(count)
 }
 
 func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (Estimate, error) {
@@ -75,7 +90,7 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 			if textSize(raw) > 0 {
 				s := decodeText(raw)
 				est.Bytes += int64(len(s))
-				pieces = appendSplit(pieces, s)
+				pieces = appendSplit(pieces, s, budget)
 			}
 		}, new(int))
 	}
@@ -129,13 +144,16 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 		return Estimate{}, err
 	}
 	sampleTokens := make([]int64, len(samples))
+	var exact float64
 	for j, p := range pieces {
 		if p.owner < 0 {
-			est.Tokens += int64(counts[j])
+			exact += p.tokens(counts[j])
+			est.Sampled = est.Sampled || p.scale > 0
 		} else {
 			sampleTokens[p.owner] += int64(counts[j])
 		}
 	}
+	est.Tokens = int64(math.Round(exact))
 	if len(samples) > 0 {
 		var rate float64 // the mean tokens per escaped byte over the points
 		points := 0
@@ -159,10 +177,24 @@ func (ix *Index) estimateContext(ra io.ReaderAt, msgs []Message, budget int64) (
 // after a newline, so that the cores share the work evenly.
 const pieceSize = 16 << 10
 
+// longWindows is how many windows of pieceSize bytes stand for a text
+// longer than the budget.
+const longWindows = 16
+
 // appendSplit appends s to pieces, cut after newlines into pieces of about
 // pieceSize. cl100k never merges across a newline followed by other text,
 // so the count changes only where a cut splits a run of blank lines.
-func appendSplit(pieces []textPiece, s string) []textPiece {
+//
+// A text longer than budget is counted on longWindows windows spread
+// evenly over it, scaled to its length: one tool output can be tens of
+// megabytes, and tokenizing text the counter has not seen runs at a few
+// megabytes a second (base64, or one long word), while reading it runs at
+// hundreds; sampled, the time an estimate takes depends on the size of
+// its text, not on how that text splits into words.
+func appendSplit(pieces []textPiece, s string, budget int64) []textPiece {
+	if int64(len(s)) > budget && len(s) > longWindows*pieceSize {
+		return appendWindows(pieces, s)
+	}
 	for len(s) > 2*pieceSize {
 		cut := strings.IndexByte(s[pieceSize:], '\n')
 		if cut < 0 || cut > pieceSize {
@@ -173,6 +205,36 @@ func appendSplit(pieces []textPiece, s string) []textPiece {
 		s = s[cut:]
 	}
 	return append(pieces, textPiece{s: s, owner: -1})
+}
+
+// appendWindows appends longWindows windows of s, each about pieceSize
+// bytes from the middle of one of longWindows equal parts, cut at rune
+// starts, scaled so that together they stand for all of s. A cut may
+// split a word: at most a token off per cut.
+func appendWindows(pieces []textPiece, s string) []textPiece {
+	step := len(s) / longWindows
+	first := len(pieces)
+	sampled := 0
+	for k := range longWindows {
+		a := runeStart(s, k*step+(step-pieceSize)/2)
+		b := runeStart(s, a+pieceSize)
+		pieces = append(pieces, textPiece{s: s[a:b], owner: -1})
+		sampled += b - a
+	}
+	scale := float64(len(s)) / float64(max(1, sampled))
+	for j := first; j < len(pieces); j++ {
+		pieces[j].scale = scale
+	}
+	return pieces
+}
+
+// runeStart moves i back to the start of the UTF-8 sequence it falls in
+// (at most three bytes).
+func runeStart(s string, i int) int {
+	for k := 0; k < utf8.UTFMax-1 && i > 0 && i < len(s) && !utf8.RuneStart(s[i]); k++ {
+		i--
+	}
+	return i
 }
 
 // countPieces tokenizes every piece, on as many cores as there are.

@@ -2,10 +2,17 @@ package transcript
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 )
 
 // TestSampledEstimate: beyond EstimateBudget the estimate tokenizes a
@@ -63,5 +70,61 @@ func TestSampledEstimate(t *testing.T) {
 	b, _ := ix.estimateContext(bytes.NewReader(buf.Bytes()), msgs, math.MaxInt64)
 	if a != b || a.Sampled || a.Tokens == 0 {
 		t.Errorf("small session: %+v vs exact %+v", a, b)
+	}
+}
+
+// TestLongTextEstimate: one text longer than the budget (a tool output
+// of tens of megabytes) is counted on windows and scaled; the estimate
+// stays within 1 % of counting all of it, for prose, for base64 and for
+// a run of one character, on both the index's estimate and the purge's
+// Counter.
+func TestLongTextEstimate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tokenizes several megabytes")
+	}
+	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	random := make([]byte, 3<<20)
+	rand.New(rand.NewSource(9)).Read(random)
+	texts := map[string]string{
+		"prose":  strings.Repeat(string(readme), 1+(2<<20)/len(readme)),
+		"base64": base64.StdEncoding.EncodeToString(random),
+		"one":    strings.Repeat("x", 3<<20),
+	}
+	for name, s := range texts {
+		msg, _ := json.Marshal(s)
+		line := `{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":` + string(msg) + `},"uuid":"u1"}` + "\n"
+		ix, err := Build(strings.NewReader(line), BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := ix.Messages(ix.ActiveChain())
+		ra := strings.NewReader(line)
+		sampled, err := ix.estimateContext(ra, msgs, EstimateBudget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := ix.estimateContext(ra, msgs, math.MaxInt64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sampled.Sampled || exact.Sampled || sampled.Bytes != int64(len(s)) || exact.Bytes != int64(len(s)) {
+			t.Fatalf("%s: sampled %+v, exact %+v, text %d bytes", name, sampled, exact, len(s))
+		}
+		c := NewCounter(int64(len(line)), 1)
+		c.Add(NewRecord([]byte(line)))
+		counted, err := c.Estimate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []Estimate{sampled, counted} {
+			off := 100 * math.Abs(float64(got.Tokens-exact.Tokens)) / float64(exact.Tokens)
+			t.Logf("%s: %d bytes, %d tokens exact, %d estimated (%.2f %% off)", name, len(s), exact.Tokens, got.Tokens, off)
+			if off > 1 || !got.Sampled {
+				t.Errorf("%s: estimate %+v is %.2f %% off the exact %d tokens", name, got, off, exact.Tokens)
+			}
+		}
 	}
 }

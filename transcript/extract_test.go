@@ -9,8 +9,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 )
 
 // TestExtractMatchesGJSON checks the index's raw walk against an

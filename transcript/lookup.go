@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/jsonscan"
+	"ccm/internal/rawjson"
 )
 
 // Lookup finds the value at path (object keys joined by '.') in json
@@ -78,7 +78,7 @@ func member(b []byte, i int, key string) (vs, ve int, found bool) {
 
 // membersAt calls fn with each member of the object that starts at b[i]:
 // its raw key (without quotes) and its value's span, until fn returns
-// false or the structure ends. Values are crossed with jsonscan.ValueEnd.
+// false or the structure ends. Values are crossed with rawjson.ValueEnd.
 func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
 	membersFrom(b, i, nil, fn)
 }
@@ -92,7 +92,7 @@ func membersFrom(b []byte, i int, open func(key []byte, vs int) bool, fn func(ke
 	}
 	i = skipWS(b, i+1)
 	for i < len(b) && b[i] == '"' {
-		ke := jsonscan.StringEnd(b, i+1)
+		ke := rawjson.StringEnd(b, i+1)
 		if ke < 0 {
 			return
 		}
@@ -105,7 +105,7 @@ func membersFrom(b []byte, i int, open func(key []byte, vs int) bool, fn func(ke
 		if open != nil && open(k, vs) {
 			return
 		}
-		ve := jsonscan.ValueEnd(b, vs)
+		ve := rawjson.ValueEnd(b, vs)
 		if ve < 0 || !fn(k, vs, ve) {
 			return
 		}
@@ -148,7 +148,7 @@ func rawType(raw string) gjson.Type {
 // members calls fn with each member of the object b (raw key without
 // quotes, raw value) until fn returns false. Like Lookup it trusts b to
 // be valid JSON, as every line the index has validated is: values are
-// crossed with jsonscan.ValueEnd, never validated again, so that a walk over a
+// crossed with rawjson.ValueEnd, never validated again, so that a walk over a
 // record with megabytes of output costs a few quote searches.
 func members(b []byte, fn func(key, val []byte) bool) {
 	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool { return fn(k, b[vs:ve]) })
@@ -169,7 +169,7 @@ func elementsAt(b []byte, fn func(vs, ve int) bool) {
 	}
 	i = skipWS(b, i+1)
 	for i < len(b) && b[i] != ']' {
-		ve := jsonscan.ValueEnd(b, i)
+		ve := rawjson.ValueEnd(b, i)
 		if ve < 0 || !fn(i, ve) {
 			return
 		}
@@ -218,7 +218,7 @@ func LookupOpen(json, key string) gjson.Result {
 	}
 	i = skipWS(b, i+1)
 	for i < len(b) && b[i] == '"' {
-		ke := jsonscan.StringEnd(b, i+1)
+		ke := rawjson.StringEnd(b, i+1)
 		if ke < 0 {
 			return gjson.Result{}
 		}
@@ -231,7 +231,7 @@ func LookupOpen(json, key string) gjson.Result {
 		if keyIs(k, key) && vs < len(b) && (b[vs] == '[' || b[vs] == '{') {
 			return gjson.Result{Type: gjson.JSON, Raw: json[vs:], Index: vs}
 		}
-		ve := jsonscan.ValueEnd(b, vs)
+		ve := rawjson.ValueEnd(b, vs)
 		if ve < 0 {
 			return gjson.Result{}
 		}

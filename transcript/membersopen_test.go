@@ -9,8 +9,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 )
 
 // TestMembersOpenSameAsMembers: on every record of generated transcripts

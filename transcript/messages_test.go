@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 )
 
 // refPlaceAttached is the placement Messages used before it went through

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // TestCheckFindsPlantedDefects generates one transcript per defect kind

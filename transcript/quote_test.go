@@ -7,7 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/jsonstr"
+	"ccm/internal/rawjson"
 )
 
 // CountEscapedNewlines counts what decoding the value and counting '\n'
@@ -21,7 +21,7 @@ func TestCountEscapedNewlines(t *testing.T) {
 			b.WriteString(pieces[rng.Intn(len(pieces))])
 		}
 		text := b.String()
-		raw := jsonstr.Append(nil, text)
+		raw := rawjson.Append(nil, text)
 		want := strings.Count(gjson.ParseBytes(raw).Str, "\n")
 		if want != strings.Count(text, "\n") {
 			t.Fatalf("fixture: %q does not round trip", text)

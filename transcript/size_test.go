@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // indexBytesPerRecord is the bound on what an index keeps per record,

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // TestValidStructure: every record of a generated transcript is accepted

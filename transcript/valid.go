@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 
-	"ccm/internal/jsonscan"
+	"ccm/internal/rawjson"
 )
 
 // ValidJSON reports whether b is exactly one valid JSON value (RFC 8259),
@@ -43,7 +43,7 @@ func skipWS(b []byte, i int) int {
 
 // validValue checks the value at b[i] and returns the index after it.
 // strict checks the inside of its strings; otherwise a string is crossed
-// quote to quote (jsonscan.StringEnd) and only its end is required.
+// quote to quote (rawjson.StringEnd) and only its end is required.
 func validValue(b []byte, i, depth int, strict bool) (int, bool) {
 	if i >= len(b) {
 		return i, false
@@ -85,7 +85,7 @@ func checkString(b []byte, i int, strict bool) (int, bool) {
 	if strict {
 		return validString(b, i)
 	}
-	e := jsonscan.StringEnd(b, i)
+	e := rawjson.StringEnd(b, i)
 	return e, e >= 0
 }
 

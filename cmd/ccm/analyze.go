@@ -1,7 +1,7 @@
 package main
 
 import (
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/internal/report"
-	"ccm/tokens"
+	"ccm/internal/tokens"
+	"ccm/report"
 	"ccm/transcript"
 )
 

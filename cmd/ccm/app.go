@@ -84,6 +84,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		},
 	}
 	setUsageErrors(root)
+	for _, c := range root.Commands {
+		requireConfigDir(c)
+	}
 	setExamples(root, root.Name)
 	return root
 }
@@ -96,6 +99,23 @@ func setUsageErrors(cmd *cli.Command) {
 	}
 	for _, sub := range cmd.Commands {
 		setUsageErrors(sub)
+	}
+}
+
+// requireConfigDir makes every command check, before it runs, that the
+// Claude config dir exists: one error, exit 2, and nothing read or created
+// (a typo in a cron line must not do nothing every night, unseen, nor make
+// a second config dir). The help needs no config dir; the hooks check it
+// themselves, silently (hooklib.Run).
+func requireConfigDir(cmd *cli.Command) {
+	for _, sub := range cmd.Commands {
+		requireConfigDir(sub)
+	}
+	if cmd.Action == nil || cmd.Name == "hook" || len(cmd.Commands) > 0 {
+		return
+	}
+	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
+		return ctx, transcript.CheckConfigDir(globals(c).ClaudeDir)
 	}
 }
 

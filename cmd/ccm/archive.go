@@ -11,10 +11,12 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/urfave/cli/v3"
 
-	"ccm/fsutil"
-	"ccm/internal/archive"
-	"ccm/internal/rewrite"
-	"ccm/internal/sessions"
+	"ccm/ccm"
+	"ccm/internal/fsutil"
+	"ccm/sessions"
+	"ccm/sessions/archive"
+	"ccm/transcript"
+	"ccm/transcript/rewrite"
 )
 
 type archiveOptions struct {
@@ -31,6 +33,7 @@ type archiveOptions struct {
 	HaveLock  bool // maintain holds the maintenance lock already
 	Now       time.Time
 	remote    *remoteArchive // --to s3://...
+	Failed    *itemErrors    // maintain's, shared by its parts; nil: the run's own
 }
 
 func newArchiveCommand() *cli.Command {
@@ -41,10 +44,13 @@ func newArchiveCommand() *cli.Command {
 folders, legacy agent files, purge backups, its file-history and todos) into
 one zstd-compressed tar archive per session, <ccm home>/archive/<project
 folder>/<session>.tar.zst (or under --to DIR), with a manifest of every
-file's mode, mtime, size and SHA-256 beside it. Each archive is read back,
-compared by hash and fsynced before the originals are removed. A live session
-(written in the last 2 minutes or open for writing) is never touched, and a
-session written to while it is archived stays where it is (reported).
+file's mode, mtime, size and SHA-256 beside it. The archive also carries the
+CCM store content its stubs stand for, so it needs no store. Each archive is
+read back, compared by hash and fsynced before the originals are removed. A
+live session (written in the last 2 minutes or open for writing) is never
+touched, and a session written to while it is archived stays where it is
+(reported). A session unarchive brought back counts its age from then. An
+archive or unarchive that was killed is finished or undone first.
 
 --to s3://BUCKET/PREFIX archives into S3-compatible object storage instead,
 under PREFIX/<machine>/ (docs/remote.md): each archive carries its stubs'
@@ -128,6 +134,12 @@ type archiveSummary struct {
 	Packed     int64              `json:"archive_bytes"`
 	Items      []*archivePlanItem `json:"sessions"`
 	ScanErrors []string           `json:"scan_errors"`
+	// Recovered are interrupted archives and unarchives of earlier runs,
+	// finished or undone first.
+	Recovered []archive.Recovered `json:"recovered,omitempty"`
+	// NoContent counts the stubs archived without their content (the
+	// store did not have it): they stay stubs.
+	NoContent int `json:"stubs_without_content,omitempty"`
 }
 
 // maintenanceLock keeps two batch runs (archive, unarchive, clean,
@@ -141,6 +153,7 @@ func maintenanceLock(ctx context.Context, g globalOptions) (*fsutil.Lock, error)
 }
 
 func runArchive(ctx context.Context, o archiveOptions) error {
+	noteFallbacks(o.Stderr, o.Verbose)
 	sum, err := archiveSessions(ctx, o)
 	if err != nil {
 		return err
@@ -152,7 +165,7 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 	} else {
 		fmt.Fprintln(o.Stdout, archiveSummaryLine(sum))
 	}
-	if sum.Failed > 0 || len(sum.ScanErrors) > 0 {
+	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
 	}
 	return nil
@@ -160,7 +173,11 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 
 func archiveSummaryLine(s *archiveSummary) string {
 	if s.DryRun {
-		return fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, humanBytes(s.Bytes), s.Root)
+		line := fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, humanBytes(s.Bytes), s.Root)
+		if s.Failed > 0 {
+			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
+		}
+		return line
 	}
 	return fmt.Sprintf("archive: archived %d of %d sessions, %s into %s (%d left in place: written to meanwhile, %d failed)",
 		s.Archived, s.Planned, humanBytes(s.Bytes), humanBytes(s.Packed), s.LeftLive, s.Failed)
@@ -178,11 +195,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	ret := sessions.ReadRetention(o.ClaudeDir)
 	age := o.OlderThan
 	if age == 0 {
-		if d := maintainConfig(o.globalOptions).Number("CCM_ARCHIVE_OLDER_THAN_DAYS"); d >= 0 {
-			age = time.Duration(d * 24 * float64(time.Hour))
-		} else {
-			age = defaultArchiveAge(ret)
-		}
+		age = archiveAge(o.globalOptions, ret)
 	}
 	if ret.Paused == "" && age >= ret.Period() && !o.JSON {
 		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", humanAge(age), ret.Days)
@@ -194,6 +207,28 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			return nil, err
 		}
 		defer lk.Unlock()
+	}
+	st, err := openStore(o.globalOptions)
+	if err != nil {
+		return nil, err
+	}
+	failed := o.Failed
+	if failed == nil {
+		failed = newItemErrors(o.globalOptions)
+	}
+	var recovered []archive.Recovered
+	recoverFailed := 0
+	if !o.DryRun {
+		if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
+			return nil, err // a missing config dir: nothing to recover into
+		}
+		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, o.Quiet, failed); err != nil {
+			return nil, err
+		}
+	}
+	back, err := archive.ReadUnarchived(unarchivedPath(o.globalOptions))
+	if err != nil {
+		return nil, err
 	}
 	sumRoot := root
 	if isRemote(o.To) {
@@ -208,20 +243,30 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if err != nil {
 		return nil, err
 	}
-	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: sumRoot, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs)}
+	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: sumRoot, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
+		Recovered: recovered, Failed: recoverFailed}
+	// Folders and transcripts the scan could not read are failed items:
+	// reported and counted, the rest archived.
+	sum.Failed += failed.addAll(scanErrs)
 	var todo []*archivePlanItem
 	for _, r := range rows {
 		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
 		idle := o.Now.Sub(r.ModTime)
+		unarchived := back.Since(r.ID)
 		switch {
 		case r.Live:
 			it.Reason = "live: " + r.LiveReason
+		case unarchived.After(r.ModTime) && o.Now.Sub(unarchived) < age:
+			it.Reason = fmt.Sprintf("unarchived %s ago, under %s", humanAge(o.Now.Sub(unarchived)), humanAge(age))
 		case idle < age:
 			it.Reason = fmt.Sprintf("written %s ago, under %s", humanAge(idle), humanAge(age))
 		case r.TotalBytes < o.MinSize:
 			it.Reason = fmt.Sprintf("%s, under --min-size", humanBytes(r.TotalBytes))
 		case r.Error != "":
-			it.Reason = "unreadable: " + r.Error
+			it.Reason, it.Result, it.Error = "unreadable: "+r.Error, "failed", r.Error
+			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, r.Error)) {
+				sum.Failed++
+			}
 		default:
 			it.Archive = true
 			it.Reason = fmt.Sprintf("not written for %s (limit %s)", humanAge(idle), humanAge(age))
@@ -252,6 +297,23 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if o.DryRun || len(todo) == 0 {
 		return sum, nil
 	}
+	// Every prune must read this folder's manifests, wherever it is and
+	// whatever CCM_ARCHIVE_DIR says later: the folder is recorded in the
+	// store's reference index before the first archive is written.
+	if err := recordRoots(ctx, o.globalOptions, root); err != nil {
+		return nil, err
+	}
+	defer func() {
+		var sidecars, gone []string
+		for _, it := range todo {
+			if it.Result == "archived" {
+				sidecars = append(sidecars, archive.SidecarPath(it.Path))
+				gone = append(gone, it.row.Path)
+			}
+		}
+		noteRefs(ctx, o.globalOptions, root, sidecars...)
+		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), gone...)
+	}()
 	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
 	var mu sync.Mutex
 	record := func(it *archivePlanItem, res *archive.Result, err error) {
@@ -262,6 +324,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			it.Result, it.Path, it.Packed = "archived", res.Archive, res.ArchiveBytes
 			sum.Archived++
 			sum.Packed += res.ArchiveBytes
+			sum.NoContent += len(res.Manifest.Missing)
 		case errors.Is(err, archive.ErrChanged):
 			it.Result, it.Error = "left in place", err.Error()
 			sum.LeftLive++
@@ -270,9 +333,8 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			}
 		default:
 			it.Result, it.Error = "failed", err.Error()
-			sum.Failed++
-			if !o.JSON {
-				fmt.Fprintf(o.Stderr, "ccm: %s: %v\n", it.Session, err)
+			if failed.add(fmt.Errorf("%s: %w", it.Session, err)) {
+				sum.Failed++
 			}
 		}
 	}
@@ -309,7 +371,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	todos := sessions.ReadTodos(o.ClaudeDir) // once, not once per session
 	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "archiving", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
-		p, lk, err := packOne(ctx, o, it.row, root, lockDir, todos)
+		p, lk, err := packOne(ctx, o, it.row, root, lockDir, todos, st)
 		if err != nil {
 			record(it, nil, err)
 			return
@@ -327,8 +389,14 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	})
 	close(packed)
 	<-finished
+	if err := forgetUnarchived(o, back, rows, todo); err != nil {
+		return sum, err
+	}
 	if err := ctx.Err(); err != nil {
 		return sum, err
+	}
+	if sum.NoContent > 0 && !o.JSON && !o.Quiet {
+		fmt.Fprintf(o.Stderr, "ccm: warning: %d stubs were archived without their content (not in the store): they stay stubs\n", sum.NoContent)
 	}
 	return sum, nil
 }
@@ -383,7 +451,7 @@ func finishBatch(ctx context.Context, batch []*packedItem, record func(*archiveP
 
 // packOne packs one session under its transcript's lock, which it
 // returns held: the lock is released after the session's batch finishes.
-func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string, todos sessions.Todos) (*archive.Packed, *fsutil.Lock, error) {
+func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockDir string, todos sessions.Todos, st *ccm.Store) (*archive.Packed, *fsutil.Lock, error) {
 	lk, err := fsutil.LockFile(ctx, rewrite.LockPath(lockDir, r.Path), true, 0)
 	if err != nil {
 		if errors.Is(err, fsutil.ErrLockTimeout) {
@@ -398,7 +466,7 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 	}
 	src := archive.Source{ConfigDir: o.ClaudeDir, Session: r.Session, Related: related, RelDirs: relDirs,
 		Project: r.Project, Title: r.Title, Prompt: r.Prompt, Records: r.Records, Context: r.Context}
-	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now, Extra: o.remote.extra(ctx, r.ID, r.Project, o)})
+	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now, Store: st, Extra: o.remote.extra(ctx, r.ID, r.Project, o)})
 	if err != nil {
 		lk.Unlock()
 		return nil, nil, err

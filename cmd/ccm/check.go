@@ -33,19 +33,21 @@ text, unsigned thinking) or a parentUuid naming a missing record, which
 silently drops history. In subagent files, parents in the main session are
 expected. Warnings do not break a resume: torn, invalid or NUL lines,
 duplicate uuids, records off the active chain, placeholder signatures.
-Directories are walked for *.jsonl.
+Directories are walked for *.jsonl: <claude dir>/projects and the folders
+inside it (after resolving symlinks); --recursive allows any other folder.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "current", Usage: "check the newest session of the working directory"},
 			&cli.StringFlag{Name: "session", Usage: "check the session with this id"},
+			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 on warnings too"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print errors only"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runCheck(ctx, checkOptions{
 				globalOptions: globals(cmd),
-				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true},
+				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true, AnyDir: cmd.Bool("recursive")},
 				Strict:        cmd.Bool("strict"),
 				Quiet:         cmd.Bool("quiet"),
 			})

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/internal/clean"
+	"ccm/sessions/clean"
+	"ccm/transcript"
 )
 
 type cleanOptions struct {
@@ -20,6 +22,7 @@ type cleanOptions struct {
 	Quiet    bool // maintain: no plan lines
 	HaveLock bool // maintain holds the maintenance lock already
 	Now      time.Time
+	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
 }
 
 func newCleanCommand() *cli.Command {
@@ -31,20 +34,26 @@ its transcript's lock, checked again right before). Nothing of a live
 session (written in the last 2 minutes or open for writing) is touched.
 
   --backups-older-than AGE  purge backups made longer ago (by the stamp in
-                            their name; a hard-link backup keeps the old mtime)
-  --keep-backups N          keep only the N newest backups per transcript
+                            their name; a hard-link backup keeps the old
+                            mtime); 0 removes every backup
+  --keep-backups N          keep only the N newest backups per transcript;
+                            0 keeps none
   --temp                    temp files left by killed ccm runs (purge, archive)
   --orphans                 <session>/ folders (subagents, tool-results)
                             whose transcript is gone
   --empty                   0-byte sessions and sessions with no record
 
 Without any of these, ccm clean removes backups older than 7 days, temp files
-and orphaned folders (--empty is never implied).
+and orphaned folders (--empty is never implied). ccm's own purge keeps a
+transcript's modification time, so right after ccm purge --all,
+ccm clean --backups-older-than 0 removes every backup it made. What the
+rules would remove but safety keeps (a session written by Claude Code in the
+last 2 minutes, a file open for writing) is counted in the summary, with why.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "backups-older-than", Usage: "remove purge backups made longer than `AGE` ago (7d)"},
-			&cli.IntFlag{Name: "keep-backups", Usage: "keep only the `N` newest backups per transcript"},
+			&cli.StringFlag{Name: "backups-older-than", Usage: "remove purge backups made longer than `AGE` ago (7d; 0: every backup)"},
+			&cli.IntFlag{Name: "keep-backups", HideDefault: true, Usage: "keep only the `N` newest backups per transcript (0: none)"},
 			&cli.BoolFlag{Name: "temp", Usage: "remove temp files left by killed ccm runs"},
 			&cli.BoolFlag{Name: "orphans", Usage: "remove subagent folders whose session is gone"},
 			&cli.BoolFlag{Name: "empty", Usage: "remove empty and zero-byte sessions"},
@@ -57,25 +66,22 @@ and orphaned folders (--empty is never implied).
 			}
 			o := cleanOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))}
 			pol := clean.Policy{Temps: cmd.Bool("temp"), Orphans: cmd.Bool("orphans"), Empty: cmd.Bool("empty")}
-			if s := cmd.String("backups-older-than"); s != "" {
-				d, err := parseAge("backups-older-than", s)
+			if cmd.IsSet("backups-older-than") {
+				d, err := parseAge("backups-older-than", cmd.String("backups-older-than"))
 				if err != nil {
 					return err
 				}
-				if d == 0 {
-					return usagef("--backups-older-than must be more than 0")
-				}
-				pol.BackupsOlderThan = d
+				pol.OldBackups, pol.BackupsOlderThan = true, d
 			}
 			if cmd.IsSet("keep-backups") {
-				if n := cmd.Int("keep-backups"); n < 1 {
-					return usagef("--keep-backups must be at least 1")
-				} else {
-					pol.KeepBackups = int(n)
+				n := cmd.Int("keep-backups")
+				if n < 0 {
+					return usagef("--keep-backups: %d is negative (0 keeps no backup)", n)
 				}
+				pol.CapBackups, pol.KeepBackups = true, int(n)
 			}
 			if !pol.Any() {
-				pol = clean.Policy{BackupsOlderThan: 7 * 24 * time.Hour, Temps: true, Orphans: true}
+				pol = clean.Policy{OldBackups: true, BackupsOlderThan: 7 * 24 * time.Hour, Temps: true, Orphans: true}
 			}
 			o.Policy = pol
 			return runClean(ctx, o)
@@ -107,17 +113,50 @@ func runClean(ctx context.Context, o cleanOptions) error {
 	} else {
 		fmt.Fprintln(o.Stdout, cleanSummaryLine(sum))
 	}
-	if sum.Failed > 0 || len(sum.Errors) > 0 {
+	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
 	}
 	return nil
 }
 
 func cleanSummaryLine(s *cleanSummary) string {
+	line := fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, humanBytes(s.Freed), s.Failed)
 	if s.DryRun {
-		return fmt.Sprintf("clean: would remove %d items, %s", s.Planned, humanBytes(s.Bytes))
+		line = fmt.Sprintf("clean: would remove %d items, %s", s.Planned, humanBytes(s.Bytes))
+		if s.Failed > 0 {
+			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
+		}
 	}
-	return fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, humanBytes(s.Freed), s.Failed)
+	return line + keptSummary(s.Plan)
+}
+
+// keptSummary says what the rules would have removed but safety kept, and
+// why, per kind and reason: "; kept 31 backups (19.7 MB): their session was
+// written in the last 2 minutes".
+func keptSummary(p *clean.Plan) string {
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, g := range p.SparedGroups() {
+		fmt.Fprintf(&b, "; kept %d %s (%s): %s", g.Count, plural(g.Count, cleanNoun(g.Kind)), humanBytes(g.Bytes), g.Reason)
+	}
+	return b.String()
+}
+
+// cleanNoun names an item kind of clean's plan.
+func cleanNoun(kind string) string {
+	switch kind {
+	case "backup":
+		return "backup"
+	case "temp":
+		return "temp file"
+	case "empty":
+		return "empty session"
+	case "orphan":
+		return "orphaned folder"
+	}
+	return kind
 }
 
 func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) {
@@ -138,16 +177,20 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range errs {
-		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
+	failed := o.Failed
+	if failed == nil {
+		failed = newItemErrors(o.globalOptions)
 	}
+	// What the scan could not read are failed items: reported, counted,
+	// and the rest cleaned.
 	sum := &cleanSummary{DryRun: o.DryRun, Planned: len(plan.Items), Bytes: plan.Bytes, Plan: plan, Errors: errStrings(errs)}
+	sum.Failed += failed.addAll(errs)
 	if !o.JSON && !o.Quiet {
 		for _, it := range plan.Items {
 			fmt.Fprintf(o.Stdout, "remove  %-6s  %s  %s  %s\n", it.Kind, humanBytes(it.Bytes), it.Path, it.Reason)
 		}
 		for _, s := range plan.Spared {
-			fmt.Fprintf(o.Stdout, "keep    %s\n", s)
+			fmt.Fprintf(o.Stdout, "keep    %-6s  %s  %s  %s\n", s.Kind, humanBytes(s.Bytes), s.Path, s.Reason)
 		}
 	}
 	if o.DryRun {
@@ -168,15 +211,25 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 		}
 		groups = append(groups, []*clean.Item{it})
 	}
+	defer func() {
+		// Removed backups leave the reference index (their references
+		// with them); prune would drop them too, without reading.
+		var gone []string
+		for _, it := range plan.Items {
+			if it.Result == "removed" && it.Kind != "orphan" {
+				gone = append(gone, it.Path)
+			}
+		}
+		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), gone...)
+	}()
 	forEach(ctx, o.Stderr, o.JSON || o.Quiet, "cleaning", len(groups), o.Jobs, func(i int) {
 		for _, it := range groups[i] {
 			err := plan.Remove(ctx, it, lockDir)
 			mu.Lock()
 			if err != nil {
 				it.Result, it.Error = "failed", err.Error()
-				sum.Failed++
-				if !o.JSON {
-					fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
+				if failed.add(err) {
+					sum.Failed++
 				}
 			} else {
 				it.Result = "removed"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/internal/usage"
+	"ccm/sessions/usage"
 )
 
 type duOptions struct {
@@ -61,7 +62,10 @@ func runDu(ctx context.Context, o duOptions) error {
 		if rep.Projects == nil {
 			rep.Projects = []*usage.Row{}
 		}
-		return writeJSON(o.Stdout, rep)
+		if err := writeJSON(o.Stdout, rep); err != nil {
+			return err
+		}
+		return duStatus(o.globalOptions, rep)
 	}
 	tty := isTerminal(o.Stdout)
 	size := func(n int64) string {
@@ -108,13 +112,17 @@ func runDu(ctx context.Context, o duOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	return duStatus(o.globalOptions, rep)
+}
+
+// duStatus reports the folders that could not be measured, after the
+// table (which they would otherwise break up): exit status 1 when any.
+func duStatus(g globalOptions, rep *usage.Report) error {
+	failed := newItemErrors(g)
 	for _, e := range rep.Errors {
-		fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+		failed.add(errors.New(e))
 	}
-	if len(rep.Errors) > 0 {
-		return silentError{code: exitFindings}
-	}
-	return nil
+	return failed.status()
 }
 
 // plainWriter writes tab-separated lines as they are, for pipes.

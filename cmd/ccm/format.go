@@ -44,3 +44,11 @@ func lineList(lines []int, count int) string {
 	}
 	return b.String()
 }
+
+// plural is noun for one and noun+"s" for any other count.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}

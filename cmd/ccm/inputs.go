@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"ccm/fsutil"
-	"ccm/internal/locate"
+	"ccm/internal/fsutil"
+	"ccm/sessions/locate"
 	"ccm/transcript"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
+	"ccm/hooklib/commands"
 	"ccm/hooklib/install"
-	"ccm/scripts/commands"
 )
 
 // installOptions are the inputs of ccm install and ccm uninstall.
@@ -148,6 +148,10 @@ func (o installOptions) libOptions() (install.Options, error) {
 		// means nothing on a teammate's.
 		exe = sharedCommand(exe, wd, o.Stderr)
 	}
+	// Claude Code runs hook commands with bash, Git Bash on Windows, to
+	// which C:\Users\me\ccm.exe is no path (a word without a slash is
+	// looked up on PATH) and C:/Users/me/ccm.exe is.
+	exe = filepath.ToSlash(exe)
 	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
 	return install.Options{Scope: o.Scope, DryRun: o.DryRun, ClaudeDir: o.ClaudeDir, ProjectDir: wd,
 		Home: cfg.Home, Exe: exe, Commands: commands.FS, Now: now, Features: o.Features, AutocompactPct: o.Autocompact}, nil
@@ -203,7 +207,7 @@ func sharedCommand(exe, project string, w io.Writer) string {
 	if real, err := filepath.EvalSymlinks(project); err == nil {
 		project = real
 	}
-	if rel, err := filepath.Rel(project, exe); err == nil && filepath.IsLocal(rel) && !strings.ContainsAny(rel, "\"$`\\\n") {
+	if rel, err := filepath.Rel(project, exe); err == nil && filepath.IsLocal(rel) && !strings.ContainsAny(filepath.ToSlash(rel), "\"$`\\\n") {
 		return `"$CLAUDE_PROJECT_DIR/` + filepath.ToSlash(rel) + `"`
 	}
 	if _, err := exec.LookPath("ccm"); err != nil {

@@ -1,17 +1,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 )
 
 // TestMain registers ccm as a command that testscript scripts can exec
@@ -34,6 +36,15 @@ func TestScripts(t *testing.T) {
 	if !haveCorpus {
 		t.Logf("corpus scripts not run: no corpus at %s", corpus)
 	}
+	// [tmpfs]: a small tmpfs can be mounted (root on Linux), to fill a
+	// disk for real.
+	unmount, err := mountTmpfs(t.TempDir(), 1<<20)
+	haveTmpfs := err == nil
+	if haveTmpfs {
+		unmount()
+	} else {
+		t.Logf("full-disk scripts not run: %v", err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		// [corpus]: the shared corpus is there. [root]: running as root,
@@ -44,12 +55,19 @@ func TestScripts(t *testing.T) {
 				return haveCorpus, nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "tmpfs":
+				return haveTmpfs, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", filepath.Join(work, "home"))
+			// Claude Code has run once: its config dir exists (a
+			// script that wants none sets CLAUDE_CONFIG_DIR elsewhere).
+			if err := os.MkdirAll(filepath.Join(work, "home", ".claude"), 0o700); err != nil {
+				return err
+			}
 			env.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(work, "home", ".claude"))
 			env.Setenv("CCM_CACHE_DIR", filepath.Join(work, "home", ".claude", "cache", "ccm"))
 			env.Setenv("CCM_HOME", filepath.Join(work, "home", ".claude", "ccm"))
@@ -85,6 +103,44 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("%s matches %d files: %v", args[1], len(m), m)
 				}
 				ts.Setenv(args[0], m[0])
+			},
+			// tmpfs SIZE DIR: mount a tmpfs of SIZE bytes on DIR (created),
+			// unmounted when the script ends.
+			"tmpfs": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: tmpfs SIZE DIR")
+				}
+				size, err := strconv.ParseInt(args[0], 10, 64)
+				ts.Check(err)
+				dir := ts.MkAbs(args[1])
+				ts.Check(os.MkdirAll(dir, 0o700))
+				unmount, err := mountTmpfs(dir, size)
+				ts.Check(err)
+				ts.Defer(unmount)
+			},
+			// fill FILE: write zeros to FILE until its disk is full.
+			"fill": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: fill FILE")
+				}
+				f, err := os.Create(ts.MkAbs(args[0]))
+				ts.Check(err)
+				buf := make([]byte, 4096)
+				for {
+					if _, err := f.Write(buf); err != nil {
+						if !errors.Is(err, syscall.ENOSPC) {
+							ts.Fatalf("fill: %v", err)
+						}
+						break
+					}
+				}
+				// Small files fit in what the last block left: fill by byte.
+				for {
+					if _, err := f.Write(buf[:1]); err != nil {
+						break
+					}
+				}
+				ts.Check(f.Close())
 			},
 			// mtime AGE FILE...: set the files' modification time to AGE
 			// (a Go duration) ago, as old sessions have.

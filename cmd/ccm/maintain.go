@@ -10,15 +10,17 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/internal/clean"
 	"ccm/prune"
+	"ccm/sessions"
+	"ccm/sessions/clean"
 )
 
 type maintainOptions struct {
 	globalOptions
-	DryRun bool
-	Jobs   int
-	Now    time.Time
+	DryRun   bool
+	Jobs     int
+	LockWait time.Duration // for the store's lock
+	Now      time.Time
 }
 
 func newMaintainCommand() *cli.Command {
@@ -34,19 +36,27 @@ orphaned folders, and with CCM_CLEAN_EMPTY empty sessions), then ccm prune of
 the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB). Values come
 from the environment, then <ccm home>/config.env (ccm config lists them).
 
+Prune never deletes content that a transcript, a purge backup or an archive
+references (ccm prune --help): when that content alone keeps the store over
+CCM_PRUNE_MAX_SIZE_MB, the summary says how much, and the ccm prune command
+that would evict it, and maintain still exits 0.
+
 Prints nothing when there was nothing to do, else one summary line. Exits
-non-zero only on a real failure.
+non-zero only on a real failure; a store locked by another ccm for longer
+than --lock-wait is one (exit 4), after the summary of what was done.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done and change nothing"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions worked on at once (default: number of CPUs)"},
+			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("maintain takes no arguments (see ccm maintain --help)")
 			}
-			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))})
+			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs")),
+				LockWait: cmd.Duration("lock-wait")})
 		},
 	}
 }
@@ -63,6 +73,9 @@ type pruneOutcome struct {
 	Deleted int    `json:"deleted"`
 	Freed   int64  `json:"freed"`
 	Failed  int    `json:"failed"`
+	// OverLimit says what keeps the store over its size limit (referenced
+	// content, and the command that would evict it), "" when nothing.
+	OverLimit string `json:"over_limit,omitempty"`
 }
 
 func runMaintain(ctx context.Context, o maintainOptions) error {
@@ -83,10 +96,10 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		defer lk.Unlock()
 	}
 	sum := &maintainSummary{Errors: []string{}}
-	failed := false
+	failed := newItemErrors(o.globalOptions) // one rule and one count for all three parts
 	quiet := o.globalOptions
 	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
-		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now}
+		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
 		if to := cfg.String("CCM_ARCHIVE_TO"); to != "" {
 			if !isRemote(to) {
 				return usagef("CCM_ARCHIVE_TO=%s: want s3://BUCKET/PREFIX (CCM_ARCHIVE_DIR names a folder)", to)
@@ -101,27 +114,53 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 			return err
 		}
 		sum.Archive = s
-		failed = failed || s.Failed > 0
+	} else if _, err := sessions.ListProjects(o.ClaudeDir); err == nil && !o.DryRun {
+		// Not archiving, but an interrupted archive or unarchive is still
+		// finished or undone (archiveSessions does it when it runs).
+		st, err := openStore(o.globalOptions)
+		if err != nil {
+			return err
+		}
+		if _, _, err := recoverArchives(ctx, quiet, archiveRoot(quiet, ""), st, o.Now, true, failed); err != nil {
+			return err
+		}
 	}
 	if cfg.Bool("CCM_MAINTAIN_CLEAN") {
-		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY"), KeepBackups: cfg.Int("CCM_CLEAN_KEEP_BACKUPS")}
-		if d := cfg.Number("CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS"); d > 0 {
-			pol.BackupsOlderThan = time.Duration(d * 24 * float64(time.Hour))
+		// In config.env 0 (or empty) turns either backup rule off, as
+		// config lists it; on the command line 0 means every backup.
+		pol := clean.Policy{Temps: true, Orphans: true, Empty: cfg.Bool("CCM_CLEAN_EMPTY")}
+		if n := cfg.Int("CCM_CLEAN_KEEP_BACKUPS"); n > 0 {
+			pol.CapBackups, pol.KeepBackups = true, n
 		}
-		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now})
+		if d := cfg.Number("CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS"); d > 0 {
+			pol.OldBackups, pol.BackupsOlderThan = true, time.Duration(d*24*float64(time.Hour))
+		}
+		s, err := cleanConfigDir(ctx, cleanOptions{globalOptions: quiet, Policy: pol, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed})
 		if err != nil {
 			return err
 		}
 		sum.Clean = s
-		failed = failed || s.Failed > 0
 	}
-	po, err := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"))
-	if err != nil {
-		return err
+	// A prune that cannot run (the store locked past --lock-wait) is
+	// reported after the summary of what archive and clean did.
+	po, pruneErr := maintainPrune(ctx, o, cfg.Number("CCM_PRUNE_MAX_AGE_DAYS"), cfg.Number("CCM_PRUNE_MAX_SIZE_MB"), failed)
+	switch {
+	case errors.Is(pruneErr, context.Canceled):
+		return pruneErr
+	case pruneErr == nil:
+		sum.Prune = po
+	case !errors.Is(pruneErr, ccm.ErrLocked):
+		// Prune refuses what it cannot decide safely (a transcript it
+		// cannot read may reference any blob): a failed item, and the
+		// rest of maintain's work stands.
+		failed.add(fmt.Errorf("prune skipped: %w", pruneErr))
+		pruneErr = nil
 	}
-	sum.Prune = po
-	failed = failed || po.Failed > 0
 	_ = lockErr
+	sum.Errors = failed.strings()
+	if pruneErr != nil {
+		sum.Errors = append(sum.Errors, "prune: "+pruneErr.Error())
+	}
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
 			return err
@@ -129,15 +168,15 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	} else if line := maintainLine(sum, o.DryRun); line != "" {
 		fmt.Fprintln(o.Stdout, line)
 	}
-	if failed {
-		return silentError{code: exitFindings}
+	if pruneErr != nil {
+		return fmt.Errorf("prune: %w", pruneErr)
 	}
-	return nil
+	return failed.status()
 }
 
 // maintainPrune prunes the store by age and size; no store yet, or no
 // limit configured, is nothing to do.
-func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float64) (*pruneOutcome, error) {
+func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float64, failed *itemErrors) (*pruneOutcome, error) {
 	pol := prune.Policy{}
 	if ageDays >= 0 {
 		pol.AgeLimit, pol.MaxAge = true, time.Duration(ageDays*24*float64(time.Hour))
@@ -152,6 +191,9 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	if err != nil {
 		return nil, err
 	}
+	if o.LockWait > 0 {
+		st.LockWait = o.LockWait
+	}
 	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, ArchiveDir: archiveRoot(o.globalOptions, ""), DryRun: o.DryRun})
 	if errors.Is(err, ccm.ErrNoStore) {
 		return &pruneOutcome{Skipped: "no store yet"}, nil
@@ -160,7 +202,7 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 		return nil, err
 	}
 	defer plan.Close()
-	out := &pruneOutcome{}
+	out := &pruneOutcome{OverLimit: plan.OverLimitLine()}
 	if o.DryRun {
 		out.Deleted = len(plan.Deletions)
 		for _, d := range plan.Deletions {
@@ -174,7 +216,7 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && res != nil {
 		for _, e := range res.Errors {
-			fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+			failed.add(errors.New(e))
 		}
 		return out, nil
 	}
@@ -198,7 +240,7 @@ func maintainLine(s *maintainSummary, dry bool) string {
 			parts = append(parts, p)
 		}
 	}
-	if c := s.Clean; c != nil && c.Planned > 0 {
+	if c := s.Clean; c != nil && (c.Planned > 0 || c.Failed > 0) {
 		if dry {
 			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, humanBytes(c.Bytes)))
 		} else {
@@ -215,6 +257,11 @@ func maintainLine(s *maintainSummary, dry bool) string {
 			verb = "would prune"
 		}
 		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, humanBytes(p.Freed)))
+	}
+	if p := s.Prune; p != nil && p.OverLimit != "" {
+		// Once, and not a failure: the store is over its limit only by
+		// what sessions reference (or hard pins).
+		parts = append(parts, "the store is "+p.OverLimit)
 	}
 	if len(parts) == 0 {
 		return ""

@@ -14,7 +14,7 @@ import (
 
 	"ccm/hooklib"
 	"ccm/hooklib/install"
-	"ccm/internal/migrate"
+	"ccm/hooklib/migrate"
 )
 
 // migrateOptions are the inputs of ccm migrate.
@@ -45,6 +45,11 @@ It changes nothing without --yes (or a y on a terminal). Every file it
 changes is copied first to <ccm home>/backups/migrate-<stamp>/, and
 ccm migrate --undo puts them back byte for byte (and removes the files it
 created). A second run finds nothing left to do.
+
+A migration is journaled: killed at any point, it leaves a journal from
+which the next run finishes the job. ccm migrate --yes puts back what the
+cut-short run changed and migrates again; ccm migrate --undo puts it back
+and stops there (an undo cut short is finished the same way).
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
@@ -78,8 +83,32 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 	}
 	cfg := hooklib.LoadConfig(o.ClaudeDir, o.Lookup)
 	mo := migrate.Options{ClaudeDir: o.ClaudeDir, ProjectDir: wd, Home: cfg.Home, UserHome: home, Lookup: o.Lookup}
+	// Whatever changes files holds the migration lock.
+	if !o.DryRun && (o.Yes || o.Undo) {
+		unlock, err := migrate.Lock(ctx, mo.Home)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	if o.Undo {
 		return runMigrateUndo(o, mo)
+	}
+	if j := migrate.Interrupted(mo.Home); j != "" {
+		if o.DryRun || !o.Yes {
+			fmt.Fprintf(o.Stdout, "migrate: a migration was interrupted (%s): ccm migrate --yes puts back what it changed and migrates again; ccm migrate --undo puts it back\n", filepath.Dir(j))
+			return nil
+		}
+		r, err := migrate.Recover(mo.Home)
+		if err != nil {
+			return fmt.Errorf("finish the interrupted migration of %s: %w", filepath.Dir(j), err)
+		}
+		if !o.JSON {
+			fmt.Fprintf(o.Stdout, "migrate: put back the %d file(s) an interrupted migration had changed; migrating again\n", len(r.Restored)+len(r.Removed))
+			for _, sv := range r.Saved {
+				fmt.Fprintf(o.Stderr, "ccm: kept a copy of %s\n", sv)
+			}
+		}
 	}
 	plan, err := migrate.Detect(mo)
 	if err != nil {
@@ -108,6 +137,7 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 		return nil
 	}
 	if !o.Yes {
+		// Asked on a terminal: the lock is taken after the answer.
 		f, ok := o.Stdin.(*os.File)
 		if !ok || !term.IsTerminal(int(f.Fd())) {
 			fmt.Fprintln(o.Stdout, "nothing was changed: run ccm migrate --yes to apply the plan")
@@ -119,24 +149,41 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 			fmt.Fprintln(o.Stdout, "nothing was changed")
 			return nil
 		}
-	}
-	installer := func(scope string) error {
-		io := installOptions{globalOptions: o.globalOptions, Scope: scope, Exe: o.Exe, Now: o.Now}
-		io.Stdout, io.Stderr = discard{}, o.Stderr
-		lo, err := io.libOptions()
+		unlock, err := migrate.Lock(ctx, mo.Home)
 		if err != nil {
 			return err
 		}
+		defer unlock()
+	}
+	libOptions := func(scope string) (install.Options, error) {
+		io := installOptions{globalOptions: o.globalOptions, Scope: scope, Exe: o.Exe, Now: o.Now}
+		io.Stdout, io.Stderr = discard{}, o.Stderr
+		lo, err := io.libOptions()
 		lo.ProjectDir = wd
-		_, err = install.Install(lo)
+		return lo, err
+	}
+	lo, err := libOptions(install.ScopeUser)
+	if err != nil {
 		return err
 	}
-	man, err := migrate.Apply(ctx, mo, plan, installer, o.Now)
+	cmds, err := install.CommandFiles(lo)
+	if err != nil {
+		return err
+	}
+	inst := migrate.Installer{Commands: cmds, Install: func(scope string) error {
+		lo, err := libOptions(scope)
+		if err != nil {
+			return err
+		}
+		_, err = install.Install(lo)
+		return err
+	}}
+	man, err := migrate.Apply(ctx, mo, plan, inst, o.Now)
 	if err != nil {
 		if man != "" {
-			return fmt.Errorf("migrate stopped: %v (what it changed is listed in %s; ccm migrate --undo puts it back)", err, man)
+			return fmt.Errorf("migrate stopped: %v (its journal is %s)", err, man)
 		}
-		return err
+		return fmt.Errorf("migrate: %w", err)
 	}
 	if o.JSON {
 		return writeJSON(o.Stdout, map[string]any{"plan": nonNilItems(plan.Items), "manifest": man})
@@ -151,12 +198,18 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 
 func runMigrateUndo(o migrateOptions, mo migrate.Options) error {
 	man := migrate.Latest(mo.Home)
+	if !o.DryRun {
+		migrate.RemoveUnjournaled(mo.Home)
+	}
 	if man == "" {
 		return fmt.Errorf("no migration to undo under %s", filepath.Join(mo.Home, "backups"))
 	}
 	r, err := migrate.Undo(man, o.DryRun)
 	if err != nil {
 		return err
+	}
+	for _, sv := range r.Saved {
+		fmt.Fprintf(o.Stderr, "ccm: kept a copy of %s\n", sv)
 	}
 	if o.JSON {
 		return writeJSON(o.Stdout, r)

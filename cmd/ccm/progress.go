@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/term"
 
-	"ccm/internal/progress"
+	"ccm/internal/ui"
 )
 
 // isTerminal reports whether w is a terminal. Progress bars and other
@@ -21,7 +21,7 @@ func isTerminal(w any) bool {
 // not a terminal.
 type termProgress struct {
 	w   io.Writer
-	bar *progress.Bar
+	bar *ui.Bar
 }
 
 func newProgress(w io.Writer) *termProgress {
@@ -32,7 +32,7 @@ func newProgress(w io.Writer) *termProgress {
 }
 
 func (p *termProgress) Start(label string, total int64, isBytes bool) {
-	p.bar = progress.New(p.w, label, total, isBytes)
+	p.bar = ui.NewBar(p.w, label, total, isBytes)
 }
 
 // Add, add and Finish do nothing on a nil progress (no terminal).

@@ -20,6 +20,7 @@ type pruneOptions struct {
 	MaxAgeDays string // as typed; "" when not given
 	MaxSizeMB  string
 	GC         bool
+	Evict      bool
 	DryRun     bool
 	Verbose    bool
 	LockWait   time.Duration
@@ -39,19 +40,33 @@ func newPruneCommand() *cli.Command {
 		Description: `Deletes blobs from the CCM store by any combination of rules, applied in this
 order within one run:
 
-  --gc-unreferenced  unpinned blobs that no transcript mentions: every *.jsonl
-                     under <claude dir>/projects (subagent files included) and
-                     purge backups (*.jsonl.backup.*) are searched for the key
-                     anywhere in a line. Blobs stored or used within the last
-                     hour are never collected. Refuses to run when it finds no
-                     transcript at all (a wrong --claude-dir).
+  --gc-unreferenced  unpinned blobs that nothing references: no transcript
+                     under <claude dir>/projects (subagent files included),
+                     no purge backup (*.jsonl.backup.*, compressed ones
+                     too) and no archive (the manifests in the archive
+                     folder and in every folder ccm archive --to wrote to)
+                     mentions the key anywhere in a line. Refuses to run
+                     when it finds no transcript at all (a wrong
+                     --claude-dir).
   --max-age-days N   unpinned blobs whose last access is older than N days
                      (fractions allowed: 0.5 is 12 hours).
   --max-size-mb N    while the blobs' bytes on disk exceed N MB (1 MB =
                      1,048,576 bytes; fractions allowed): unpinned blobs,
                      oldest access first, then soft-pinned ones, never
-                     hard-pinned ones. If only hard pins remain above the
-                     limit it says so and exits 1.
+                     hard-pinned ones.
+
+A blob that a transcript, a backup or an archive references is part of its
+session and is kept by every rule: only --evict-referenced lets the age and
+size rules delete it too (after every unreferenced blob; pins still hold),
+and ccm restore then names the stubs whose content went. Blobs stored or used
+within the last hour are never deleted: a transcript may not reference them
+yet. When the store stays over --max-size-mb, one line says how much of it is
+referenced content and the command that would evict it, and prune exits 1.
+
+Where references are is kept in a reference index in the store (refs/): each
+file is read once, and again only when it changed (only its new bytes when it
+was appended to); a missing or damaged index is made again, and every file is
+checked against it before anything is deleted (docs/store.md).
 
 A blob inside a pack is first deleted from the pack index; then packs left
 without a live blob are removed, packs at least 20% unused are rewritten
@@ -72,6 +87,7 @@ The Python tool's spellings still work, one per run: --stats, --list-pins,
 			&cli.StringFlag{Name: "max-age-days", Usage: "delete unpinned blobs not accessed for `N` days"},
 			&cli.StringFlag{Name: "max-size-mb", Usage: "delete until the store is at most `N` MB on disk"},
 			&cli.BoolFlag{Name: "gc-unreferenced", Usage: "delete unpinned blobs no transcript references"},
+			&cli.BoolFlag{Name: "evict-referenced", Usage: "let --max-age-days and --max-size-mb delete blobs that transcripts, backups or archives reference (their stubs stay stubs)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list what is kept and why"},
 			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
@@ -86,7 +102,7 @@ The Python tool's spellings still work, one per run: --stats, --list-pins,
 			if cmd.Args().Len() > 0 {
 				return usagef("prune takes no arguments, only flags (see ccm prune --help)")
 			}
-			o := pruneOptions{globalOptions: globals(cmd), GC: cmd.Bool("gc-unreferenced"), DryRun: cmd.Bool("dry-run"),
+			o := pruneOptions{globalOptions: globals(cmd), GC: cmd.Bool("gc-unreferenced"), Evict: cmd.Bool("evict-referenced"), DryRun: cmd.Bool("dry-run"),
 				Verbose: cmd.Bool("verbose"), LockWait: cmd.Duration("lock-wait"), Stats: cmd.Bool("stats"),
 				ListPins: cmd.Bool("list-pins"), Pin: cmd.String("pin"), Level: cmd.String("level"),
 				Reason: cmd.String("reason"), Unpin: cmd.String("unpin")}
@@ -124,7 +140,7 @@ func parseAmount(name, s string) (float64, error) {
 
 // policy turns the flags into a prune policy, checking every value first.
 func (o pruneOptions) policy() (prune.Policy, error) {
-	pol := prune.Policy{GC: o.GC}
+	pol := prune.Policy{GC: o.GC, EvictReferenced: o.Evict}
 	if o.MaxAgeDays != "" {
 		d, err := parseAmount("max-age-days", o.MaxAgeDays)
 		if err != nil {
@@ -145,10 +161,14 @@ func (o pruneOptions) policy() (prune.Policy, error) {
 		}
 		pol.SizeLimit, pol.MaxBytes = true, int64(mb*prune.MiB)
 	}
+	if o.Evict && !pol.AgeLimit && !pol.SizeLimit {
+		return pol, usagef("--evict-referenced goes with --max-age-days or --max-size-mb (gc never deletes what is referenced)")
+	}
 	return pol, nil
 }
 
 func runPrune(ctx context.Context, o pruneOptions) error {
+	noteFallbacks(o.Stderr, o.Verbose)
 	pol, err := o.policy()
 	if err != nil {
 		return err
@@ -232,10 +252,11 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 		if errors.Is(execErr, context.Canceled) {
 			return execErr
 		}
+		failed := newItemErrors(o.globalOptions)
 		for _, e := range res.Errors {
-			fmt.Fprintf(o.Stderr, "ccm: %s\n", e)
+			failed.add(errors.New(e))
 		}
-		return errFindings
+		return silentError{code: exitFindings}
 	}
 	if plan.OverLimit > 0 {
 		return errFindings

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -16,8 +17,9 @@ import (
 
 	"ccm/ccm"
 	"ccm/hooklib"
-	"ccm/internal/locate"
+	"ccm/internal/batch"
 	"ccm/purge"
+	"ccm/sessions/locate"
 	"ccm/transcript"
 )
 
@@ -70,16 +72,20 @@ latest assistant message, byte for byte) and progress and bookkeeping
 records, which go everywhere. It starts at the later of the --recent-turns
 Nth-last prompt and the --recent-results Nth-last tool result, and never
 after the latest assistant message (its calls and their results stay). The
-original is kept as FILE.backup.<stamp> (a hard link by default); lines
-Claude Code appends meanwhile are carried over, and the file keeps its
-modification time. A session named by --current is live: its current turn
-is left as it is; so is a file written to in the last 2 minutes that a
-process holds open for writing or whose project a Claude Code client runs in
-(in a batch, or run from inside Claude Code, any file written to in the last
-2 minutes). Purging a purged file changes nothing.
+original is kept as FILE.backup.<stamp>.zst (a zstd copy by default, so a
+purge frees disk at once; ccm restore --backup brings it back); lines
+Claude Code appends meanwhile are carried over in the order written, and the
+file keeps its modification time. A file another process keeps open for
+writing (not Claude Code, which opens it per line) is left as it is. A
+session named by --current is live: its current turn is left as it is; so
+is a file written to in the last 2 minutes that a process holds open for
+writing or whose project a Claude Code client runs in (in a batch, or run
+from inside Claude Code, or where the system cannot tell, any file written
+to in the last 2 minutes). Purging a purged file changes nothing.
 
 Batch: --all purges every session of every project; directories are walked
-for *.jsonl. Sessions written to in the last 2 minutes are skipped unless
+for *.jsonl: <claude dir>/projects and the folders inside it (after resolving
+symlinks), any other folder only with --recursive. Sessions written to in the last 2 minutes are skipped unless
 named. Use ccm purge --current from inside Claude Code (/purge).
 
 ` + exitStatusHelp,
@@ -87,6 +93,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "current", Aliases: []string{"c"}, Usage: "purge the newest session of the working directory (a live session: its last turn is left alone)"},
 			&cli.StringFlag{Name: "session", Usage: "purge the session with this id"},
 			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
+			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (every change, with its line and reason) and what it would save; write nothing at all"},
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store (else $CCM_STUB_THRESHOLD_BYTES, see ccm config)"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
@@ -104,7 +111,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "repair-only", Usage: "only repair the parent chain and tool pairs"},
 			&cli.BoolFlag{Name: "no-ccm", Usage: "leave large content in place (it is never truncated)"},
 			&cli.StringFlag{Name: "pin-level-default", Value: "none", Usage: "pin level of stubs no ccm:pin directive covers: none, soft or hard (else $CCM_DEFAULT_PIN_LEVEL)"},
-			&cli.StringFlag{Name: "backup", Value: "link", Usage: "how to keep the original: link, copy, zstd or none"},
+			&cli.StringFlag{Name: "backup", Value: string(purge.DefaultBackup), Usage: "how to keep the original: zstd (a compressed copy), link (a hard link: free at once, the whole original later), copy or none"},
 			&cli.BoolFlag{Name: "archive-compacted", Usage: "move everything before the last compact boundary into the store"},
 			&cli.BoolFlag{Name: "inject-compaction", Usage: "write a compaction pair in front of the last --keep-turns turns"},
 			&cli.BoolFlag{Name: "no-inject-compaction", Usage: "do not inject a compaction (the default)"},
@@ -132,7 +139,7 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	g := globals(cmd)
 	o := purgeOptions{
 		globalOptions: g,
-		inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true},
+		inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true, AnyDir: cmd.Bool("recursive")},
 		All:           cmd.Bool("all"),
 		OlderThan:     cmd.Duration("older-than"),
 		Jobs:          cmd.Int("jobs"),
@@ -258,34 +265,49 @@ func ccmHome(g globalOptions) string { return locate.Home(g.ClaudeDir) }
 func storeRoot(g globalOptions) string { return locate.Store(g.ClaudeDir, g.CacheDir) }
 
 func runPurge(ctx context.Context, o purgeOptions) error {
+	noteFallbacks(o.Stderr, o.Verbose)
 	if o.Analyze {
 		return runAnalyze(ctx, analyzeOptions{globalOptions: o.globalOptions, inputOptions: o.inputOptions, Top: 10})
 	}
-	batch := o.All || o.OlderThan > 0 || o.MinSize > 0
+	isBatch := o.All || o.OlderThan > 0 || o.MinSize > 0
 	var files []inputFile
+	var unread []batch.Failure // folders a batch could not read: reported, the rest purged
 	if o.All {
 		if len(o.Args) > 0 || o.Current || o.Session != "" {
 			return usagef("--all purges every session; give no files, --current or --session with it")
 		}
-		ss, err := transcript.AllSessions(o.ClaudeDir)
+		ss, failed, err := transcript.AllSessions(o.ClaudeDir)
 		if err != nil {
 			return err
 		}
-		if len(ss) == 0 {
+		if len(ss) == 0 && len(failed) == 0 {
 			return fmt.Errorf("no sessions under %s", transcript.ProjectsDir(o.ClaudeDir))
+		}
+		for _, err := range failed {
+			var pe *fs.PathError
+			path := ""
+			if errors.As(err, &pe) {
+				path = pe.Path
+			}
+			unread = append(unread, batch.Failure{Path: path, Err: err})
 		}
 		for _, s := range ss {
 			files = append(files, inputFile{Path: s.Path})
 		}
 	} else {
 		var err error
-		if files, err = resolveInputs(o.globalOptions, o.inputOptions); err != nil {
+		sel := o.inputOptions
+		sel.Skip = func(path string, err error) { unread = append(unread, batch.Failure{Path: path, Err: err}) }
+		if files, err = resolveInputs(o.globalOptions, sel); err != nil {
 			return err
 		}
 	}
+	if len(unread) > 0 {
+		isBatch = true
+	}
 	for _, f := range files {
 		if !f.Named {
-			batch = true
+			isBatch = true
 		}
 	}
 	if !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
@@ -298,9 +320,9 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	o.Purge.LockDir = filepath.Join(ccmHome(o.globalOptions), "locks")
 	// Token estimates cost a tokenizer start and up to a second per file:
 	// on by default for single files, off for batches.
-	o.Purge.Tokens = !o.NoTokens && !batch
-	if batch {
-		return runPurgeBatch(ctx, o, files)
+	o.Purge.Tokens = !o.NoTokens && !isBatch
+	if isBatch {
+		return runPurgeBatch(ctx, o, files, unread)
 	}
 	boundMemory(purgeMemoryLimitFor(largestFile(files), o.Purge.Store != nil))
 	var failed error
@@ -329,6 +351,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 			}
 		}
 	}
+	notePurged(ctx, o, reports)
 	if o.JSON {
 		if err := writeJSON(o.Stdout, reports); err != nil {
 			return err
@@ -338,6 +361,36 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// notePurged keeps the reference index current with the transcripts a
+// purge rewrote, so that prune does not read them again. The backups are
+// left to prune: reading a compressed one means decompressing it, which
+// cost a purge of a 200 MB transcript almost as much CPU time as the
+// purge itself; a backup outside projects/ is recorded as a root, read by
+// the next prune.
+func notePurged(ctx context.Context, o purgeOptions, reports []*purge.Report) {
+	if o.Purge.DryRun {
+		return
+	}
+	var paths []string
+	for _, r := range reports {
+		if r.Changed {
+			paths = append(paths, r.Path)
+		}
+	}
+	noteTranscripts(ctx, o.globalOptions, paths...)
+	recordOutside(ctx, o.globalOptions, purgeBackups(reports)...)
+}
+
+func purgeBackups(reports []*purge.Report) []string {
+	var out []string
+	for _, r := range reports {
+		if r.Backup != "" {
+			out = append(out, r.Backup)
+		}
+	}
+	return out
 }
 
 // Soft memory limits of the Go runtime for the commands that count tokens.

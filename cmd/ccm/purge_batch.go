@@ -36,18 +36,25 @@ type batchFailure struct {
 	Error string `json:"error"`
 }
 
-// runPurgeBatch purges many files with --jobs workers; a failing file is
-// reported and the rest carries on.
-func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error {
+// runPurgeBatch purges many files with --jobs workers; a failing file (or
+// a folder that could not be read, in unread) is reported and the rest
+// carries on (itemErrors).
+func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unread []batch.Failure) error {
 	cands := make([]batch.Candidate, len(files))
 	for i, f := range files {
 		cands[i] = batch.Candidate{Path: f.Path, Named: f.Named}
 	}
 	sel := batch.Select(cands, batch.Criteria{Now: time.Now(), Active: activeWindow, OlderThan: o.OlderThan, MinSize: o.MinSize})
 	sum := batchSummary{Files: len(files), Reports: []*purge.Report{}, Failures: []batchFailure{}, SkippedList: []string{}}
-	for _, f := range sel.Failed {
-		sum.Failed++
-		sum.Failures = append(sum.Failures, batchFailure{f.Path, fileError(f.Path, f.Err).Error()})
+	failed := newItemErrors(o.globalOptions)
+	fail := func(path string, err error) {
+		if failed.add(err) {
+			sum.Failed++
+			sum.Failures = append(sum.Failures, batchFailure{path, err.Error()})
+		}
+	}
+	for _, f := range append(unread, sel.Failed...) {
+		fail(f.Path, fileError(f.Path, f.Err))
 	}
 	sum.Skipped = len(sel.Skipped)
 	sum.SkippedList = append(sum.SkippedList, sel.Skipped...)
@@ -71,11 +78,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			sum.Failed++
-			sum.Failures = append(sum.Failures, batchFailure{path, purgeError(path, err).Error()})
-			if !o.JSON {
-				fmt.Fprintf(o.Stderr, "ccm: %v\n", purgeError(path, err))
-			}
+			fail(path, purgeError(path, err))
 			return
 		}
 		sum.Reports = append(sum.Reports, rep)
@@ -103,6 +106,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	notePurged(ctx, o, sum.Reports)
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
 			return err
@@ -119,8 +123,5 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile) error
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
 		}
 	}
-	if sum.Failed > 0 {
-		return silentError{code: exitFindings}
-	}
-	return nil
+	return failed.status()
 }

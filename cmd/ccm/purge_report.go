@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"ccm/purge"
+	"ccm/transcript/rewrite"
 )
 
 // printPurgeReport prints what a purge of one file did.
@@ -75,11 +76,14 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 	if r.TailBytes > 0 {
 		fmt.Fprintf(w, "  appended    %s written by Claude Code during the purge carried over\n", humanBytes(r.TailBytes))
 	}
+	if r.Swaps > 1 {
+		fmt.Fprintf(w, "  in order    lines appended during the rename were put in their place (%d renames)\n", r.Swaps)
+	}
 	printStaleTemps(w, r)
 	if r.Backup != "" {
 		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
 	}
-	printHeldOpen(w, r.HeldOpen, r.Backup)
+	printWriters(w, r.Holders, r.Backup, verbose)
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
 	}
@@ -164,23 +168,36 @@ func repairParts(s purge.Stats) []string {
 	return out
 }
 
-// printHeldOpen warns of processes that kept the replaced file open: a
-// program that writes through a descriptor it keeps (not Claude Code,
-// which opens the transcript by its path for every line) now writes to
-// the old file.
-func printHeldOpen(w io.Writer, pids []int, backup string) {
-	if len(pids) == 0 {
-		return
+// printWriters says where what may still be written to a replaced file
+// goes: a process that still held it open (not Claude Code, which opens
+// the transcript by its path for every line) writes to the file kept for
+// it; where the system cannot tell who has the file open, the old file of
+// a session written to lately is kept too. verbose also says when the
+// system could not tell.
+func printWriters(w io.Writer, h rewrite.Holders, backup string, verbose bool) {
+	where := strings.Join(h.Kept, ", ")
+	goes := "goes to " + where + ", not to the transcript"
+	switch {
+	case h.Unnamed && where == "":
+		goes = "goes to the replaced file, which has no name left (no hard links on this filesystem), and is lost"
+	case h.Unnamed:
+		goes += "; the rest goes to a replaced file with no name left (no hard links on this filesystem), and is lost"
 	}
-	where := "the replaced file, which has no name left (--backup none)"
-	if backup != "" {
-		where = backup
+	switch {
+	case len(h.HeldOpen) > 0:
+		who, has, it := "process", "has", "it writes"
+		if len(h.HeldOpen) > 1 {
+			who, has, it = "processes", "have", "they write"
+		}
+		fmt.Fprintf(w, "  warning     %s %s still %s the old file open for writing: what %s now %s\n", who, joinInts(h.HeldOpen), has, it, goes)
+	case h.StillWritten || h.Unnamed:
+		fmt.Fprintf(w, "  warning     the old file was still being written to (this system cannot tell by which process): what is written to it now %s\n", goes)
+	case len(h.Kept) > 0 && (len(h.Kept) > 1 || h.Kept[0] != backup):
+		fmt.Fprintf(w, "  old file    kept as %s: this system cannot tell whether a process still writes to it, and it was written to lately; lines written to it since are there\n", where)
 	}
-	who, has, it := "process", "has", "it writes"
-	if len(pids) > 1 {
-		who, has, it = "processes", "have", "they write"
+	if h.Blind && verbose {
+		fmt.Fprintf(w, "  writers     this system cannot tell which processes have the file open (no /proc, or CCM_LIVE_DETECT=portable): a recent modification time made it live, and the wait for appends watched its size\n")
 	}
-	fmt.Fprintf(w, "  warning     %s %s still %s the old file open for writing: what %s now goes to %s, not to the transcript\n", who, joinInts(pids), has, it, where)
 }
 
 func joinInts(ns []int) string {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"ccm/purge"
+	"ccm/transcript/rewrite"
 )
 
 // TestSizeChange: a purge that saved bytes says how many; one that grew
@@ -34,19 +35,43 @@ func TestSizeChange(t *testing.T) {
 }
 
 // TestHeldOpenWarning: processes that kept the replaced file open are
-// named, with where their writes now go.
+// named, with where their writes now go; a writer the system could not
+// name, and an old file kept where the system cannot tell, are said too,
+// never with a place the lines are not in.
 func TestHeldOpenWarning(t *testing.T) {
-	var b strings.Builder
-	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5,
-		Backup: "s.jsonl.backup.1", HeldOpen: []int{41, 42}}, false)
-	want := "  warning     processes 41, 42 still have the old file open for writing: what they write now goes to s.jsonl.backup.1, not to the transcript\n"
-	if !strings.Contains(b.String(), want) {
-		t.Errorf("report:\n%s\nwants the line:\n%s", b.String(), want)
+	report := func(h rewrite.Holders, backup string, verbose bool) string {
+		var b strings.Builder
+		printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5, Backup: backup, Holders: h}, verbose)
+		return b.String()
 	}
-	b.Reset()
-	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5}, false)
-	if strings.Contains(b.String(), "warning") {
-		t.Errorf("a warning without holders:\n%s", b.String())
+	for _, c := range []struct {
+		h       rewrite.Holders
+		backup  string
+		verbose bool
+		want    string
+	}{
+		{rewrite.Holders{HeldOpen: []int{41, 42}, Kept: []string{"s.jsonl.backup.1"}}, "s.jsonl.backup.1", false,
+			"  warning     processes 41, 42 still have the old file open for writing: what they write now goes to s.jsonl.backup.1, not to the transcript\n"},
+		{rewrite.Holders{HeldOpen: []int{41}, Kept: []string{"s.jsonl.backup.1-1-held"}}, "s.jsonl.backup.1.zst", false,
+			"  warning     process 41 still has the old file open for writing: what it writes now goes to s.jsonl.backup.1-1-held, not to the transcript\n"},
+		{rewrite.Holders{StillWritten: true, Blind: true, Kept: []string{"s.jsonl.backup.1-held"}}, "", false,
+			"  warning     the old file was still being written to (this system cannot tell by which process): what is written to it now goes to s.jsonl.backup.1-held, not to the transcript\n"},
+		{rewrite.Holders{Blind: true, Kept: []string{"s.jsonl.backup.1-held"}}, "s.jsonl.backup.1", false,
+			"  old file    kept as s.jsonl.backup.1-held: this system cannot tell whether a process still writes to it, and it was written to lately; lines written to it since are there\n"},
+		{rewrite.Holders{Blind: true}, "s.jsonl.backup.1", true, "  writers     this system cannot tell which processes have the file open"},
+		{rewrite.Holders{HeldOpen: []int{41}, Unnamed: true}, "s.jsonl.backup.1.zst", false,
+			"  warning     process 41 still has the old file open for writing: what it writes now goes to the replaced file, which has no name left (no hard links on this filesystem), and is lost\n"},
+	} {
+		if got := report(c.h, c.backup, c.verbose); !strings.Contains(got, c.want) {
+			t.Errorf("report:\n%s\nwants the line:\n%s", got, c.want)
+		}
+	}
+	// Nothing to say: nothing held, or the old file kept is the backup
+	// the report names already; the blind note only with -v.
+	for _, h := range []rewrite.Holders{{}, {Blind: true, Kept: []string{"s.jsonl.backup.1"}}} {
+		if got := report(h, "s.jsonl.backup.1", false); strings.Contains(got, "warning") || strings.Contains(got, "old file") || strings.Contains(got, "writers") {
+			t.Errorf("%+v: a line about writers:\n%s", h, got)
+		}
 	}
 }
 

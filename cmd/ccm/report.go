@@ -15,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/fsutil"
-	"ccm/internal/report"
+	"ccm/internal/fsutil"
 	"ccm/purge"
+	"ccm/report"
 )
 
 // reportOptions are the inputs of ccm report.
@@ -220,11 +220,16 @@ func openBrowser(path string) error {
 	if err != nil {
 		return err
 	}
-	name := "xdg-open"
-	if runtime.GOOS == "darwin" {
-		name = "open"
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", abs)
+	case "windows":
+		// The shell's file handler, without cmd's quoting of start.
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", abs)
+	default:
+		cmd = exec.Command("xdg-open", abs)
 	}
-	cmd := exec.Command(name, abs)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		return err

@@ -8,14 +8,15 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/internal/restore"
+	"ccm/prune"
 	"ccm/purge"
+	"ccm/purge/restore"
 )
 
 // restoreOptions are the inputs of ccm restore.
 type restoreOptions struct {
 	globalOptions
-	File       string
+	inputOptions
 	FromBackup bool
 	From       string
 	DryRun     bool
@@ -26,11 +27,14 @@ func newRestoreCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "restore",
 		Usage:     "put purged content back from the CCM store, or bring back a backup",
-		ArgsUsage: "FILE",
+		ArgsUsage: "FILE|DIR...",
 		Description: `ccm restore FILE puts the stored content of every stub in FILE back in
 place, byte for byte (a purge with --keep-thinking --keep-progress followed
 by a restore gives back the original file). Stubs whose content is missing
-from the store are reported and left as stubs.
+from the store are reported and left as stubs, each with why (a stub whose
+content ccm prune --evict-referenced deleted says so, and when).
+Directories are walked for *.jsonl: <claude dir>/projects and the folders
+inside it (after resolving symlinks); --recursive allows any other folder.
 
 ccm restore --backup FILE brings back the state before the latest purge (the
 newest FILE.backup.* a purge made, or the one named with --from) byte for
@@ -42,14 +46,16 @@ so nothing written since is lost; --backup without --from skips those.
 			&cli.BoolFlag{Name: "backup", Usage: "bring back a backup instead of expanding stubs"},
 			&cli.StringFlag{Name: "from", Usage: "the backup to bring back (default: the newest a purge made)", TakesFile: true},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be restored; write nothing"},
-			&cli.StringFlag{Name: "keep", Value: "link", Usage: "how to keep the file being replaced: link, copy, zstd or none"},
+			&cli.StringFlag{Name: "keep", Value: string(purge.DefaultBackup), Usage: "how to keep the file being replaced: zstd, link, copy or none"},
+			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() != 1 {
-				return usagef("give exactly one transcript to restore")
+			if cmd.Args().Len() == 0 {
+				return usagef("give the transcripts to restore (FILE or DIR)")
 			}
-			o := restoreOptions{globalOptions: globals(cmd), File: cmd.Args().First(), FromBackup: cmd.Bool("backup"),
-				From: cmd.String("from"), DryRun: cmd.Bool("dry-run"), Backup: purge.BackupMode(cmd.String("keep"))}
+			o := restoreOptions{globalOptions: globals(cmd), FromBackup: cmd.Bool("backup"),
+				inputOptions: inputOptions{Args: cmd.Args().Slice(), Dirs: true, AnyDir: cmd.Bool("recursive")},
+				From:         cmd.String("from"), DryRun: cmd.Bool("dry-run"), Backup: purge.BackupMode(cmd.String("keep"))}
 			switch o.Backup {
 			case purge.BackupLink, purge.BackupCopy, purge.BackupZstd, purge.BackupNone:
 			default:
@@ -58,40 +64,114 @@ so nothing written since is lost; --backup without --from skips those.
 			if o.From != "" && !o.FromBackup {
 				return usagef("--from goes with --backup")
 			}
+			if o.From != "" && cmd.Args().Len() != 1 {
+				return usagef("--from names the backup of one transcript: give exactly one FILE")
+			}
 			return runRestore(ctx, o)
 		},
 	}
 }
 
+// runRestore restores every selected transcript in turn; a file that
+// fails is reported and the others carry on. It exits 1 when a stub stays
+// a stub or a file failed.
 func runRestore(ctx context.Context, o restoreOptions) error {
+	files, err := resolveInputs(o.globalOptions, o.inputOptions)
+	if err != nil {
+		return err
+	}
 	opt := restore.DefaultOptions()
 	opt.DryRun = o.DryRun
 	opt.Backup = o.Backup
 	opt.LockDir = ccmHome(o.globalOptions) + "/locks"
-	var rep *restore.Report
-	var err error
-	if o.FromBackup {
-		rep, err = restore.FromBackup(ctx, o.File, o.From, opt)
-	} else {
-		st, serr := ccm.Open(storeRoot(o.globalOptions))
-		if serr != nil {
-			return serr
-		}
-		opt.Store = st
-		rep, err = restore.File(ctx, o.File, opt)
-	}
-	if err != nil {
-		return purgeError(o.File, err)
-	}
-	if o.JSON {
-		if err := writeJSON(o.Stdout, rep); err != nil {
+	if !o.FromBackup {
+		st, err := ccm.Open(storeRoot(o.globalOptions))
+		if err != nil {
 			return err
 		}
-		if len(rep.Missing) > 0 {
-			return silentError{code: exitFindings}
-		}
-		return nil
+		opt.Store = st
 	}
+	var reports []*restore.Report
+	var evicted map[ccm.Key]prune.Eviction // read when a stub stays a stub
+	findings := false
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rep, err := restoreOne(ctx, o, f.Path, opt)
+		if err != nil {
+			err = purgeError(f.Path, err)
+			if len(files) == 1 {
+				return err
+			}
+			fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
+			findings = true
+			continue
+		}
+		findings = findings || len(rep.Missing) > 0
+		explainEvicted(rep, storeRoot(o.globalOptions), &evicted)
+		reports = append(reports, rep)
+		if !o.JSON {
+			printRestoreReport(o, rep)
+		}
+	}
+	if !o.DryRun {
+		var paths, backups []string
+		for _, r := range reports {
+			paths = append(paths, r.Path)
+			if r.Backup != "" {
+				backups = append(backups, r.Backup)
+			}
+		}
+		noteTranscripts(ctx, o.globalOptions, paths...)
+		recordOutside(ctx, o.globalOptions, backups...)
+	}
+	if o.JSON {
+		var v any = reports
+		if len(files) == 1 && len(reports) == 1 {
+			v = reports[0] // one file: one object, as before
+		}
+		if err := writeJSON(o.Stdout, v); err != nil {
+			return err
+		}
+	}
+	if findings {
+		return silentError{code: exitFindings}
+	}
+	return nil
+}
+
+// explainEvicted says, for each stub whose content is not in the store
+// because ccm prune --evict-referenced deleted it, when and by which rule.
+// The eviction log is read once, at the first such stub.
+func explainEvicted(rep *restore.Report, root string, evicted *map[ccm.Key]prune.Eviction) {
+	for i, m := range rep.Missing {
+		if !strings.Contains(m.Reason, ccm.ErrNotFound.Error()) {
+			continue
+		}
+		if *evicted == nil {
+			if *evicted, _ = prune.Evictions(root); *evicted == nil {
+				*evicted = map[ccm.Key]prune.Eviction{}
+			}
+		}
+		if e, ok := (*evicted)[m.Key]; ok {
+			rep.Missing[i].Reason = fmt.Sprintf("its content was evicted by ccm prune --evict-referenced on %s (%s rule)",
+				e.At.Local().Format("2006-01-02 15:04"), e.Rule)
+		}
+	}
+}
+
+func restoreOne(ctx context.Context, o restoreOptions, path string, opt restore.Options) (*restore.Report, error) {
+	if o.FromBackup {
+		return restore.FromBackup(ctx, path, o.From, opt)
+	}
+	return restore.File(ctx, path, opt)
+}
+
+// printRestoreReport prints what a restore did to one file: what came
+// back, where the replaced file is kept, and every stub that stays a stub
+// with why.
+func printRestoreReport(o restoreOptions, rep *restore.Report) {
 	verb := "restored"
 	if rep.DryRun {
 		verb = "would restore"
@@ -108,14 +188,10 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 	if rep.Backup != "" {
 		fmt.Fprintf(o.Stdout, "  the file as it was is kept as %s\n", rep.Backup)
 	}
-	printHeldOpen(o.Stdout, rep.HeldOpen, rep.Backup)
+	printWriters(o.Stdout, rep.Holders, rep.Backup, false)
 	for _, m := range rep.Missing {
 		// The store's errors name the key; the line names it already.
 		why := strings.TrimPrefix(m.Reason, string(m.Key)+": ")
 		fmt.Fprintf(o.Stdout, "  line %d: %s stays a stub: %s\n", m.Line, m.Key, why)
 	}
-	if len(rep.Missing) > 0 {
-		return silentError{code: exitFindings}
-	}
-	return nil
 }

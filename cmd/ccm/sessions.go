@@ -14,9 +14,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
-	"ccm/internal/archive"
-	"ccm/internal/report"
-	"ccm/internal/sessions"
+	"ccm/report"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 )
 
 type sessionsOptions struct {
@@ -37,16 +37,17 @@ func newSessionsCommand() *cli.Command {
 		Name:  "sessions",
 		Usage: "list every session of every project: size, records, context, age, backups, live, sweep date",
 		Description: `One row per session: the project (the real path, from the records' cwd),
-the session id, its size (transcript, subagent transcripts, tool results and
-purge backups), records, last modified, context at the last recorded usage,
-purge backups, state (live: written in the last 2 minutes or open for
+the session id, its size (transcript, subagent transcripts and tool results),
+records, last modified, context at the last recorded usage, its purge backups
+(how many, and their size apart), state (live: written in the last 2 minutes or open for
 writing), and when Claude Code's retention sweep (cleanupPeriodDays, from the
 settings files; default 30) will delete it; then the title or first prompt.
 Only the head and tail of each transcript are read: records of files over
 128 KB are estimated from the mean line length there (marked ~).
 
 A header and a size bar beside each size on a terminal (--ascii: '#' bars);
-tab-separated columns without a header when piped.
+tab-separated columns without a header when piped: project, session, size,
+records, modified, context, backups, backup bytes, state, swept at, title.
 --archived lists archived sessions from their manifests, without unpacking;
 with --from s3://BUCKET/PREFIX, every machine's archives in object storage.
 
@@ -113,24 +114,20 @@ func runSessions(ctx context.Context, o sessionsOptions) error {
 		}
 	}
 	sortRows(rows, o.Sort)
-	for _, e := range errs {
-		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
-	}
+	failed := newItemErrors(o.globalOptions)
+	failed.addAll(errs)
 	if o.JSON {
 		ret := sessions.ReadRetention(o.ClaudeDir)
 		if rows == nil {
 			rows = []*sessions.Row{}
 		}
-		if err := writeJSON(o.Stdout, map[string]any{"retention": ret, "sessions": rows, "errors": errStrings(errs)}); err != nil {
+		if err := writeJSON(o.Stdout, map[string]any{"retention": ret, "sessions": rows, "errors": failed.strings()}); err != nil {
 			return err
 		}
 	} else if err := printSessions(o, rows); err != nil {
 		return err
 	}
-	if len(errs) > 0 {
-		return silentError{code: exitFindings}
-	}
-	return nil
+	return failed.status()
 }
 
 func errStrings(errs []error) []string {
@@ -146,7 +143,7 @@ func sortRows(rows []*sessions.Row, by string) {
 		a, b := rows[i], rows[j]
 		switch by {
 		case "size":
-			return a.TotalBytes > b.TotalBytes
+			return a.SessionBytes() > b.SessionBytes()
 		case "tokens":
 			return a.Context > b.Context
 		}
@@ -206,8 +203,8 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 			if r.RecordsEstimated {
 				recs = "~" + recs
 			}
-			if _, err := fmt.Fprintf(o.Stdout, "%s\t%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Project, r.ID, r.TotalBytes, recs,
-				r.ModTime.UTC().Format(time.RFC3339), r.Context, r.Backups, state(r), sweep, r.Label()); err != nil {
+			if _, err := fmt.Fprintf(o.Stdout, "%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", r.Project, r.ID, r.SessionBytes(), recs,
+				r.ModTime.UTC().Format(time.RFC3339), r.Context, r.Backups, r.BackupBytes, state(r), sweep, r.Label()); err != nil {
 				return err
 			}
 		}
@@ -217,7 +214,7 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 	// A size bar beside each size, against the largest session listed.
 	var largest int64
 	for _, r := range rows {
-		largest = max(largest, r.TotalBytes)
+		largest = max(largest, r.SessionBytes())
 	}
 	ascii := o.ASCII || !report.UnicodeTerminal(os.Getenv)
 	fmt.Fprintln(tw, "PROJECT\tSESSION\tSIZE\t\tRECORDS\tMODIFIED\tCONTEXT\tBACKUPS\tSTATE\tSWEPT IN\tTITLE / FIRST PROMPT")
@@ -240,9 +237,13 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		if r.Context > 0 {
 			ctx = fmt.Sprintf("%dk", (r.Context+500)/1000)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, humanBytes(r.TotalBytes),
-			report.Bar(r.TotalBytes, largest, sessionBarWidth, ascii), recs,
-			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, r.Backups, state(r), sweep, cut(r.Label(), 60))
+		backups := "-"
+		if r.Backups > 0 {
+			backups = fmt.Sprintf("%d, %s", r.Backups, humanBytes(r.BackupBytes))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, humanBytes(r.SessionBytes()),
+			report.Bar(r.SessionBytes(), largest, sessionBarWidth, ascii), recs,
+			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, backups, state(r), sweep, cut(r.Label(), 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -8,11 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
-	"ccm/testutil"
+	"ccm/internal/fsutil"
 )
 
 // TestSIGTERMEndsABlockedCommand: a command blocked in a read that no
@@ -66,30 +67,28 @@ func readingPipe(t *testing.T, pid int) bool {
 	return false
 }
 
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// builtBinary builds ccm once for the tests that need a real process.
-func builtBinary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "ccm-cmd-test-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "ccm")
-		cmd := exec.Command("go", "build", "-o", built.path, "ccm/cmd/ccm")
-		cmd.Dir = testutil.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
+// TestHookFIFOTranscript: the built binary, given a FIFO as the
+// transcript of a Stop and a PreCompact, answers at once and exits 0
+// (the hooks' own tests cover every path field; this one runs the
+// process Claude Code runs).
+func TestHookFIFOTranscript(t *testing.T) {
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "s1.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	return built.path
+	for _, event := range []string{"Stop", "PreCompact"} {
+		cmd := exec.Command(bin, "hook", event)
+		cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+dir, "CCM_HOME="+filepath.Join(dir, "ccm"))
+		cmd.Stdin = strings.NewReader(`{"session_id":"s1","hook_event_name":"` + event + `","transcript_path":"` + fifo + `","cwd":"` + dir + `"}`)
+		out, err := cmd.CombinedOutput()
+		if err != nil || len(out) != 0 {
+			t.Errorf("%s: %v, output %q", event, err, out)
+		}
+		log, _ := fsutil.ReadRegular(filepath.Join(dir, "ccm", "logs", "hooks.log"), 1<<20)
+		if !bytes.Contains(log, []byte("it is a FIFO")) || bytes.Contains(log, []byte("gave up")) {
+			t.Errorf("%s: log %s", event, log)
+		}
+	}
 }

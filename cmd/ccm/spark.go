@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"ccm/internal/report"
+	"ccm/report"
 )
 
 // spark says how terminal charts are drawn: how wide, and whether in

@@ -19,6 +19,9 @@ import (
 func storeEnv(t *testing.T) (claude, cache string) {
 	t.Helper()
 	claude = filepath.Join(t.TempDir(), "claude")
+	if err := os.Mkdir(claude, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	cache = ccm.DefaultRoot(claude)
 	t.Setenv("CLAUDE_CONFIG_DIR", claude)
 	t.Setenv("CCM_CACHE_DIR", cache)

@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/internal/archive"
-	"ccm/internal/sessions"
+	"ccm/prune"
+	"ccm/sessions"
+	"ccm/sessions/archive"
+	"ccm/transcript"
 )
 
 type unarchiveOptions struct {
@@ -21,8 +28,11 @@ type unarchiveOptions struct {
 	Endpoint string
 	Force    bool
 	Touch    bool
-	Jobs     int
-	Now      time.Time
+	// AllowMissingContent restores a session whose archived content is
+	// missing or corrupt, naming the stubs that stay stubs.
+	AllowMissingContent bool
+	Jobs                int
+	Now                 time.Time
 }
 
 func newUnarchiveCommand() *cli.Command {
@@ -30,17 +40,29 @@ func newUnarchiveCommand() *cli.Command {
 		Name:      "unarchive",
 		Usage:     "put archived sessions back, byte for byte, where claude --resume finds them",
 		ArgsUsage: "ID... | --project P",
-		Description: `Verifies each archive completely (every file's SHA-256 against the manifest,
-the archive's own hash against its sidecar) and only then restores its files
-under the Claude config dir with their modes and modification times, and
-removes the archive. A corrupt or truncated archive is refused and left as
-it is. A file that already exists where a restored one would go is refused
-unless --force, which renames it to <file>.backup.<stamp> first.
+		Description: `Verifies each archive completely (every member's SHA-256 against the
+manifest, the archive's own hash against its sidecar, every path against the
+session's own) and only then restores it: the stored content it carries
+into the CCM store (durable and verified first), then its files under the
+Claude config dir with their modes and modification times; then the archive
+is removed. A corrupt or truncated archive, or one naming a file that is
+not its session's, is refused and left as it is. A file of the session that
+already exists where a restored one would go is refused unless --force,
+which renames it to <file>.backup.<stamp> first.
 
-Restored files keep their old mtimes, and Claude Code's sweep deletes
-sessions by mtime: a session older than cleanupPeriodDays is deleted at
-the next start of Claude Code. ccm warns; --touch gives the restored files
-the current time instead.
+--allow-missing-content restores a session whose archive has intact files
+but missing or corrupt stored content; the stubs whose content is lost are
+named and stay stubs. An archive of an older ccm carries no content: its
+stubs need the store, and unarchive says how many stay stubs.
+
+A session brought back stays: ccm archive and maintain count its age from
+the unarchive. Restored files keep their old mtimes, and Claude Code's
+sweep deletes sessions by mtime: a session older than cleanupPeriodDays is
+deleted at the next start of Claude Code. ccm warns; --touch gives the
+restored files the current time instead.
+
+An unarchive or archive that was interrupted (killed) is finished or
+undone by the next ccm archive, unarchive or maintain.
 
 --from s3://BUCKET/PREFIX restores from S3-compatible object storage (any
 machine's archives under the prefix, the newest when several have the
@@ -55,11 +77,13 @@ way, its stubs' content goes into the CCM store, and it stays in the bucket.
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.BoolFlag{Name: "force", Usage: "restore over existing files, keeping each as a backup"},
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
+			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions restored at once (default: number of CPUs)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o := unarchiveOptions{globalOptions: globals(cmd), IDs: cmd.Args().Slice(), Project: cmd.String("project"),
-				To: cmd.String("to"), From: cmd.String("from"), Endpoint: cmd.String("endpoint"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), Jobs: int(cmd.Int("jobs"))}
+				To: cmd.String("to"), From: cmd.String("from"), Endpoint: cmd.String("endpoint"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"),
+				AllowMissingContent: cmd.Bool("allow-missing-content"), Jobs: int(cmd.Int("jobs"))}
 			return runUnarchive(ctx, o)
 		},
 	}
@@ -70,9 +94,16 @@ type unarchiveItem struct {
 	Archive string `json:"archive"`
 	Project string `json:"project,omitempty"`
 	Files   int    `json:"files,omitempty"`
-	Result  string `json:"result"` // restored, failed
+	Result  string `json:"result"` // restored, in place, failed
 	Error   string `json:"error,omitempty"`
 	Warning string `json:"warning,omitempty"`
+	// Content is how much stored content went into the store; StaysStub
+	// the stubs whose content is in neither the archive nor the store,
+	// BadContent the archive's content found missing or corrupt.
+	Content    int      `json:"content,omitempty"`
+	StaysStub  []string `json:"stays_stub,omitempty"`
+	BadContent []string `json:"bad_content,omitempty"`
+	OldFormat  bool     `json:"old_format,omitempty"`
 }
 
 func runUnarchive(ctx context.Context, o unarchiveOptions) error {
@@ -100,6 +131,14 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		return err
 	}
 	defer lk.Unlock()
+	st, err := openStore(o.globalOptions)
+	if err != nil {
+		return err
+	}
+	recovered, failed, err := recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions))
+	if err != nil {
+		return err
+	}
 	list, err := archive.List(root)
 	if err != nil {
 		return err
@@ -127,48 +166,98 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		found[id] = true
 		todo = append(todo, &unarchiveItem{Session: id, Archive: l.Path, Project: project})
 	}
+	// An id without an archive whose session is in place was restored
+	// already (by an earlier, interrupted run of the same list, say).
+	var here []*unarchiveItem
 	for _, id := range o.IDs {
-		if !found[id] {
+		if found[id] {
+			continue
+		}
+		if !sessionInPlace(o.ClaudeDir, id) {
 			return fmt.Errorf("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
 		}
+		here = append(here, &unarchiveItem{Session: id, Result: "in place"})
 	}
-	if len(todo) == 0 {
+	if len(todo) == 0 && len(here) == 0 {
 		return fmt.Errorf("no archived session of project %s under %s", o.Project, root)
 	}
+	// Record the unarchive first: a session put back stays, and the next
+	// archive counts its age from now. A session that fails to come back
+	// is taken out of the record again at the end (after a kill, by the
+	// next archive: it is not in place).
+	undo, err := noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now)
+	if err != nil {
+		return err
+	}
 	ret := sessions.ReadRetention(o.ClaudeDir)
+	xo := archive.ExtractOptions{Force: o.Force, Touch: o.Touch, Now: o.Now, Store: st, AllowMissingContent: o.AllowMissingContent}
 	var mu sync.Mutex
-	failed := 0
+	restored := 0
+	var transcripts, gone []string // for the reference index
+	defer func() {
+		noteRefs(ctx, o.globalOptions, root, gone...)
+		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), transcripts...)
+	}()
 	forEach(ctx, o.Stderr, o.JSON, "restoring", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
-		m, err := archive.Extract(ctx, it.Archive, o.ClaudeDir, archive.ExtractOptions{Force: o.Force, Touch: o.Touch, Now: o.Now})
+		x, err := archive.Extract(ctx, it.Archive, o.ClaudeDir, xo)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
 			it.Result, it.Error = "failed", err.Error()
 			failed++
 			if !o.JSON {
-				fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
+				hint := ""
+				if errors.Is(err, archive.ErrCorrupt) && !errors.Is(err, archive.ErrForeign) && !o.AllowMissingContent {
+					hint = " (when only its stored content is damaged, --allow-missing-content restores the session without it)"
+				}
+				fmt.Fprintf(o.Stderr, "ccm: %v%s\n", err, hint)
 			}
 			return
 		}
-		it.Result, it.Files = "restored", len(m.Files)
-		if !o.Touch && ret.Paused == "" && o.Now.Sub(m.LastModified) >= ret.Period() {
-			it.Warning = fmt.Sprintf("last written %s ago, beyond cleanupPeriodDays (%g days): Claude Code's sweep deletes it at its next start (run with --touch, or resume it now)",
-				humanAge(o.Now.Sub(m.LastModified)), ret.Days)
-		}
-		if !o.JSON {
-			fmt.Fprintf(o.Stdout, "restored %s (%d files) to %s\n", it.Session, it.Files, shortHome(m.Project))
-			if it.Warning != "" {
-				fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s\n", it.Session, it.Warning)
+		restored++
+		it.Result, it.Files, it.Content = "restored", len(x.Files), x.Content
+		it.StaysStub, it.BadContent, it.OldFormat = x.StaysStub, x.BadContent, !x.SelfContained()
+		for _, f := range x.Files {
+			if prune.IsTranscriptName(path.Base(f.Path)) {
+				transcripts = append(transcripts, filepath.Join(o.ClaudeDir, filepath.FromSlash(f.Path)))
 			}
 		}
+		gone = append(gone, archive.SidecarPath(it.Archive))
+		if !o.Touch && ret.Paused == "" && o.Now.Sub(x.LastModified) >= ret.Period() {
+			it.Warning = fmt.Sprintf("last written %s ago, beyond cleanupPeriodDays (%g days): Claude Code's sweep deletes it at its next start (run with --touch, or resume it now)",
+				humanAge(o.Now.Sub(x.LastModified)), ret.Days)
+		}
+		if !o.JSON {
+			printRestored(o, it, x)
+		}
 	})
+	var back []string
+	for _, it := range todo {
+		if it.Result == "restored" {
+			back = append(back, it.Session)
+		}
+	}
+	if len(back) < len(todo) {
+		// A session that did not come back is not recorded.
+		if err := undo(back); err != nil {
+			return err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if o.JSON {
-		if err := writeJSON(o.Stdout, map[string]any{"sessions": todo, "failed": failed}); err != nil {
+		if err := writeJSON(o.Stdout, map[string]any{"sessions": append(todo, here...), "failed": failed, "recovered": recovered}); err != nil {
 			return err
+		}
+	} else {
+		for _, it := range here {
+			fmt.Fprintf(o.Stdout, "%s is in place already (no archive of it is left)\n", it.Session)
+		}
+		if restored > 0 {
+			fmt.Fprintf(o.Stdout, "ccm archive and maintain leave the restored sessions here until they are left alone for %s, counted from now\n",
+				humanAge(archiveAge(o.globalOptions, ret)))
 		}
 	}
 	if failed > 0 {
@@ -178,6 +267,52 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// printRestored says what came back, and which stubs stay stubs.
+func printRestored(o unarchiveOptions, it *unarchiveItem, x *archive.Extracted) {
+	content := ""
+	if it.Content > 0 {
+		content = fmt.Sprintf(", %d stored contents", it.Content)
+	}
+	fmt.Fprintf(o.Stdout, "restored %s (%d files%s) to %s\n", it.Session, it.Files, content, shortHome(x.Project))
+	for _, k := range x.Kept {
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: kept %s, written since an interrupted unarchive put it back\n", it.Session, k)
+	}
+	if it.Warning != "" {
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s\n", it.Session, it.Warning)
+	}
+	n := len(it.StaysStub)
+	switch {
+	case n == 0:
+	case len(it.BadContent) > 0:
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs, their content is missing or corrupt in the archive and not in the store: %s\n",
+			it.Session, n, strings.Join(it.StaysStub, ", "))
+	case it.OldFormat:
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs: the archive (made by an older ccm) does not carry their content, and the store does not have it\n", it.Session, n)
+	default:
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs: their content was not in the store when the session was archived\n", it.Session, n)
+	}
+}
+
+func unarchiveIDs(items []*unarchiveItem) []string {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.Session
+	}
+	return ids
+}
+
+// sessionInPlace reports whether session id has a transcript in a
+// project folder of configDir.
+func sessionInPlace(configDir, id string) bool {
+	ps, _ := sessions.ListProjects(configDir)
+	for _, p := range ps {
+		if fi, err := os.Lstat(filepath.Join(p.Dir, id+".jsonl")); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 func trimExt(p string) string {

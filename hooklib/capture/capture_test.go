@@ -10,7 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
+	"ccm/ccm/stub"
 )
 
 // load reads a fixture: a tool call as Claude Code 2.1.330 sent it to a

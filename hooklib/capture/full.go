@@ -2,12 +2,12 @@ package capture
 
 import (
 	"bytes"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/fsutil"
 )
 
 // maxWhole bounds what ccm reads back from disk to store an output whole.
@@ -31,7 +31,7 @@ func persistedOutput(c Call, shown []byte) []byte {
 	if filepath.Dir(filepath.Clean(path)) != filepath.Clean(dir) {
 		return nil
 	}
-	b, err := readAtMost(path, maxWhole)
+	b, err := fsutil.ReadRegular(path, maxWhole)
 	if err != nil || int64(len(b)) != size || !bytes.HasPrefix(b, prefixOf(shown)) {
 		return nil
 	}
@@ -51,7 +51,7 @@ func wholeFile(c Call, shown []byte) []byte {
 	if path == "" || !filepath.IsAbs(path) {
 		return nil
 	}
-	b, err := readAtMost(path, maxWhole)
+	b, err := fsutil.ReadRegular(path, maxWhole)
 	if err != nil || len(b) <= len(shown) || !bytes.HasPrefix(b, prefixOf(shown)) {
 		return nil
 	}
@@ -65,17 +65,4 @@ func prefixOf(shown []byte) []byte {
 		return shown[:i+1]
 	}
 	return nil
-}
-
-func readAtMost(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, os.ErrInvalid
-	}
-	return io.ReadAll(io.LimitReader(f, max))
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/tidwall/sjson"
 
 	"ccm/ccm"
-	"ccm/internal/stub"
-	"ccm/jsonstr"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
 )
 
 // Preview sizes. The whole replacement stays under 2 KB: when the original
@@ -50,7 +50,7 @@ func Lines(b []byte) int {
 func (cp *Capture) Replace(st Stored) ([]byte, error) {
 	raw := []byte(cp.resp.Raw)
 	if cp.field.blocks {
-		out := append([]byte(`[{"type":"text","text":`), jsonstr.Append(nil, cp.textPreview(st))...)
+		out := append([]byte(`[{"type":"text","text":`), rawjson.Append(nil, cp.textPreview(st))...)
 		return append(out, "}]"...), nil
 	}
 	if cp.field.array {
@@ -66,7 +66,7 @@ func (cp *Capture) Replace(st Stored) ([]byte, error) {
 		// of the response stays as it was, and nothing is decoded again.
 		out := make([]byte, 0, len(raw)-(f.end-f.start)+4096)
 		out = append(out, raw[:f.start]...)
-		out = jsonstr.Append(out, cp.textPreview(st))
+		out = rawjson.Append(out, cp.textPreview(st))
 		return append(out, raw[f.end:]...), nil
 	}
 	return sjson.SetBytes(raw, f.path, cp.textPreview(st))

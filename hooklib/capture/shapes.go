@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/rawjson"
 )
 
 // field is where a tool_response keeps the content ccm may replace: a
@@ -32,7 +34,7 @@ func stringMember(raw, key string) (field, string, bool) {
 
 // decoded returns a string field with its decoded content.
 func decoded(f field, raw string) (field, []byte, bool) {
-	b, ok := unquote(raw)
+	b, ok := rawjson.Unquote(raw)
 	return f, b, ok
 }
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"ccm/internal/jsonscan"
+	"ccm/internal/rawjson"
 )
 
 // Member returns the raw JSON value of key in the JSON object raw, and its
@@ -26,7 +26,7 @@ func Member(raw, key string) (val string, off int, ok bool) {
 		end := stringEnd(raw, i)
 		k := raw[i+1 : end-1]
 		if strings.IndexByte(k, '\\') >= 0 {
-			if b, ok := unquote(raw[i:end]); ok {
+			if b, ok := rawjson.Unquote(raw[i:end]); ok {
 				k = string(b)
 			}
 		}
@@ -56,11 +56,11 @@ func skipWS(s string, i int) int {
 
 // stringEnd returns the index after the closing quote of the string that
 // starts at s[i], or len(s) when it does not close.
-func stringEnd(s string, i int) int { return orEnd(len(s), jsonscan.StringEnd(bytesOf(s), i+1)) }
+func stringEnd(s string, i int) int { return orEnd(len(s), rawjson.StringEnd(bytesOf(s), i+1)) }
 
 // valueEnd returns the index after the value that starts at s[i], or
 // len(s) when it does not end.
-func valueEnd(s string, i int) int { return orEnd(len(s), jsonscan.ValueEnd(bytesOf(s), i)) }
+func valueEnd(s string, i int) int { return orEnd(len(s), rawjson.ValueEnd(bytesOf(s), i)) }
 
 // orEnd is end, or n when jsonscan found no end (-1).
 func orEnd(n, end int) int {

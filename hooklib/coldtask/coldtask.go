@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"ccm/transcript/worklog"
 )
 
@@ -85,6 +85,9 @@ func WriteOnce(dir string, s Summary) (bool, error) {
 	return true, fsutil.WriteFileBytes(p, fsutil.FileMode, append(data, '\n'))
 }
 
+// maxSummary bounds a summary file read back; one is a few kilobytes.
+const maxSummary = 1 << 20
+
 // List reads the summaries in dir, of one session when session is not
 // "", oldest task first (by session, then end turn). Files that do not
 // parse are skipped and named in bad.
@@ -101,7 +104,7 @@ func List(dir, session string) (out []Summary, bad []string, err error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(p)
+		data, err := fsutil.ReadRegular(p, maxSummary)
 		if err != nil {
 			bad = append(bad, p)
 			continue

@@ -4,12 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/fsutil"
 )
 
 // builtinDict is the earlier preprocessor's data/abbreviations.json
@@ -94,11 +95,14 @@ func (d *Dict) Fingerprint() string { return d.sum }
 // tool. Unlike the earlier tool, a file that cannot be read or is not such
 // JSON is an error: the caller decides whether to log it and go on with the
 // built-in dictionary.
+// maxDictFile bounds an abbreviation file.
+const maxDictFile = 16 << 20
+
 func LoadDict(path string) (*Dict, error) {
 	if path == "" {
 		return BuiltinDict(), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path, maxDictFile)
 	if err != nil {
 		return BuiltinDict(), fmt.Errorf("abbreviation file: %w", err)
 	}

@@ -1,6 +1,6 @@
 package compress
 
-import "ccm/tokens"
+import "ccm/internal/tokens"
 
 // Counter counts tokens. Compression decisions and the "never more tokens
 // than the input" guard go through it, so tests can substitute a fake.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // ccmName is how the slash commands call ccm: "ccm" when that name finds
@@ -25,9 +25,9 @@ func ccmName(exe string) string {
 	return ShellQuote(exe)
 }
 
-// commandFiles returns the slash commands to install, with {{CCM}}
-// replaced by ccmName.
-func commandFiles(o Options) (map[string][]byte, error) {
+// CommandFiles returns the slash commands install writes, by file name,
+// with {{CCM}} replaced by how they call ccm (ccmName).
+func CommandFiles(o Options) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	if o.Commands == nil {
 		return files, nil
@@ -51,7 +51,7 @@ func commandFiles(o Options) (map[string][]byte, error) {
 // ccm's own; a file the user changed is kept and reported. It returns the
 // changes and the sha256 of each file it wrote (or would write).
 func installCommands(o Options) ([]string, map[string]string, error) {
-	files, err := commandFiles(o)
+	files, err := CommandFiles(o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,9 +79,10 @@ func installCommands(o Options) ([]string, map[string]string, error) {
 		if err := fsutil.MkdirPrivate(dir); err != nil {
 			return changes, written, err
 		}
-		// Command files are read by Claude Code and, in a project, by
-		// teammates: the usual 0644, not ccm's private 0600.
-		if err := fsutil.WriteFileBytes(p, 0o644, files[n]); err != nil {
+		// Command files are read by Claude Code as the user who runs it:
+		// 0600 like everything ccm writes. In a project, teammates get
+		// them through git, which keeps no mode but the executable bit.
+		if err := fsutil.WriteFileBytes(p, fsutil.FileMode, files[n]); err != nil {
 			return changes, written, err
 		}
 	}
@@ -91,7 +92,7 @@ func installCommands(o Options) ([]string, map[string]string, error) {
 // removeCommands deletes command files ccm wrote and nobody changed since:
 // their content matches what install recorded or what it would write now.
 func removeCommands(o Options, recorded map[string]string) ([]string, error) {
-	files, err := commandFiles(o)
+	files, err := CommandFiles(o)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Scopes name the settings files Claude Code reads (hooks-protocol.md §1.1).

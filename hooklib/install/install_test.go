@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/fsutil"
 )
 
 const exe = "/opt/ccm/bin/ccm"
@@ -320,6 +322,25 @@ func TestUserCommandFilesKept(t *testing.T) {
 	Uninstall(o)
 	if _, err := os.Stat(filepath.Join(dir, "ccm.md")); err != nil {
 		t.Error("an edited command was removed")
+	}
+}
+
+// TestCommandFilesPrivate: the slash-command files are 0600, like every
+// file ccm writes.
+func TestCommandFilesPrivate(t *testing.T) {
+	o := sandbox(t)
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(CommandsDir(o))
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("no command files: %v", err)
+	}
+	for _, e := range ents {
+		fi, err := os.Lstat(filepath.Join(CommandsDir(o), e.Name()))
+		if err != nil || fi.Mode() != fsutil.FileMode {
+			t.Errorf("%s: mode %v (%v), want %v", e.Name(), fi.Mode(), err, fsutil.FileMode)
+		}
 	}
 }
 

@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"ccm/internal/jsonscan"
-	"ccm/jsonstr"
+	"ccm/internal/rawjson"
 )
 
 // Byte-level editing of a JSON document that is known to be valid. sjson
@@ -42,11 +41,11 @@ func skipWS(d []byte, i int) int {
 
 // skipValue returns the offset just past the value starting at d[i], or
 // len(d) when it does not end.
-func skipValue(d []byte, i int) int { return orEnd(len(d), jsonscan.ValueEnd(d, i)) }
+func skipValue(d []byte, i int) int { return orEnd(len(d), rawjson.ValueEnd(d, i)) }
 
 // skipString returns the offset just past the string whose opening quote
 // is d[i], or len(d) when it does not close.
-func skipString(d []byte, i int) int { return orEnd(len(d), jsonscan.StringEnd(d, i+1)) }
+func skipString(d []byte, i int) int { return orEnd(len(d), rawjson.StringEnd(d, i+1)) }
 
 // orEnd is end, or n when jsonscan found no end (-1).
 func orEnd(n, end int) int {
@@ -213,7 +212,7 @@ func splice(d []byte, from, to int, ins string) []byte {
 
 // quote returns s as a JSON string (the keys and commands ccm writes are
 // plain ASCII, but a binary path may need escapes).
-func quote(s string) string { return string(jsonstr.Append(nil, s)) }
+func quote(s string) string { return string(rawjson.Append(nil, s)) }
 
 // kv and obj describe the small JSON values ccm writes, in key order.
 type kv struct {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // record is <ccm home>/install.json: per settings file, the keys and the

@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 )
 
 // Entry is one lesson.
@@ -89,10 +89,14 @@ func (s *Store) lock(ctx context.Context) (*fsutil.Lock, error) {
 	return fsutil.LockFile(ctx, s.Path+".lock", true, w)
 }
 
+// maxFile bounds the lessons file read back; the entries it keeps are a
+// few hundred kilobytes.
+const maxFile = 64 << 20
+
 // List returns the entries, oldest first. A missing file is empty; lines
 // that are not entries (a torn last line) are skipped.
 func (s *Store) List() ([]Entry, error) {
-	data, err := os.ReadFile(s.Path)
+	data, err := fsutil.ReadRegular(s.Path, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -134,7 +138,7 @@ func (s *Store) Record(ctx context.Context, e Entry) (bool, error) {
 		return false, err
 	}
 	defer l.Unlock()
-	data, err := os.ReadFile(s.Path)
+	data, err := fsutil.ReadRegular(s.Path, maxFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
@@ -160,7 +164,7 @@ func (s *Store) Record(ctx context.Context, e Entry) (bool, error) {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		line = append([]byte{'\n'}, line...) // end a torn last line first
 	}
-	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fsutil.FileMode)
+	f, err := fsutil.OpenPrivate(s.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return false, err
 	}

@@ -2,12 +2,11 @@ package memory
 
 import (
 	"bytes"
-	"os"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/filemap"
+	"ccm/internal/fsutil"
 )
 
 // FirstScan bounds the first scan of a session's transcript: only its last
@@ -30,7 +29,7 @@ const maxScanLine = 8 << 20
 // looked at where they lie: copying each long line out of a 64 KB buffer
 // was most of the scan's time on a first Stop.
 func ScanTranscript(path string, from int64) (found []Entry, next int64, err error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, from, err
 	}
@@ -44,13 +43,13 @@ func ScanTranscript(path string, from int64) (found []Entry, next int64, err err
 	if from <= 0 || from > size {
 		from, skipFirst = max(0, size-FirstScan), size > FirstScan
 	}
-	rg, err := filemap.Open(f, from, size-from)
+	rg, err := fsutil.MapRegion(f, from, size-from)
 	if err != nil {
 		return nil, from, err
 	}
 	defer rg.Close()
 	next = from
-	err = filemap.Guard(func() error {
+	err = fsutil.GuardMapped(func() error {
 		data := rg.Data
 		if skipFirst { // start at a line boundary
 			j := bytes.IndexByte(data, '\n')

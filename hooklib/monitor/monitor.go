@@ -9,12 +9,12 @@ package monitor
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"ccm/internal/fsutil"
 	"ccm/transcript"
 	"ccm/transcript/audit"
 )
@@ -118,7 +118,7 @@ func ReadFill(path string, override int64) (Fill, error) {
 }
 
 func readFill(path string, override int64) (Fill, string, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return Fill{}, "", err
 	}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 // BenchmarkBuild1MB is the PreCompact hook's main path (gather and render)

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 	"ccm/transcript/worklog"
 )
 

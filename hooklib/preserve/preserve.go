@@ -15,11 +15,12 @@ package preserve
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
-	"ccm/internal/filemap"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
 	"ccm/transcript/worklog"
 )
@@ -88,7 +89,7 @@ func Region(f *os.File) (start, end int64, err error) {
 // lines (in a hook process, whose memory is all new, touching fresh
 // buffers cost more than reading the lines).
 func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.OpenRegular(path)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -102,7 +103,7 @@ func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) 
 	}
 	end := fi.Size()
 	from := max(0, end-Window)
-	rg, err := filemap.Open(f, from, end-from)
+	rg, err := fsutil.MapRegion(f, from, end-from)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -110,7 +111,7 @@ func Gather(path string, taskDetail bool) (*worklog.Facts, int64, int64, error) 
 	start := from // past Window, the first, partial line is skipped as invalid
 	facts := worklog.New()
 	facts.NoTaskDetail = !taskDetail
-	err = filemap.Guard(func() error {
+	err = fsutil.GuardMapped(func() error {
 		if tf := transcript.ReadTailBytes(rg.Data, from, true); tf.Boundary >= 0 {
 			start = tf.Boundary
 		}
@@ -136,13 +137,23 @@ func Build(o Options) (string, Stats, error) {
 	return Render(facts, o, diff, &st), st, nil
 }
 
+// readHead reads at most max bytes from the start of a regular file.
+func readHead(path string, max int64) ([]byte, error) {
+	f, err := fsutil.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
 // readInstructions returns the text of the files that exist, each cut to
 // 2,000 bytes.
 func readInstructions(files []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range files {
-		data, err := os.ReadFile(p)
+		data, err := readHead(p, 64<<10)
 		if err != nil || len(data) == 0 {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"ccm/synth"
+	"ccm/internal/synth"
 )
 
 func main() {

@@ -14,7 +14,7 @@
 // resume exits 0 when the request is valid, 1 when it is not, 2 when no
 // request was captured; session exits 0 when the session ran with no hook
 // error, 1 when a hook errored or was rejected or the client failed, 2
-// when the client was not driven. See internal/realclient.
+// when the client was not driven. See scripts/realclient/harness.
 package main
 
 import (
@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"ccm/internal/realclient"
+	"ccm/scripts/realclient/harness"
 
 	"github.com/tidwall/gjson"
 )
@@ -40,7 +40,7 @@ const usage = `usage: realclient install
                           [--resume TRANSCRIPT.jsonl] [--scope user|project|local|flag] [--marker REGEX] [--out DIR]
                           [--timeout 180] [-- extra claude args]
        realclient validate REQUEST.json [--prompt TEXT]
-The client is $REALCLIENT_CLAUDE, or Claude Code ` + realclient.PinnedVersion + ` installed into ~/.cache/ccm-realclient.
+The client is $REALCLIENT_CLAUDE, or Claude Code ` + harness.PinnedVersion + ` installed into ~/.cache/ccm-realclient.
 `
 
 func main() {
@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "install":
-		bin, err := realclient.Install(ctx, nil) // npm's output goes to a log: one line on failure
+		bin, err := harness.Install(ctx, nil) // npm's output goes to a log: one line on failure
 		if err != nil {
 			fmt.Fprintln(stderr, "realclient: "+err.Error())
 			return 2
@@ -104,13 +104,13 @@ func client(ctx context.Context, explicit string, stderr io.Writer) (string, err
 	if explicit != "" {
 		return explicit, nil
 	}
-	return realclient.Install(ctx, nil)
+	return harness.Install(ctx, nil)
 }
 
 func resume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o realclient.ResumeOptions
+	var o harness.ResumeOptions
 	var timeout int
 	var quiet bool
 	var claude string
@@ -146,12 +146,12 @@ func resume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		name = *session
 	}
 	if o.Client, err = client(ctx, claude, stderr); err != nil {
-		fmt.Fprintf(stdout, "%s %s: %v\n", realclient.NotDriven, name, err)
+		fmt.Fprintf(stdout, "%s %s: %v\n", harness.NotDriven, name, err)
 		return 2
 	}
-	rep, err := realclient.Resume(ctx, o)
+	rep, err := harness.Resume(ctx, o)
 	if rep == nil {
-		fmt.Fprintf(stdout, "%s %s: %v\n", realclient.NotDriven, name, err)
+		fmt.Fprintf(stdout, "%s %s: %v\n", harness.NotDriven, name, err)
 		return 2
 	}
 	fmt.Fprintln(stdout, rep.Summary())
@@ -172,8 +172,8 @@ func resume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if b := rep.ChainBreak; b != nil {
 			fmt.Fprintf(stdout, "  note: parent chain breaks at line %d (missing parent %s)\n", b.Line, b.MissingParent)
 		}
-		if rep.ClaudeVersion != realclient.PinnedVersion {
-			fmt.Fprintf(stdout, "  warning: claude %s, the harness is written for %s\n", rep.ClaudeVersion, realclient.PinnedVersion)
+		if rep.ClaudeVersion != harness.PinnedVersion {
+			fmt.Fprintf(stdout, "  warning: claude %s, the harness is written for %s\n", rep.ClaudeVersion, harness.PinnedVersion)
 		}
 		if fa := rep.FileAfter; fa != nil && !fa.OriginalPrefixIntact {
 			fmt.Fprintln(stdout, "  note: the client rewrote the session file (the original bytes are no longer its prefix)")
@@ -185,7 +185,7 @@ func resume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func session(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("session", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o realclient.SessionOptions
+	var o harness.SessionOptions
 	var timeout int
 	var claude string
 	fs.StringVar(&o.Settings, "settings", "", "settings file with the hooks (required)")
@@ -194,7 +194,7 @@ func session(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.AllowedTools, "allowed-tools", "Bash Read Write Edit Glob Grep", "--allowedTools for the client")
 	fs.StringVar(&o.Resume, "resume", "", "a transcript to resume instead of starting fresh")
 	fs.StringVar(&o.Scope, "scope", "user", "where the settings go: user, project, local or flag")
-	fs.StringVar(&o.Marker, "marker", realclient.DefaultMarker, "regexp whose matches are tracked into requests and the transcript")
+	fs.StringVar(&o.Marker, "marker", harness.DefaultMarker, "regexp whose matches are tracked into requests and the transcript")
 	fs.StringVar(&o.Out, "out", "", "output folder (default: a new temporary folder)")
 	fs.IntVar(&timeout, "timeout", 180, "seconds before the client is killed")
 	fs.StringVar(&claude, "claude", "", "the client binary (default: $REALCLIENT_CLAUDE or the pinned install)")
@@ -209,12 +209,12 @@ func session(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o.Extra = extra
 	o.Timeout = time.Duration(timeout) * time.Second
 	if o.Client, err = client(ctx, claude, stderr); err != nil {
-		fmt.Fprintf(stdout, "%s hook-session: %v\n", realclient.NotDriven, err)
+		fmt.Fprintf(stdout, "%s hook-session: %v\n", harness.NotDriven, err)
 		return 2
 	}
-	rep, err := realclient.Session(ctx, o)
+	rep, err := harness.Session(ctx, o)
 	if rep == nil {
-		fmt.Fprintf(stdout, "%s hook-session: %v\n", realclient.NotDriven, err)
+		fmt.Fprintf(stdout, "%s hook-session: %v\n", harness.NotDriven, err)
 		return 2
 	}
 	fmt.Fprintln(stdout, rep.Summary())
@@ -242,10 +242,10 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	if !gjson.GetBytes(body, "messages").Exists() && gjson.GetBytes(body, "body").IsObject() {
 		body = []byte(gjson.GetBytes(body, "body").Raw)
 	}
-	v := realclient.Validate(body, *prompt)
-	verdict := realclient.Valid
+	v := harness.Validate(body, *prompt)
+	verdict := harness.Valid
 	if !v.Valid() {
-		verdict = realclient.Invalid
+		verdict = harness.Invalid
 	}
 	fmt.Fprintf(stdout, "%s messages=%d tool_pairs=%d request_bytes=%d thinking=%d problems=%d warnings=%d\n", verdict,
 		v.Stats.Messages, v.Stats.ToolPairs, v.Stats.RequestBytes, v.Stats.Thinking, len(v.Problems), len(v.Warnings))

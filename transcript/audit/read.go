@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"ccm/internal/filemap"
+	"ccm/internal/fsutil"
 	"ccm/transcript"
 )
 
@@ -52,12 +52,12 @@ func (a *Audit) Update(f *os.File, whole bool) error {
 		from = 0
 	}
 	from = max(from, size-TailLimit)
-	rg, err := filemap.Open(f, from, size-from)
+	rg, err := fsutil.MapRegion(f, from, size-from)
 	if err != nil {
 		return err
 	}
 	defer rg.Close()
-	return filemap.Guard(func() error {
+	return fsutil.GuardMapped(func() error {
 		if restart {
 			// New or rewritten: start at the last boundary.
 			tf := transcript.ReadTailBytes(rg.Data, from, true)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 	"ccm/transcript"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 	"ccm/transcript"
 )
 

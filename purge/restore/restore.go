@@ -1,0 +1,465 @@
+// Package restore undoes a purge: it puts the stored content of every
+// stub in a transcript back in place (byte for byte for ccm's stubs, by
+// value for the Python tool's), or brings back a backup a purge made. The
+// file is replaced through package rewrite, with a backup first.
+package restore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"ccm/ccm"
+	"ccm/ccm/stub"
+	"ccm/internal/fsutil"
+	"ccm/internal/rawjson"
+	"ccm/transcript"
+	"ccm/transcript/rewrite"
+)
+
+// Options configure a restore.
+type Options struct {
+	// Store holds the stubs' content; File needs it, FromBackup does not.
+	Store *ccm.Store
+	// LockDir holds the sidecar locks that keep two ccm processes from
+	// rewriting one transcript at once ("" takes none).
+	LockDir string
+	// LockWait bounds how long to wait for that lock.
+	LockWait time.Duration
+	// DryRun reports what would be restored and writes nothing.
+	DryRun bool
+	// Backup says how the file being replaced is kept.
+	Backup rewrite.BackupMode
+	// Now is the clock, for backup names and tests.
+	Now func() time.Time
+}
+
+// DefaultOptions are the defaults of ccm restore.
+func DefaultOptions() Options {
+	return Options{Backup: rewrite.DefaultBackup, LockWait: 10 * time.Second, Now: time.Now}
+}
+
+// Report says what a restore did.
+type Report struct {
+	Path        string        `json:"path"`
+	Restored    int           `json:"stubs_restored"`
+	Missing     []MissingStub `json:"stubs_missing"`
+	BytesBefore int64         `json:"bytes_before"`
+	BytesAfter  int64         `json:"bytes_after"`
+	Backup      string        `json:"backup,omitempty"`
+	From        string        `json:"from_backup,omitempty"`
+	DryRun      bool          `json:"dry_run,omitempty"`
+	// Holders says what may still write to the replaced file and where
+	// that goes.
+	rewrite.Holders
+	// ByValue counts the stubs of the Python tool, restored by value: its
+	// store holds the decoded text, which goes back as the JSON string
+	// Claude Code writes for it, not as the original bytes. ByValueLines
+	// are their lines (the first 50).
+	ByValue      int   `json:"stubs_restored_by_value,omitempty"`
+	ByValueLines []int `json:"lines_restored_by_value,omitempty"`
+
+	objects int  // JSON object lines read: none means not a transcript
+	typed   bool // one of them has a "type", as every record does
+}
+
+// MissingStub is a stub whose content could not be put back.
+type MissingStub struct {
+	Line   int     `json:"line"`
+	Key    ccm.Key `json:"key"`
+	Reason string  `json:"reason"`
+}
+
+var stubMarker = []byte(stub.Start)
+
+// File puts the stored content of every stub in path back in place,
+// byte for byte: a purge stores exactly the raw JSON value it cut out, so
+// restoring is a splice. A stub whose blob is missing or damaged is
+// reported and left as it is. The file is replaced as safely as a purge
+// replaces it, with a backup first.
+func File(ctx context.Context, path string, opt Options) (*Report, error) {
+	if opt.Store == nil {
+		return nil, errors.New("restore needs the CCM store")
+	}
+	name := path
+	path = rewrite.RealPath(path)
+	src, limit, unlock, err := rewrite.Open(ctx, path, opt.LockDir, opt.LockWait, opt.DryRun, "restore")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	defer src.Close()
+	fi, _ := src.Stat()
+	rep := &Report{Path: name, BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	produce := func(out io.Writer) (bool, error) {
+		cw := &rewrite.CountingWriter{W: out}
+		changed, err := restoreStream(ctx, io.NewSectionReader(src, 0, limit), cw, opt.Store, rep)
+		rep.BytesAfter = cw.N + fi.Size() - limit
+		// Garbage or JSON that is not a transcript: say so, as purge
+		// does, instead of reporting nothing restored.
+		if err == nil && rep.objects == 0 {
+			return false, transcript.ErrNoObjects
+		}
+		if err == nil && !rep.typed {
+			return false, transcript.ErrUntyped
+		}
+		return changed, err
+	}
+	if opt.DryRun {
+		_, err := produce(io.Discard)
+		return rep, err
+	}
+	res, err := rewrite.Replace(path, src, limit, opt.Backup, rewrite.RestoreTag, opt.Now(), produce, nil)
+	if err != nil {
+		return nil, err
+	}
+	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
+	rep.Holders = res.Holders
+	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
+	rep.BytesAfter += res.TailBytes - (fi.Size() - limit)
+	if res.Unchanged {
+		rep.BytesAfter = rep.BytesBefore
+	}
+	return rep, nil
+}
+
+// restoreStream copies lines from r to w, expanding stubs.
+func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Store, rep *Report) (bool, error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	rd := transcript.NewReader(r)
+	changed := false
+	skip := 0
+	var buf []byte
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+		out := l.Raw
+		if l.Kind == transcript.Object {
+			rep.objects++
+			rep.typed = rep.typed || transcript.Lookup(bytesView(l.Body()), "type").Type == gjson.String
+		}
+		if skip > 0 {
+			// A metadata record re-written after an archive stub: the
+			// archive holds the original.
+			skip--
+			changed = true
+			continue
+		}
+		if l.Kind == transcript.Object && isArchiveLine(l.Body()) {
+			n, err := restoreArchive(ctx, l, bw, store, rep)
+			if err != nil {
+				return false, err
+			}
+			if n >= 0 {
+				skip = n
+				changed = true
+				continue
+			}
+		}
+		if l.Kind == transcript.Object && bytes.Contains(l.Raw, stubMarker) {
+			body := l.Body()
+			edits, err := restoreEdits(ctx, body, l.Num, store, rep)
+			if err != nil {
+				return false, err
+			}
+			if len(edits) > 0 {
+				buf = rawjson.Splice(buf[:0], body, edits)
+				buf = append(buf, l.Raw[len(body):]...)
+				out = buf
+				changed = true
+			}
+		}
+		if _, err := bw.Write(out); err != nil {
+			return false, err
+		}
+	}
+	return changed, bw.Flush()
+}
+
+func isArchiveLine(body []byte) bool {
+	return gjson.GetBytes(body, "type").Str == stub.ArchiveType
+}
+
+// restoreArchive writes the archived region a ccm-archive record stands
+// for and returns how many following lines are re-written copies to skip,
+// or -1 when the archive is missing (the record then stays).
+func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *ccm.Store, rep *Report) (int, error) {
+	body := l.Body()
+	st, ok := stub.Parse(gjson.GetBytes(body, "archive").Str)
+	if !ok {
+		return -1, nil
+	}
+	rc, _, err := store.Open(ctx, st.Key)
+	if err != nil {
+		rep.Missing = append(rep.Missing, MissingStub{Line: l.Num, Key: st.Key, Reason: err.Error()})
+		return -1, nil
+	}
+	defer rc.Close()
+	// The archived region goes through the same restore as it streams out:
+	// it holds the stubs of earlier purges (and, archived again, an older
+	// archive record), so one restore brings everything back. The blob is
+	// verified as it streams; a mismatch fails the restore before anything
+	// replaces the transcript. Content addressing rules out cycles: no blob
+	// can hold its own key.
+	if _, err := restoreStream(ctx, rc, w, store, rep); err != nil {
+		return -1, fmt.Errorf("line %d: archive %s: %w", l.Num, st.Key, err)
+	}
+	rep.Restored++
+	return int(gjson.GetBytes(body, "kept").Int()), nil
+}
+
+// bytesView views b as a string for gjson without copying; results point
+// into b and are used before b changes.
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// restoreEdits finds the stubs in one line and the splices that put their
+// content back.
+func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, rep *Report) ([]rawjson.Edit, error) {
+	var edits []rawjson.Edit
+	var ferr error
+	var walk func(v, parent gjson.Result, key string)
+	walk = func(v, parent gjson.Result, key string) {
+		if ferr != nil {
+			return
+		}
+		switch {
+		case v.IsObject() || v.IsArray():
+			v.ForEach(func(k, c gjson.Result) bool {
+				walk(c, v, k.Str)
+				return ferr == nil
+			})
+		case v.Type == gjson.String && strings.HasPrefix(v.Str, stub.Start):
+			st, ok := stub.Parse(v.Str)
+			if !ok {
+				return
+			}
+			if meta, err := store.Stat(st.Key); err == nil && meta.Source.Type != stub.RawValueType {
+				// Not cut out by ccm purge: the Python tool stored the
+				// decoded text, so the value goes back as the JSON Claude
+				// Code would have written for it (by value, not byte for
+				// byte).
+				e, err := valueFromText(ctx, store, st, v, parent, key)
+				if err != nil {
+					if errors.Is(err, context.Canceled) {
+						ferr = err
+						return
+					}
+					rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key, Reason: err.Error()})
+					return
+				}
+				edits = append(edits, e)
+				rep.Restored++
+				rep.ByValue++
+				rep.ByValueLines = addLine(rep.ByValueLines, num)
+				return
+			}
+			content, err := store.Get(ctx, st.Key)
+			if err != nil {
+				if errors.Is(err, context.Canceled) {
+					ferr = err
+					return
+				}
+				rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key, Reason: err.Error()})
+				return
+			}
+			// A purge stored the raw JSON value it cut out. An image block
+			// became a text block holding the stub: the whole block goes back.
+			target := v
+			if key == "text" && parent.Get("type").Str == "text" && len(content) > 0 && content[0] == '{' &&
+				gjson.GetBytes(content, "type").Str == "image" {
+				target = parent
+			}
+			if !transcript.ValidJSON(content) {
+				rep.Missing = append(rep.Missing, MissingStub{Line: num, Key: st.Key, Reason: "stored content is not a JSON value: left as is"})
+				return
+			}
+			edits = append(edits, rawjson.ReplaceValue(target, content))
+			rep.Restored++
+		}
+	}
+	walk(gjson.Parse(bytesView(body)), gjson.Result{}, "")
+	return edits, ferr
+}
+
+// Backups lists the backups of path, newest first.
+func Backups(path string) ([]string, error) {
+	matches, err := filepath.Glob(globEscape(path) + ".backup.*")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range matches {
+		if strings.Contains(filepath.Base(m), ".ccm-tmp-") {
+			continue
+		}
+		out = append(out, m)
+	}
+	// Newest first: by stamp, then by the "-N" counter added to a stamp
+	// already taken. Plain text order gets the counter wrong once a
+	// ".zst" follows it ("000.zst" > "000-1.zst") and from -10 on.
+	sort.SliceStable(out, func(i, j int) bool {
+		si, ni := backupOrder(path, out[i])
+		sj, nj := backupOrder(path, out[j])
+		if si != sj {
+			return si > sj
+		}
+		return ni > nj
+	})
+	return out, nil
+}
+
+// backupOrder splits a backup name into its stamp and counter.
+func backupOrder(path, name string) (string, int) {
+	rest := strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst")
+	rest = strings.TrimSuffix(strings.TrimSuffix(rest, rewrite.RestoreTag), rewrite.HeldTag)
+	stamp, counter, ok := strings.Cut(rest, "-")
+	if !ok {
+		return rest, 0
+	}
+	n, err := strconv.Atoi(counter)
+	if err != nil {
+		return rest, 0
+	}
+	return stamp, n
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
+
+// IsRestoreBackup tells the backups a restore made from a purge's.
+func IsRestoreBackup(name string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(name, ".zst"), rewrite.RestoreTag)
+}
+
+// IsHeldBackup tells a replaced file kept for a process that may still
+// write to it (FILE.backup.<stamp>-held) from a purge's backup.
+func IsHeldBackup(name string) bool {
+	return strings.HasSuffix(name, rewrite.HeldTag)
+}
+
+// FromBackup brings back a backup byte for byte: from, or the newest
+// backup a purge made of path (the state before the latest purge; the
+// backups restores make and the files kept for a writer are skipped). The
+// current file is itself backed up first, so lines written since the
+// backup was made are never lost either.
+func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, error) {
+	name := path
+	path = rewrite.RealPath(path)
+	if from == "" {
+		bs, err := Backups(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			if !IsRestoreBackup(b) && !IsHeldBackup(b) {
+				from = b
+				break
+			}
+		}
+		switch {
+		case len(bs) == 0:
+			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
+		case from == "":
+			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups or files kept for a writer (%s); name one with --from", name, filepath.Base(bs[0]))
+		}
+	}
+	bf, err := fsutil.OpenRegular(from)
+	if err != nil {
+		return nil, err
+	}
+	defer bf.Close()
+	src, _, unlock, err := rewrite.Open(ctx, path, opt.LockDir, opt.LockWait, opt.DryRun, "restore")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	defer src.Close()
+	fi, _ := src.Stat()
+	rep := &Report{Path: name, From: rewrite.AsNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	if opt.DryRun {
+		// The original's size: a compressed backup is counted as it
+		// decompresses, which also checks that it can be read.
+		r, err := rewrite.OpenBackup(from)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		if rep.BytesAfter, err = io.Copy(io.Discard, r); err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
+		return rep, nil
+	}
+	produce := func(out io.Writer) (bool, error) {
+		r, err := rewrite.OpenBackup(from)
+		if err != nil {
+			return false, err
+		}
+		defer r.Close()
+		n, err := io.Copy(out, r)
+		rep.BytesAfter = n
+		return true, err
+	}
+	// The whole current file is replaced: its "tail" is everything.
+	res, err := rewrite.Replace(path, src, fi.Size(), opt.Backup, rewrite.RestoreTag, opt.Now(), produce, nil)
+	if err != nil {
+		return nil, err
+	}
+	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
+	rep.Holders = res.Holders
+	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
+	rep.BytesAfter += res.TailBytes
+	return rep, nil
+}
+
+// valueFromText is the splice that puts back a stub whose stored content
+// is text rather than the JSON value cut out of the line: the Python
+// tool's stubs. A tool output or text goes back as a JSON string; an
+// image (source "Image (PNG)"; the store holds its base64 data) goes
+// back as the image block the text block stood for.
+func valueFromText(ctx context.Context, store *ccm.Store, st stub.Stub, v, parent gjson.Result, key string) (rawjson.Edit, error) {
+	content, err := store.Get(ctx, st.Key)
+	if err != nil {
+		return rawjson.Edit{}, err
+	}
+	if media, ok := strings.CutPrefix(st.Source, "Image ("); ok && key == "text" && parent.Get("type").Str == "text" {
+		media = "image/" + strings.ToLower(strings.TrimSuffix(media, ")"))
+		blk := []byte(`{"type":"image","source":{"type":"base64","media_type":`)
+		blk = rawjson.Append(blk, media)
+		blk = append(blk, `,"data":`...)
+		blk = rawjson.Append(blk, bytes.TrimSpace(content))
+		blk = append(blk, "}}"...)
+		return rawjson.ReplaceValue(parent, blk), nil
+	}
+	return rawjson.ReplaceValue(v, rawjson.Append(nil, content)), nil
+}
+
+// addLine adds a line number to a list of at most 50.
+func addLine(lines []int, n int) []int {
+	if len(lines) < 50 && (len(lines) == 0 || lines[len(lines)-1] != n) {
+		lines = append(lines, n)
+	}
+	return lines
+}
