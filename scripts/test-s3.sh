@@ -11,7 +11,7 @@
 #
 # The tests: the client's uploads, downloads, listings and refusals
 # (internal/objstore); the layout's commit marker, listings and checked
-# downloads (internal/remote); export -o s3://, import s3://, archive --to s3://,
+# downloads (sessions/remote); export -o s3://, import s3://, archive --to s3://,
 # sessions --archived --from, unarchive --from across three machines; wrong
 # credentials, a missing bucket and a server that goes away mid-upload
 # (one line, non-zero exit, nothing removed, nothing listed); and ccm
@@ -23,7 +23,7 @@ export CCM_S3_KILL_TRIALS=${TRIALS:-30}
 log=$(mktemp "${TMPDIR:-/tmp}/ccm-test-s3.XXXXXX")
 trap 'rm -f "$log"' EXIT
 status=0
-scripts/minio.sh -- bash -c 'go test -count=1 -v ./internal/objstore/... ./internal/remote &&
+scripts/minio.sh -- bash -c 'go test -count=1 -v ./internal/objstore/... ./sessions/remote &&
   go test -count=1 -v ./cmd/ccm -run TestS3' >"$log" 2>&1 || status=$?
 # Each test's verdict and the trials' summary; the whole log on failure.
 if [ "$status" -ne 0 ]; then

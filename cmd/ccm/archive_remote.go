@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 
 	"ccm/ccm"
-	"ccm/internal/archive"
-	"ccm/internal/bundle"
-	"ccm/internal/remote"
+	"ccm/sessions/archive"
+	"ccm/sessions/bundle"
+	"ccm/sessions/remote"
 )
 
 // remoteArchive is ccm archive --to s3://...: each session is packed

@@ -13,11 +13,11 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/archive"
-	"ccm/internal/bundle"
-	"ccm/internal/remote"
-	"ccm/internal/sessions"
+	"ccm/internal/fsutil"
+	"ccm/sessions"
+	"ccm/sessions/archive"
+	"ccm/sessions/bundle"
+	"ccm/sessions/remote"
 )
 
 type exportOptions struct {

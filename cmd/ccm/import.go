@@ -12,10 +12,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"ccm/internal/archive"
-	"ccm/internal/bundle"
-	"ccm/internal/remote"
-	"ccm/internal/sessions"
+	"ccm/sessions"
+	"ccm/sessions/archive"
+	"ccm/sessions/bundle"
+	"ccm/sessions/remote"
 )
 
 type importOptions struct {

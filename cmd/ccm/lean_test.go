@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ccm/testutil"
+	"ccm/internal/testutil"
 )
 
 // TestNoNetworkStackInCcm: ccm's hooks start on every tool call, and Go

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"ccm/fsutil"
+	"ccm/internal/fsutil"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/agent"
-	"ccm/internal/remote"
-	"ccm/internal/sessions"
+	"ccm/sessions"
+	"ccm/sessions/remote"
 )
 
 // endpointFlagUsage is the --endpoint flag of every command that reaches

@@ -21,13 +21,13 @@ import (
 	"testing"
 	"time"
 
-	"ccm/internal/archive"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/s3http"
 	"ccm/internal/objstore/s3test"
-	"ccm/internal/remote"
-	"ccm/synth"
-	"ccm/testutil"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
+	"ccm/sessions/archive"
+	"ccm/sessions/remote"
 	"ccm/transcript"
 )
 

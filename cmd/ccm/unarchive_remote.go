@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"ccm/ccm"
-	"ccm/internal/bundle"
-	"ccm/internal/remote"
-	"ccm/internal/sessions"
+	"ccm/sessions"
+	"ccm/sessions/bundle"
+	"ccm/sessions/remote"
 )
 
 // runUnarchiveRemote is ccm unarchive --from s3://...: each archive is

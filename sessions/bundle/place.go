@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/archive"
+	"ccm/internal/fsutil"
+	"ccm/sessions/archive"
 )
 
 // The second pass of an import: the bundle's members are written beside

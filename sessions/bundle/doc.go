@@ -1,6 +1,6 @@
 // Package bundle moves a Claude Code session between machines and paths:
 // Make writes one self-contained, verified bundle of a session (the
-// archive format of internal/archive: its files, the content of every
+// archive format of sessions/archive: its files, the content of every
 // stub they name, a note), leaving the session in place; Import puts a
 // bundle's session where the client finds it for another project root,
 // and maybe under a new id.

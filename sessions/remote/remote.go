@@ -4,7 +4,7 @@
 //
 // Layout under s3://BUCKET/PREFIX:
 //
-//	<machine>/<project folder>/<session>.<sha>.tar.zst   the archive (internal/archive's format)
+//	<machine>/<project folder>/<session>.<sha>.tar.zst   the archive (sessions/archive's format)
 //	<machine>/<project folder>/<session>.manifest.json   its manifest, with the archive's size and SHA-256
 //
 // <sha> is the first 16 hex digits of the archive's SHA-256: an archive
@@ -38,10 +38,10 @@ import (
 	"strings"
 	"sync"
 
-	"ccm/internal/archive"
-	"ccm/internal/bundle"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/agent"
+	"ccm/sessions/archive"
+	"ccm/sessions/bundle"
 )
 
 // Target is a place in object storage that holds archives: a bucket and
@@ -125,7 +125,7 @@ type Uploaded struct {
 }
 
 // Upload puts a packed archive (file, with its manifest m, as
-// internal/archive's sidecar holds it: ArchiveBytes and ArchiveSHA256 set)
+// sessions/archive's sidecar holds it: ArchiveBytes and ArchiveSHA256 set)
 // under this machine's prefix: the archive is uploaded under a name of its
 // own and confirmed by the server, then the manifest replaces the
 // session's earlier one, then the archive that one named is removed. When

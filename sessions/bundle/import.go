@@ -18,8 +18,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"ccm/ccm"
-	"ccm/internal/archive"
-	"ccm/internal/sessions"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 	"ccm/transcript"
 )
 

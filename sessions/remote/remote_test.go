@@ -11,11 +11,11 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"ccm/internal/archive"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/s3http"
 	"ccm/internal/objstore/s3test"
-	"ccm/internal/sessions"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 )
 
 // packed makes a small archive of one session and returns it with its

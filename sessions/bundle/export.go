@@ -17,10 +17,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"ccm/ccm"
-	"ccm/fsutil"
-	"ccm/internal/archive"
-	"ccm/internal/sessions"
+	"ccm/internal/fsutil"
 	"ccm/prune"
+	"ccm/sessions"
+	"ccm/sessions/archive"
 )
 
 // NoteFormat names the bundle format; a bundle of another format is
@@ -94,7 +94,7 @@ type Options struct {
 
 // Make writes a self-contained bundle of one session into
 // o.Stage/out/<folder>/<id>.tar.zst (with its sidecar manifest): the
-// archive format of internal/archive, the session's files as they are (or
+// archive format of sessions/archive, the session's files as they are (or
 // redacted), the content of every stub they name as an extra member, and
 // the note. It is read back and verified before it is returned; the
 // session is not touched. src.Project must be the project root.

@@ -12,9 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"ccm/internal/archive"
-	"ccm/internal/splice"
-	"ccm/jsonstr"
+	"ccm/internal/rawjson"
+	"ccm/sessions/archive"
 	"ccm/transcript"
 )
 
@@ -92,17 +91,17 @@ func (m *Mapping) Line(line []byte) (out []byte, located, ided bool, err error) 
 	if len(edits) == 0 {
 		return line, false, false, nil
 	}
-	return splice.Apply(make([]byte, 0, len(line)+64), line, edits), located, ided, nil
+	return rawjson.Splice(make([]byte, 0, len(line)+64), line, edits), located, ided, nil
 }
 
 // Edits are Line's changes to line, in the order of their offsets.
-func (m *Mapping) Edits(line []byte) (edits []splice.Edit, located, ided bool) {
+func (m *Mapping) Edits(line []byte) (edits []rawjson.Edit, located, ided bool) {
 	body := bytes.TrimRight(line, "\r\n")
 	if len(body) == 0 || body[0] != '{' || body[len(body)-1] != '}' && !gjson.ValidBytes(body) {
 		return nil, false, false
 	}
 	edit := func(v gjson.Result, s string) {
-		edits = append(edits, splice.Value(v, jsonstr.Append(nil, s)))
+		edits = append(edits, rawjson.ReplaceValue(v, rawjson.Append(nil, s)))
 	}
 	fields := []string{"cwd"}
 	// The client's own location records, found by their fields' names
