@@ -184,23 +184,28 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if file {
 		outDir = filepath.Dir(o.Out)
 	}
-	var stage string
-	if target != nil {
-		stage, err = stageDir(o.globalOptions, "export")
-	} else {
-		if err = fsutil.MkdirPrivate(outDir); err == nil {
-			stage, err = os.MkdirTemp(outDir, ".ccm-export-")
+	stageParent, prefix := "", "export-" // <ccm home>/tmp, for an upload
+	if target == nil {
+		if err := fsutil.MkdirPrivate(outDir); err != nil {
+			return err
 		}
+		stageParent, prefix = outDir, ".ccm-export-" // beside the bundles: published by a rename
 	}
+	stage, done, err := stageDir(ctx, o.globalOptions, stageParent, prefix)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(stage)
+	defer done()
 	st, _ := openStore(o.globalOptions)
 	todos := sessions.ReadTodos(o.ClaudeDir)
 	machine := remote.MachineName(maintainConfig(o.globalOptions).String("CCM_MACHINE"))
 	if target != nil {
 		machine = target.Machine
+	}
+	failed := newItemErrors(o.globalOptions)
+	fail := func(it *exportItem, err error) {
+		it.Result, it.Error = "failed", err.Error()
+		failed.add(fmt.Errorf("%s: %w", it.Session, err))
 	}
 	var mu sync.Mutex
 	forEach(ctx, o.Stderr, o.JSON, "exporting", len(items), o.Jobs, func(i int) {
@@ -209,10 +214,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			it.Result, it.Error = "failed", err.Error()
-			if !o.JSON {
-				fmt.Fprintf(o.Stderr, "ccm: %s: %v\n", it.Session, err)
-			}
+			fail(it, err)
 			return
 		}
 		it.Result = "exported"
@@ -223,11 +225,8 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	publishBundles(items)
-	for _, it := range items {
-		if it.Result == "failed" && it.staged != "" && !o.JSON {
-			fmt.Fprintf(o.Stderr, "ccm: %s: %s\n", it.Session, it.Error)
-		}
+	for _, it := range publishBundles(items) {
+		fail(it, errors.New(it.Error))
 	}
 	return exportReport(o, items, false)
 }
@@ -254,13 +253,14 @@ func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Sto
 	if err := fsutil.MkdirPrivate(stage); err != nil {
 		return err
 	}
-	p, note, err := bundle.Make(ctx, src, bundle.Options{Store: st, Redact: red, Snapshot: r.Live, Stage: stage,
+	p, err := bundle.Make(ctx, src, bundle.Options{Store: st, Redact: red, Snapshot: r.Live, Stage: stage,
 		Level: archiveLevel, Now: o.Now, Machine: machine, Version: version()})
-	os.RemoveAll(filepath.Join(stage, "blobs")) // copied into the bundle
+	os.RemoveAll(filepath.Join(stage, "cfg")) // a snapshot, packed
+	os.RemoveAll(filepath.Join(stage, "store"))
 	if err != nil {
 		return err
 	}
-	it.Packed, it.Blobs, it.Missing = p.ArchiveBytes, len(note.Blobs), note.Missing
+	it.Packed, it.Blobs, it.Missing = p.ArchiveBytes, len(p.Manifest.Content), p.Manifest.Missing
 	if target != nil {
 		defer p.Discard()
 		_, err := target.Upload(ctx, p.Archive, p.Manifest)
@@ -276,8 +276,8 @@ func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Sto
 // publishBundles makes the staged bundles durable (their fsyncs at once,
 // sharing the journal's commits) and renames each to its destination,
 // replacing an earlier export of the session; then the folder is synced
-// once. A bundle that fails is reported on its item.
-func publishBundles(items []*exportItem) {
+// once. It returns the items whose bundle failed (their Error says why).
+func publishBundles(items []*exportItem) (failed []*exportItem) {
 	var paths []string
 	for _, it := range items {
 		if it.staged != "" {
@@ -285,7 +285,7 @@ func publishBundles(items []*exportItem) {
 		}
 	}
 	if len(paths) == 0 {
-		return
+		return nil
 	}
 	err := fsutil.SyncFiles(paths, nil)
 	dirs := map[string]bool{}
@@ -307,6 +307,7 @@ func publishBundles(items []*exportItem) {
 		}
 		if err != nil {
 			it.Result, it.Error = "failed", err.Error()
+			failed = append(failed, it)
 			continue
 		}
 		dirs[filepath.Dir(it.Dest)] = true
@@ -316,10 +317,12 @@ func publishBundles(items []*exportItem) {
 			for _, it := range items {
 				if it.Result == "exported" && filepath.Dir(it.Dest) == d {
 					it.Result, it.Error = "failed", err.Error()
+					failed = append(failed, it)
 				}
 			}
 		}
 	}
+	return failed
 }
 
 func exportReport(o exportOptions, items []*exportItem, dry bool) error {

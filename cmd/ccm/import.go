@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"ccm/sessions/archive"
 	"ccm/sessions/bundle"
 	"ccm/sessions/remote"
+	"ccm/transcript"
 )
 
 type importOptions struct {
@@ -28,6 +31,9 @@ type importOptions struct {
 	Endpoint   string
 	Jobs       int
 	Now        time.Time
+	// AllowMissingContent imports bundles whose stored content is missing
+	// or corrupt (their files intact): those stubs stay stubs.
+	AllowMissingContent bool
 }
 
 func newImportCommand() *cli.Command {
@@ -58,11 +64,18 @@ archived ones.
 An s3:// URL with session ids finds each among every machine's bundles
 and archives under the prefix (the newest, when several machines have it).
 
+A bundle is read as ccm unarchive reads an archive: every member against
+its SHA-256, nothing outside the session's own paths, the stored content
+into the store (durable) before any file goes into place. A bundle whose
+files are intact but whose stored content is missing or corrupt is refused
+unless --allow-missing-content, which names the stubs that stay stubs.
+
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cwd", Usage: "the project directory on this machine (`PATH`)"},
 			&cli.BoolFlag{Name: "new-id", Usage: "give the imported session a new id"},
 			&cli.BoolFlag{Name: "keep-mtimes", Usage: "keep the files' archived modification times"},
+			&cli.BoolFlag{Name: "allow-missing-content", Usage: "import even if the bundle's stored content is missing or corrupt (its stubs stay stubs)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the bundle and print the plan; write nothing"},
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "bundles imported at once (default: number of CPUs)"},
@@ -70,7 +83,7 @@ and archives under the prefix (the newest, when several machines have it).
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runImport(ctx, importOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Cwd: cmd.String("cwd"),
 				NewID: cmd.Bool("new-id"), KeepMTimes: cmd.Bool("keep-mtimes"), DryRun: cmd.Bool("dry-run"), Endpoint: cmd.String("endpoint"),
-				Jobs: int(cmd.Int("jobs"))})
+				Jobs: int(cmd.Int("jobs")), AllowMissingContent: cmd.Bool("allow-missing-content")})
 		},
 	}
 }
@@ -110,11 +123,11 @@ func runImport(ctx context.Context, o importOptions) error {
 	}
 	bundles, names := o.Args, o.Args
 	if isRemote(o.Args[0]) {
-		stage, err := stageDir(o.globalOptions, "import")
+		stage, done, err := stageDir(ctx, o.globalOptions, "", "import-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(stage)
+		defer done()
 		if bundles, names, err = fetchRemote(ctx, o.globalOptions, o.Endpoint, o.Args, stage); err != nil {
 			return err
 		}
@@ -126,7 +139,7 @@ func runImport(ctx context.Context, o importOptions) error {
 	var placing sync.Mutex
 	forEach(ctx, o.Stderr, o.JSON, "importing", len(bundles), o.Jobs, func(i int) {
 		iopt := bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Root: root, KeepMTimes: o.KeepMTimes, DryRun: o.DryRun,
-			Now: o.Now, Placing: &placing}
+			AllowMissingContent: o.AllowMissingContent, Now: o.Now, Placing: &placing}
 		if o.NewID {
 			iopt.NewID = newSessionID()
 		}
@@ -136,31 +149,40 @@ func runImport(ctx context.Context, o importOptions) error {
 		return err
 	}
 	if len(bundles) == 1 && errs[0] != nil {
-		return errs[0]
+		return importError(errs[0], o.AllowMissingContent)
 	}
-	var plans []*bundle.Plan
-	failed := 0
+	plans := []*bundle.Plan{}
+	failed := newItemErrors(o.globalOptions)
+	var transcripts []string
 	for i, p := range results {
 		if errs[i] != nil {
-			fmt.Fprintf(o.Stderr, "ccm: %v\n", errs[i])
-			failed++
+			failed.add(importError(errs[i], o.AllowMissingContent))
 			continue
 		}
 		p.Bundle = names[i]
 		plans = append(plans, p)
+		transcripts = append(transcripts, p.Transcripts...)
 		if !o.JSON {
 			printImport(o, p)
 		}
 	}
+	// The reference index learns of the new transcripts.
+	noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), transcripts...)
 	if o.JSON {
-		if err := writeJSON(o.Stdout, map[string]any{"dry_run": o.DryRun, "sessions": plans, "failed": failed}); err != nil {
+		if err := writeJSON(o.Stdout, map[string]any{"dry_run": o.DryRun, "sessions": plans, "failed": failed.count(), "errors": failed.strings()}); err != nil {
 			return err
 		}
 	}
-	if failed > 0 {
-		return silentError{code: exitFindings}
+	return failed.status()
+}
+
+// importError adds to a refusal of damaged content the flag that imports
+// the session without it.
+func importError(err error, allowed bool) error {
+	if errors.Is(err, archive.ErrCorrupt) && !errors.Is(err, archive.ErrForeign) && !allowed {
+		return fmt.Errorf("%w (when only its stored content is damaged, --allow-missing-content imports the session without it)", err)
 	}
-	return nil
+	return err
 }
 
 // printImport prints one import's plan (or what was done), and the
@@ -195,15 +217,20 @@ func printImport(o importOptions, p *bundle.Plan) {
 		fmt.Fprintf(w, " (%d there already, identical)", p.Unchanged)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  stubs     the content of %d (%d new to the store)\n", p.Blobs, p.BlobsAdded)
+	fmt.Fprintf(w, "  stubs     the content of %d (%d new to the store)\n", p.Content, p.ContentNew)
 	if len(p.Redacted) > 0 {
 		fmt.Fprintf(w, "  redacted  %s\n", strings.Join(p.Redacted, ", "))
 	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(o.Stderr, "ccm: warning: %s\n", warn)
 	}
-	if len(p.Missing) > 0 {
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: the content of %d stubs is in neither the bundle nor the store: they stay stubs\n", id, len(p.Missing))
+	switch {
+	case len(p.StaysStub) == 0:
+	case len(p.BadContent) > 0:
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs, their content is missing or corrupt in the bundle and not in the store: %s\n",
+			id, len(p.StaysStub), strings.Join(p.StaysStub, ", "))
+	default:
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: the content of %d stubs is in neither the bundle nor the store: they stay stubs\n", id, len(p.StaysStub))
 	}
 	fmt.Fprintf(w, "resume: %s\n", p.Resume)
 }
@@ -252,7 +279,9 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 	files, urls = make([]string, len(ids)), make([]string, len(ids))
 	errs := make([]error, len(ids))
 	forEach(ctx, io.Discard, true, "", len(ids), 4, func(i int) { // network-bound: as many as the helpers
-		files[i], errs[i] = t.Fetch(ctx, *picked[i], stage)
+		m := picked[i].Manifest
+		files[i] = archive.ArchivePath(filepath.Join(stage, strconv.Itoa(i)), m.Folder, m.Session)
+		errs[i] = t.Fetch(ctx, *picked[i], files[i])
 		urls[i] = picked[i].URL
 	})
 	if err := ctx.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"ccm/ccm"
 	"ccm/internal/fsutil"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/agent"
@@ -47,14 +48,39 @@ func openRemote(ctx context.Context, g globalOptions, url, endpoint string) (*re
 // isRemote reports whether a destination or source is object storage.
 func isRemote(s string) bool { return objstore.IsURL(s) }
 
-// stageDir makes a private temporary folder under <ccm home>/tmp for
-// what an upload or a download holds on its way; the caller removes it.
-func stageDir(g globalOptions, name string) (string, error) {
-	dir := filepath.Join(ccmHome(g), "tmp")
-	if err := fsutil.MkdirPrivate(dir); err != nil {
-		return "", err
+// stageDir makes a private temporary folder under parent (default
+// <ccm home>/tmp), named prefix followed by a random part, for what an
+// upload or a download holds on its way, or a bundle before it is
+// published; done removes it. The folders of runs that were killed go
+// first: every run holds a shared lock (<ccm home>/locks/stage.lock)
+// while its folder exists, and stale folders are removed only under the
+// exclusive lock, which no live run lets another take.
+func stageDir(ctx context.Context, g globalOptions, parent, prefix string) (dir string, done func(), err error) {
+	if parent == "" {
+		parent = filepath.Join(ccmHome(g), "tmp")
 	}
-	return os.MkdirTemp(dir, name+"-")
+	if err := fsutil.MkdirPrivate(parent); err != nil {
+		return "", nil, err
+	}
+	lockPath := filepath.Join(ccmHome(g), "locks", "stage.lock")
+	if lk, err := fsutil.LockFile(ctx, lockPath, true, 0); err == nil {
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+				os.RemoveAll(filepath.Join(parent, e.Name()))
+			}
+		}
+		lk.Unlock()
+	}
+	lk, err := fsutil.LockFile(ctx, lockPath, false, ccm.DefaultLockWait)
+	if err != nil {
+		return "", nil, err
+	}
+	if dir, err = os.MkdirTemp(parent, prefix); err != nil {
+		lk.Unlock()
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir); lk.Unlock() }, nil
 }
 
 // newSessionID is a random (version 4) UUID, as Claude Code's ids are.

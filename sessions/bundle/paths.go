@@ -13,7 +13,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/internal/rawjson"
-	"ccm/sessions/archive"
 	"ccm/transcript"
 )
 
@@ -204,57 +203,17 @@ func FindRoot(folder, transcriptPath, hint string) (string, error) {
 	return first, nil
 }
 
-// SessionPath reports whether an archive member belongs to session id of
-// project folder: its transcript, backups, companion folder, legacy agent
-// files, file-history, todos and debug log, or an extra member. A bundle
-// naming anything else is refused.
-func SessionPath(p, folder, id string) bool {
-	if archive.IsExtra(p) {
-		return true
-	}
-	proj := "projects/" + folder + "/"
-	switch {
-	case p == proj+id+".jsonl", p == "debug/"+id+".txt":
-		return true
-	case strings.HasPrefix(p, proj+id+"/"), strings.HasPrefix(p, "file-history/"+id+"/"):
-		return true
-	case strings.HasPrefix(p, proj+id+".jsonl.backup."):
-		return !strings.Contains(p[len(proj):], "/")
-	case strings.HasPrefix(p, proj+"agent-") && strings.HasSuffix(p, ".jsonl"):
-		return !strings.Contains(p[len(proj):], "/")
-	case strings.HasPrefix(p, "todos/"+id+"-") && strings.HasSuffix(p, ".json"):
-		return !strings.Contains(p[len("todos/"):], "/")
-	}
-	return false
-}
-
-// SessionDir reports whether an archive folder belongs to the session.
-func SessionDir(p, folder, id string) bool {
-	proj := "projects/" + folder + "/" + id
-	fh := "file-history/" + id
-	return p == proj || strings.HasPrefix(p, proj+"/") || p == fh || strings.HasPrefix(p, fh+"/")
-}
-
-// safeName is a session id or project folder name that can be one path
-// segment on every system.
-func safeName(s string) bool {
-	if s == "" || s == "." || s == ".." || len(s) > 255 {
-		return false
-	}
-	return !strings.ContainsAny(s, "/\\:\x00")
-}
-
 // Rename maps a member's path to its place for a new folder and id.
 func Rename(p, oldFolder, newFolder, oldID, newID string) string {
 	proj := "projects/" + oldFolder + "/"
 	switch {
 	case strings.HasPrefix(p, proj):
 		rest := p[len(proj):]
-		if rest == oldID+".jsonl" || strings.HasPrefix(rest, oldID+"/") || strings.HasPrefix(rest, oldID+".jsonl.backup.") {
+		if rest == oldID || rest == oldID+".jsonl" || strings.HasPrefix(rest, oldID+"/") || strings.HasPrefix(rest, oldID+".jsonl.backup.") {
 			rest = newID + rest[len(oldID):]
 		}
 		return "projects/" + newFolder + "/" + rest
-	case strings.HasPrefix(p, "file-history/"+oldID+"/"):
+	case p == "file-history/"+oldID || strings.HasPrefix(p, "file-history/"+oldID+"/"):
 		return "file-history/" + newID + p[len("file-history/"+oldID):]
 	case strings.HasPrefix(p, "todos/"):
 		return "todos/" + strings.ReplaceAll(p[len("todos/"):], oldID, newID)

@@ -69,36 +69,12 @@ func TestMappingLine(t *testing.T) {
 	}
 }
 
-func TestSessionPath(t *testing.T) {
-	const f, id = "-Users-a-proj", "0b6c1c2e-1111-2222-3333-444455556666"
-	for p, want := range map[string]bool{
-		"projects/" + f + "/" + id + ".jsonl":                            true,
-		"projects/" + f + "/" + id + "/subagents/agent-a1.jsonl":         true,
-		"projects/" + f + "/" + id + ".jsonl.backup.20260101_000000.000": true,
-		"projects/" + f + "/agent-a434715.jsonl":                         true,
-		"file-history/" + id + "/abc@v1":                                 true,
-		"todos/" + id + "-agent-" + id + ".json":                         true,
-		"debug/" + id + ".txt":                                           true,
-		"ccm-content/sha256/ab":                                          true,
-		"settings.json":                                                  false,
-		"projects/" + f + "/other.jsonl":                                 false,
-		"projects/-elsewhere/" + id + ".jsonl":                           false,
-		"projects/" + f + "/" + id + ".jsonl.backup.x/y":                 false,
-		"todos/other-agent-x.json":                                       false,
-		"file-history/other/abc@v1":                                      false,
-		"debug/other.txt":                                                false,
-		"projects/" + f + "/agent-x/../../settings.jsonl":                false,
-	} {
-		if got := SessionPath(p, f, id); got != want {
-			t.Errorf("SessionPath(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
 func TestRename(t *testing.T) {
 	const o, n = "old", "new"
 	for in, want := range map[string]string{
 		"projects/F/old.jsonl":                          "projects/G/new.jsonl",
+		"projects/F/old":                                "projects/G/new",
+		"file-history/old":                              "file-history/new",
 		"projects/F/old/subagents/agent-a.jsonl":        "projects/G/new/subagents/agent-a.jsonl",
 		"projects/F/old.jsonl.backup.20260101_0000.000": "projects/G/new.jsonl.backup.20260101_0000.000",
 		"projects/F/agent-a.jsonl":                      "projects/G/agent-a.jsonl",

@@ -12,11 +12,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
-	"ccm/ccm"
 	"ccm/internal/fsutil"
+	"ccm/prune"
 	"ccm/sessions/archive"
 )
 
@@ -32,7 +34,6 @@ type staged struct {
 	mtime     time.Time
 	main      bool
 	same      bool // the file there is identical: nothing to do
-	backup    bool // the file there is kept as a backup first
 }
 
 type staging struct {
@@ -47,90 +48,63 @@ type staging struct {
 	done    bool
 }
 
-// walkInto reads the bundle once more: file members are rewritten for the
-// mapping into temp files beside their places (or, dry, counted), stored
-// content goes into the store, the note is read.
+// walkInto reads the bundle once, through archive.Read: file members are
+// rewritten for the mapping into temp files beside their places (or, dry,
+// counted), the stored content goes into the store, the note is read.
 func walkInto(ctx context.Context, path string, m *archive.Manifest, mp *Mapping, p *Plan, o ImportOptions) (*staging, error) {
 	st := &staging{cfg: o.ConfigDir, plan: p, mp: mp, m: m, oldID: m.Session}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var note *Note
-	carried := map[ccm.Key]bool{}
-	_, err = archive.Walk(bufio.NewReaderSize(f, 1<<20), m, func(e archive.Entry, r io.Reader) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if e.Path == NotePath {
-			note = &Note{}
-			return json.NewDecoder(io.LimitReader(r, 64<<20)).Decode(note)
-		}
-		if key, ok := KeyOfPath(e.Path); ok {
-			carried[key] = true
-			p.Blobs++
-			return st.blob(ctx, key, r, o)
-		}
-		if archive.IsExtra(e.Path) {
-			_, err := io.Copy(io.Discard, r) // another kind: not ours to place
-			return err
-		}
-		return st.file(e, r, o)
-	})
-	if err != nil {
-		st.discard()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if note != nil && note.Format != NoteFormat {
-		st.discard()
-		return nil, fmt.Errorf("%s: a %s bundle, which this ccm does not read (it reads %s): update ccm", path, note.Format, NoteFormat)
-	}
-	if note != nil {
-		p.Machine = note.Machine
-	}
-	for _, r := range m.Refs {
-		key, err := ccm.ParseKey(r)
-		if err != nil || carried[key] {
-			continue
-		}
-		if o.Store == nil || !o.Store.Exists() || o.Store.Verify(key) != nil {
-			p.Missing = append(p.Missing, r)
-		}
-	}
 	for _, d := range m.Dirs {
 		d.Path = Rename(d.Path, m.Folder, p.Folder, m.Session, mp.NewID)
+		if _, err := archive.CheckPlace(o.ConfigDir, p.Folder, mp.NewID, d.Path, true); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		st.dirs = append(st.dirs, d)
 	}
-	return st, nil
-}
-
-// blob puts one stored content into the store (checked against its key),
-// or, dry, notes whether the store has it.
-func (st *staging) blob(ctx context.Context, key ccm.Key, r io.Reader, o ImportOptions) error {
-	if o.DryRun || o.Store == nil {
-		if o.Store == nil || !o.Store.Exists() || o.Store.Verify(key) != nil {
-			st.plan.BlobsAdded++
-		}
-		_, err := io.Copy(io.Discard, r)
-		return err
+	var note *Note
+	res, err := archive.Read(ctx, path, m, archive.ReadOptions{Store: o.Store, DryRun: o.DryRun, AllowMissingContent: o.AllowMissingContent,
+		File: func(e archive.Entry, r io.Reader) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return st.file(e, r, o)
+		},
+		Part: func(pt archive.Part, r io.Reader) error {
+			if pt.Path != archive.PartPath(PartKind, PartName) {
+				return nil // another kind: not ours to place
+			}
+			note = &Note{}
+			if err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(note); err != nil {
+				return fmt.Errorf("%w: %s: %v", archive.ErrCorrupt, pt.Path, err)
+			}
+			return nil
+		}})
+	if err == nil && note != nil && note.Format != NoteFormat {
+		err = fmt.Errorf("%s: a %s bundle, which this ccm does not read (it reads %s): update ccm", path, note.Format, NoteFormat)
 	}
-	added, err := o.Store.PutAs(ctx, key, r, ccm.Source{SessionPath: st.plan.Transcript})
 	if err != nil {
-		return fmt.Errorf("stored content %s: %w", key, err)
+		st.discard()
+		return nil, err
 	}
-	if added {
-		st.plan.BlobsAdded++
+	if note != nil {
+		p.Machine, p.Redacted = note.Machine, note.Redacted
 	}
-	return nil
+	p.Content, p.ContentNew = res.Carried-len(res.BadContent), res.New
+	p.StaysStub = append(p.StaysStub, res.StaysStub...)
+	p.BadContent = res.BadContent
+	return st, nil
 }
 
 // file writes one member, rewritten for the mapping, to a temp file
 // beside its place (not yet synced: place syncs them all at once). Its
 // SHA-256 is taken only when a file is at its place already, to compare.
+// A flat agent file of an older client must be the session's: its
+// records, rewritten, name the session's id.
 func (st *staging) file(e archive.Entry, r io.Reader, o ImportOptions) error {
 	rel := Rename(e.Path, st.m.Folder, st.plan.Folder, st.oldID, st.mp.NewID)
-	dest := filepath.Join(st.cfg, filepath.FromSlash(rel))
+	dest, err := archive.CheckPlace(st.cfg, st.plan.Folder, st.mp.NewID, rel, false)
+	if err != nil {
+		return err
+	}
 	sf := &staged{dest: dest, mtime: e.MTime, main: rel == "projects/"+st.plan.Folder+"/"+st.mp.NewID+".jsonl"}
 	if !o.KeepMTimes {
 		sf.mtime = o.Now
@@ -173,10 +147,13 @@ func (st *staging) file(e archive.Entry, r io.Reader, o ImportOptions) error {
 		return err
 	}
 	if err == nil {
-		err = tmp.Chmod(e.Mode.Perm() | 0o600)
+		err = tmp.Chmod(e.Mode.Perm()&^0o022 | 0o600)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && path.Dir(rel) == "projects/"+st.plan.Folder && strings.HasPrefix(path.Base(rel), "agent-") && !archive.OwnAgent(sf.tmp, st.mp.NewID) {
+		err = fmt.Errorf("%s: %w: its records are not the session's", e.Path, archive.ErrForeign)
 	}
 	return err
 }
@@ -257,9 +234,9 @@ func (st *staging) mkdirs(dir string) error {
 	return nil
 }
 
-// conflicts checks every place: free, or holding the same bytes (kept),
-// or, with force, to be kept as a backup; anything else is refused.
-func (st *staging) conflicts(force bool) error {
+// conflicts checks every place: free, or holding the same bytes (kept);
+// anything else is refused.
+func (st *staging) conflicts() error {
 	for _, f := range st.files {
 		fi, err := os.Lstat(f.dest)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -275,11 +252,7 @@ func (st *staging) conflicts(force bool) error {
 				continue
 			}
 		}
-		if !force {
-			return fmt.Errorf("%s exists already and differs (remove it, or import with --new-id)", f.dest)
-		}
-		f.backup = true
-		st.plan.Replaced = append(st.plan.Replaced, f.dest)
+		return fmt.Errorf("%s exists already and differs (remove it, or import with --new-id)", f.dest)
 	}
 	return nil
 }
@@ -301,7 +274,6 @@ func fileSHA256(path string) (string, error) {
 // (until it is there the client does not see the session, and a run that
 // is stopped is finished by the next one), and makes it durable.
 func (st *staging) place(o ImportOptions) error {
-	stamp := o.Now.Format("20060102_150405.000")
 	var temps []string
 	for _, f := range st.files {
 		if f.same {
@@ -326,7 +298,7 @@ func (st *staging) place(o ImportOptions) error {
 			last = f
 			continue
 		}
-		if err := st.rename(f, stamp); err != nil {
+		if err := st.rename(f); err != nil {
 			return err
 		}
 		dirs[filepath.Dir(f.dest)] = true
@@ -335,7 +307,7 @@ func (st *staging) place(o ImportOptions) error {
 		if err := syncDirs(dirs); err != nil {
 			return err
 		}
-		if err := st.rename(last, stamp); err != nil {
+		if err := st.rename(last); err != nil {
 			return err
 		}
 		dirs[filepath.Dir(last.dest)] = true
@@ -352,16 +324,14 @@ func (st *staging) place(o ImportOptions) error {
 	return syncDirs(dirs)
 }
 
-func (st *staging) rename(f *staged, stamp string) error {
-	if f.backup {
-		if err := os.Rename(f.dest, f.dest+".backup."+stamp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	if err := os.Rename(f.tmp, f.dest); err != nil {
+func (st *staging) rename(f *staged) error {
+	if err := fsutil.Rename(f.tmp, f.dest); err != nil {
 		return err
 	}
 	f.tmp = ""
+	if prune.IsTranscriptName(filepath.Base(f.dest)) {
+		st.plan.Transcripts = append(st.plan.Transcripts, f.dest)
+	}
 	return nil
 }
 

@@ -3,14 +3,21 @@ package bundle
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/ccm"
+	"ccm/internal/fsutil"
+	"ccm/prune"
+	"ccm/sessions"
 )
 
 // Redacted replaces every match of a redaction pattern.
@@ -118,4 +125,154 @@ func (r *Redactor) Copy(w io.Writer, src io.Reader, jsonl bool) error {
 			return err
 		}
 	}
+}
+
+// maxRedactContent bounds a stored content read whole to be redacted.
+const maxRedactContent = 256 << 20
+
+// redaction makes the redacted copies of the stored content a session's
+// transcripts name, in a scratch store the bundle is packed from: each
+// content is redacted after the keys inside it (a region moved into the
+// store holds stubs of its own) are replaced by their redacted content's,
+// so a stub always names content the bundle carries.
+type redaction struct {
+	red   *Redactor
+	from  *ccm.Store // the store; nil: no content
+	to    *ccm.Store // the scratch store
+	batch *ccm.Batch
+	keys  map[ccm.Key]ccm.Key // a key -> its redacted content's
+	// stored are the redacted contents' keys, which the bundle must carry.
+	stored []ccm.Key
+}
+
+func newRedaction(red *Redactor, from *ccm.Store, dir string) (*redaction, error) {
+	to, err := ccm.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &redaction{red: red, from: from, to: to, batch: to.NewBatch(), keys: map[ccm.Key]ccm.Key{}}, nil
+}
+
+// transcripts redacts the content of every key the session's
+// transcripts name, and returns the replacer of old keys by new ones.
+func (r *redaction) transcripts(ctx context.Context, files []sessions.File) (*strings.Replacer, error) {
+	refs := &prune.KeyCollector{}
+	for _, f := range files {
+		if strings.Contains(f.Path, ".jsonl") {
+			if err := copyFile(f.Path, refs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var pairs []string
+	for _, k := range sortedKeys(refs.Refs) {
+		nk, err := r.key(ctx, k, 0)
+		if err != nil {
+			return nil, err
+		}
+		if nk != k {
+			pairs = append(pairs, string(k), string(nk))
+		}
+	}
+	return strings.NewReplacer(pairs...), nil
+}
+
+// key returns the key of k's redacted content, stored in the scratch
+// store; k itself when the store does not have it (the stub stays a stub).
+func (r *redaction) key(ctx context.Context, k ccm.Key, depth int) (ccm.Key, error) {
+	if nk, ok := r.keys[k]; ok {
+		return nk, nil
+	}
+	if depth > 64 {
+		return "", fmt.Errorf("--redact: %s: stored content nested more than 64 deep", k)
+	}
+	r.keys[k] = k
+	if r.from == nil {
+		return k, nil
+	}
+	rc, meta, err := r.from.Export(ctx, k)
+	if errors.Is(err, ccm.ErrNotFound) || errors.Is(err, ccm.ErrNoStore) {
+		return k, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("stored content %s: %w", k, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, maxRedactContent+1))
+	rc.Close()
+	if err != nil {
+		return "", fmt.Errorf("stored content %s: %w", k, err)
+	}
+	if len(data) > maxRedactContent {
+		return "", fmt.Errorf("--redact: stored content %s is over %d MB", k, maxRedactContent>>20)
+	}
+	inner := &prune.KeyCollector{}
+	inner.Write(data)
+	var pairs []string
+	for _, ik := range sortedKeys(inner.Refs) {
+		nk, err := r.key(ctx, ik, depth+1)
+		if err != nil {
+			return "", err
+		}
+		if nk != ik {
+			pairs = append(pairs, string(ik), string(nk))
+		}
+	}
+	out := data
+	if len(pairs) > 0 {
+		out = []byte(strings.NewReplacer(pairs...).Replace(string(data)))
+	}
+	out = r.red.bytes(out)
+	pin, reason := meta.Pinned.Level, meta.Pinned.Reason
+	nk := k
+	if bytes.Equal(out, data) {
+		// Unchanged: under its own key (a b2s key too).
+		err = r.batch.PutChecked(ctx, k, out, meta.Source, pin, reason)
+	} else {
+		nk, err = r.batch.Put(ctx, out, meta.Source, pin, reason)
+	}
+	if err != nil {
+		return "", err
+	}
+	r.keys[k] = nk
+	r.stored = append(r.stored, nk)
+	return nk, nil
+}
+
+// commit makes the redacted content readable for the pack.
+func (r *redaction) commit() error { return r.batch.Commit() }
+
+// check refuses a bundle in which a redacted content is not referenced
+// any more: a pattern cut into the store key of a stub, whose content
+// would be lost.
+func (r *redaction) check(list []string) error {
+	refs := map[string]bool{}
+	for _, k := range list {
+		refs[k] = true
+	}
+	for _, nk := range r.stored {
+		if !refs[string(nk)] {
+			return errors.New("--redact: a pattern matched a store key in a stub: its content would be lost (make the pattern more specific)")
+		}
+	}
+	return nil
+}
+
+func sortedKeys(refs prune.Refs) []ccm.Key {
+	out := make([]ccm.Key, 0, len(refs))
+	for k := range refs {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// copyFile streams a file into w.
+func copyFile(path string, w io.Writer) error {
+	f, err := fsutil.OpenRegular(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }

@@ -34,14 +34,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
+	"ccm/internal/fsutil"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/agent"
 	"ccm/sessions/archive"
-	"ccm/sessions/bundle"
 )
 
 // Target is a place in object storage that holds archives: a bucket and
@@ -146,8 +147,8 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 			out.Kept, out.URL = true, t.url(oldKey)
 			return out, nil
 		}
-	} else if !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) && !isNotManifest(err) {
-		return nil, err
+	} else if !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
+		return nil, err // the server, or a manifest of a newer format: not replaced
 	}
 	t.Client.AbortIncomplete(ctx, bucket, akey) // parts of a killed upload
 	sum, err := hex.DecodeString(m.ArchiveSHA256)
@@ -170,12 +171,9 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 	return out, nil
 }
 
-func isNotManifest(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "not a "+archive.Format)
-}
-
 // sameFiles reports whether two manifests list the same files with the
-// same content, the bundle's note aside (it says when it was made).
+// same content (the content and parts follow from the files, and a
+// bundle's note says when it was made).
 func sameFiles(a, b *archive.Manifest) bool {
 	if a.Session != b.Session || a.Folder != b.Folder {
 		return false
@@ -183,9 +181,7 @@ func sameFiles(a, b *archive.Manifest) bool {
 	files := func(m *archive.Manifest) map[string]string {
 		out := map[string]string{}
 		for _, e := range m.Files {
-			if e.Path != bundle.NotePath {
-				out[e.Path] = e.SHA256
-			}
+			out[e.Path] = e.SHA256
 		}
 		return out
 	}
@@ -306,41 +302,44 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 	return out, nil
 }
 
-// Fetch downloads an archive into dir, checks its size and SHA-256
-// against its manifest, and writes the manifest beside it as its sidecar
-// (what archive.Verify reads). It returns the archive's path; the caller
-// removes both. An archive that does not match is removed and refused.
-func (t *Target) Fetch(ctx context.Context, l Listed, dir string) (string, error) {
-	f, err := os.CreateTemp(dir, "fetch-*"+archive.Ext)
-	if err != nil {
-		return "", err
+// Fetch downloads an archive to dest, checks its size and SHA-256
+// against its manifest, writes the manifest beside it as its sidecar
+// (what archive.Verify, Extract and Read check it against) and makes both
+// durable: an unarchive's recovery may need them after a power cut. The
+// caller removes both. An archive that does not match is removed and
+// refused.
+func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
+	side := archive.SidecarPath(dest)
+	fail := func(err error) error {
+		os.Remove(dest)
+		os.Remove(side)
+		return err
 	}
-	p := f.Name()
-	f.Close()
-	os.Remove(p) // the helper creates it
-	fail := func(err error) (string, error) {
-		os.Remove(p)
-		os.Remove(archive.SidecarPath(p))
-		return "", err
+	if err := fsutil.MkdirPrivate(filepath.Dir(dest)); err != nil {
+		return err
 	}
-	if _, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, p); err != nil {
+	os.Remove(side) // never beside another archive
+	if _, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, dest); err != nil {
 		return fail(err)
 	}
-	n, sum, err := sha256File(p)
+	n, sum, err := sha256File(dest)
 	if err != nil {
 		return fail(err)
 	}
 	if n != l.Manifest.ArchiveBytes || sum != l.Manifest.ArchiveSHA256 {
 		return fail(fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", l.URL, archive.ErrCorrupt, n, l.Manifest.ArchiveBytes))
 	}
-	side, err := marshalManifest(l.Manifest)
+	data, err := marshalManifest(l.Manifest)
 	if err == nil {
-		err = os.WriteFile(archive.SidecarPath(p), side, 0o600)
+		err = fsutil.WriteFileUnsynced(side, fsutil.FileMode, func(w io.Writer) error { _, err := w.Write(data); return err })
+	}
+	if err == nil {
+		err = fsutil.SyncFiles([]string{dest, side}, []string{filepath.Dir(dest)})
 	}
 	if err != nil {
 		return fail(err)
 	}
-	return p, nil
+	return nil
 }
 
 func sha256File(path string) (int64, string, error) {

@@ -90,8 +90,8 @@ func TestUploadListFetch(t *testing.T) {
 	if l.Archives[0].Machine != "desktop" || l.Archives[1].Machine != "laptop" {
 		t.Errorf("machines: %s, %s", l.Archives[0].Machine, l.Archives[1].Machine)
 	}
-	path, err := laptop.Fetch(ctx, l.Archives[1], t.TempDir())
-	if err != nil {
+	path := archive.ArchivePath(t.TempDir(), "-home-dev-app", id)
+	if err := laptop.Fetch(ctx, l.Archives[1], path); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := archive.Verify(path); err != nil || got.Session != id {
@@ -115,7 +115,7 @@ func TestUploadListFetch(t *testing.T) {
 	// fails, nothing of it is kept.
 	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, l.Archives[1].Key, append(data[:len(data)-1], data[len(data)-1]^1))
 	dir := t.TempDir()
-	if _, err := laptop.Fetch(ctx, l.Archives[1], dir); !errors.Is(err, archive.ErrCorrupt) {
+	if err := laptop.Fetch(ctx, l.Archives[1], filepath.Join(dir, "x.tar.zst")); !errors.Is(err, archive.ErrCorrupt) {
 		t.Errorf("a changed archive downloaded: %v", err)
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
