@@ -200,13 +200,27 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if ret.Paused == "" && age >= ret.Period() && !o.JSON {
 		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", humanAge(age), ret.Days)
 	}
-	root := archiveRoot(o.globalOptions, o.To)
+	// A local archive folder, or, with --to s3://, the staging folder the
+	// archives are packed into before they are uploaded (markers and the
+	// recovery of a killed run work on it alike).
+	root, sumRoot := archiveRoot(o.globalOptions, o.To), o.To
+	if sumRoot == "" {
+		sumRoot = root
+	}
 	if !o.DryRun && !o.HaveLock {
 		lk, err := maintenanceLock(ctx, o.globalOptions)
 		if err != nil {
 			return nil, err
 		}
 		defer lk.Unlock()
+	}
+	if isRemote(o.To) {
+		ra, err := newRemoteArchive(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		defer ra.close()
+		o.remote, root = ra, ra.stage
 	}
 	st, err := openStore(o.globalOptions)
 	if err != nil {
@@ -222,22 +236,20 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 			return nil, err // a missing config dir: nothing to recover into
 		}
-		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, o.Quiet, failed); err != nil {
+		local := root // with --to s3://, the staging folder, which recoverArchives covers: the archive folder too
+		if o.remote != nil {
+			local = archiveRoot(o.globalOptions, "")
+		}
+		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, local, st, o.Now, o.Quiet, failed); err != nil {
+			return nil, err
+		}
+		if err := o.remote.tidy(); err != nil {
 			return nil, err
 		}
 	}
 	back, err := archive.ReadUnarchived(unarchivedPath(o.globalOptions))
 	if err != nil {
 		return nil, err
-	}
-	sumRoot := root
-	if isRemote(o.To) {
-		ra, err := newRemoteArchive(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		defer ra.close()
-		o.remote, root = ra, ra.stage
 	}
 	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
 	if err != nil {
@@ -299,9 +311,13 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	}
 	// Every prune must read this folder's manifests, wherever it is and
 	// whatever CCM_ARCHIVE_DIR says later: the folder is recorded in the
-	// store's reference index before the first archive is written.
-	if err := recordRoots(ctx, o.globalOptions, root); err != nil {
-		return nil, err
+	// store's reference index before the first archive is written. An
+	// archive in object storage needs nothing of the store: it carries
+	// its content, and its staged copy goes.
+	if o.remote == nil {
+		if err := recordRoots(ctx, o.globalOptions, root); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		var sidecars, gone []string
@@ -311,7 +327,9 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 				gone = append(gone, it.row.Path)
 			}
 		}
-		noteRefs(ctx, o.globalOptions, root, sidecars...)
+		if o.remote == nil {
+			noteRefs(ctx, o.globalOptions, root, sidecars...)
+		}
 		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), gone...)
 	}()
 	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
@@ -466,7 +484,7 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 	}
 	src := archive.Source{ConfigDir: o.ClaudeDir, Session: r.Session, Related: related, RelDirs: relDirs,
 		Project: r.Project, Title: r.Title, Prompt: r.Prompt, Records: r.Records, Context: r.Context}
-	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now, Store: st, Extra: o.remote.extra(ctx, r.ID, r.Project, o)})
+	p, err := archive.Pack(ctx, src, archive.Options{Root: root, Level: archiveLevel, Now: o.Now, Store: st})
 	if err != nil {
 		lk.Unlock()
 		return nil, nil, err

@@ -2,75 +2,99 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
-	"ccm/ccm"
+	"ccm/internal/fsutil"
 	"ccm/sessions/archive"
-	"ccm/sessions/bundle"
 	"ccm/sessions/remote"
 )
 
-// remoteArchive is ccm archive --to s3://...: each session is packed
-// into a local staging folder, self-contained (its stubs' content as
-// extra members), uploaded and confirmed, and only then do its originals
-// go (archive.Finish, with all its checks); the staged copy goes after.
+// remoteArchive is ccm archive --to s3://...: each session is packed, as
+// every archive is (self-contained, with a marker), into a staging folder
+// under ccm's home, uploaded and confirmed, and only then do its
+// originals go (archive.Finish, with all its checks); the staged copy
+// goes after. A run killed at any point is recovered from the staging
+// folder like a local archive folder: undone while every original is in
+// place, finished once one is gone (its archive was in the bucket before
+// any original went).
 type remoteArchive struct {
 	target *remote.Target
-	store  *ccm.Store
 	stage  string
 }
 
-// newRemoteArchive connects and makes the staging folder. Staging folders
-// that a killed run left are removed first: the caller holds the
-// maintenance lock, so no other archive run uses them.
+// remoteStage is the staging folder of archives on their way to or from
+// object storage (kind "archive" or "unarchive"): a fixed place, so that
+// the next run, under the same maintenance lock, recovers what a killed
+// one left there.
+func remoteStage(g globalOptions, kind string) (string, error) {
+	dir := remoteStagePath(g, kind)
+	return dir, fsutil.MkdirPrivate(dir)
+}
+
+// remoteStagePath is remoteStage's folder, not created.
+func remoteStagePath(g globalOptions, kind string) string {
+	return filepath.Join(ccmHome(g), "tmp", kind+"-s3")
+}
+
+// newRemoteArchive connects and makes the staging folder.
 func newRemoteArchive(ctx context.Context, o archiveOptions) (*remoteArchive, error) {
 	t, err := openRemote(ctx, o.globalOptions, o.To, o.Endpoint)
 	if err != nil {
 		return nil, err
 	}
-	if old, _ := filepath.Glob(filepath.Join(ccmHome(o.globalOptions), "tmp", "archive-*")); len(old) > 0 && !o.DryRun {
-		for _, d := range old {
-			os.RemoveAll(d)
-		}
-	}
 	ra := &remoteArchive{target: t}
-	ra.store, _ = openStore(o.globalOptions)
-	if !o.DryRun {
-		if ra.stage, err = stageDir(o.globalOptions, "archive"); err != nil {
-			return nil, err
-		}
+	if ra.stage, err = remoteStage(o.globalOptions, "archive"); err != nil {
+		t.Close()
+		return nil, err
 	}
 	return ra, nil
 }
 
-// close stops the helper and removes the staging folder.
+// close stops the helper.
 func (ra *remoteArchive) close() {
-	if ra == nil {
-		return
-	}
-	ra.target.Close()
-	if ra.stage != "" {
-		os.RemoveAll(ra.stage)
+	if ra != nil {
+		ra.target.Close()
 	}
 }
 
-// extra makes a session's archive self-contained; nil for a local archive.
-func (ra *remoteArchive) extra(ctx context.Context, r string, project string, o archiveOptions) func([]string) ([]archive.Member, error) {
+// tidy removes, once the staging folder is recovered, the staged archives
+// without a marker: a run that finished them (or their recovery) had them
+// in the bucket before any original went, and was stopped before it
+// removed the staged copy. An archive whose recovery failed keeps its
+// marker, and stays.
+func (ra *remoteArchive) tidy() error {
 	if ra == nil {
 		return nil
 	}
-	dir := filepath.Join(ra.stage, "blobs-"+r)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return func([]string) ([]archive.Member, error) { return nil, err }
+	return dropUnmarked(ra.stage)
+}
+
+// dropUnmarked removes the archives under a staging folder that no
+// marker names, with their sidecars.
+func dropUnmarked(stage string) error {
+	list, err := archive.List(stage)
+	if err != nil {
+		return err
 	}
-	return bundle.Contents(ctx, ra.store, dir, bundle.NewNote(project, ra.target.Machine, version(), o.Now))
+	for _, l := range list {
+		if archive.Pending(l.Path) {
+			continue
+		}
+		for _, p := range []string{l.Path, archive.SidecarPath(l.Path)} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // upload sends a packed session and returns its URL; on error the
 // session is not archived (its originals were never touched).
 func (ra *remoteArchive) upload(ctx context.Context, p *archive.Packed) (string, error) {
-	os.RemoveAll(filepath.Join(ra.stage, "blobs-"+p.Manifest.Session))
 	up, err := ra.target.Upload(ctx, p.Archive, p.Manifest)
 	if err != nil {
 		return "", err
@@ -91,6 +115,9 @@ func (ra *remoteArchive) settle(ctx context.Context, batch []*packedItem) {
 			m := pi.p.Manifest
 			ra.target.Remove(context.WithoutCancel(ctx), ra.target.Machine, m.Folder, m.Session)
 			continue
+		}
+		if archive.Pending(pi.p.Archive) {
+			continue // its originals' removal failed: the next run finishes it from here
 		}
 		pi.p.Discard()
 		pi.p.Archive = pi.url

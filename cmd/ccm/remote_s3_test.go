@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -39,6 +40,7 @@ import (
 type s3env struct {
 	t       *testing.T
 	cfg     string
+	home    string // ccm's home
 	env     []string
 	srv     s3test.Server
 	root    string // the project's working directory
@@ -50,9 +52,9 @@ type s3env struct {
 func newS3Env(t *testing.T, srv s3test.Server, machine string) *s3env {
 	helperBinary(t)
 	dir := t.TempDir()
-	e := &s3env{t: t, cfg: filepath.Join(dir, "claude"), srv: srv, machine: machine}
+	e := &s3env{t: t, cfg: filepath.Join(dir, "claude"), home: filepath.Join(dir, "ccmhome"), srv: srv, machine: machine}
 	os.MkdirAll(filepath.Join(e.cfg, "projects"), 0o700)
-	e.env = append(append(os.Environ(), srv.Env()...), "CLAUDE_CONFIG_DIR="+e.cfg, "CCM_HOME="+filepath.Join(dir, "ccmhome"),
+	e.env = append(append(os.Environ(), srv.Env()...), "CLAUDE_CONFIG_DIR="+e.cfg, "CCM_HOME="+e.home,
 		"CCM_CACHE_DIR="+filepath.Join(dir, "store"), "CCM_MACHINE="+machine, "HOME="+dir)
 	return e
 }
@@ -200,11 +202,26 @@ func TestS3ExportImportArchive(t *testing.T) {
 			t.Errorf("%s: not restored byte for byte", rel)
 		}
 	}
+	// The archive stays in the bucket: unarchived again it changes
+	// nothing; once the session here is written to, it is refused.
+	c.ok("unarchive", "--from", url, two)
+	if again := snapshotFiles(t, filepath.Join(c.cfg, "projects")); !maps.Equal(again, got) {
+		t.Error("a second unarchive of the same archive changed the session")
+	}
 	c.ok("restore", filepath.Join(c.cfg, "projects", a.folder, two+".jsonl"))
-	// The archive stays in the bucket, and the session here refuses a
-	// second unarchive.
-	if _, errs, code := c.run("unarchive", "--from", url, two); code == 0 || !strings.Contains(errs, "exists") {
-		t.Errorf("second unarchive: %d %s", code, errs)
+	// The session resumed here: a record appended.
+	f, _ := os.OpenFile(filepath.Join(c.cfg, "projects", a.folder, two+".jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"type":"user","sessionId":"` + two + `","message":{"role":"user","content":"resumed"}}` + "\n")
+	f.Close()
+	resumed := snapshotFiles(t, filepath.Join(c.cfg, "projects"))
+	if _, errs, code := c.run("unarchive", "--from", url, two); code == 0 || !strings.Contains(errs, "already exists") {
+		t.Errorf("unarchive over a session written since: %d %s", code, errs)
+	}
+	if now := snapshotFiles(t, filepath.Join(c.cfg, "projects")); !maps.Equal(now, resumed) {
+		t.Error("a refused unarchive changed the session")
+	}
+	if left := filesUnder(filepath.Join(c.home, "tmp")); len(left) != 0 {
+		t.Errorf("unarchive --from left %v", left)
 	}
 
 	// ccm maintain archives into the bucket when CCM_ARCHIVE_TO says so,
@@ -454,12 +471,80 @@ func TestS3KillTrials(t *testing.T) {
 			t.Fatalf("trial %d: after the second run %d archives listed", trial, len(l.Archives))
 		}
 		verifyListed(t, tg, l.Archives[0], before)
+		after = snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+		if args[0] == "archive" && len(after) != 0 || args[0] == "export" && !maps.Equal(after, before) {
+			t.Fatalf("trial %d: after the second %s, %d of %d files in place", trial, args[0], len(after), len(before))
+		}
+		if left := filesUnder(filepath.Join(e.home, "tmp")); len(left) != 0 {
+			t.Fatalf("trial %d: the second %s left %v", trial, args[0], left)
+		}
 		proxy.close()
 	}
 	t.Logf("%d trials (a run takes %s), %d killed before they finished; after the kill: %v", n, span.Round(time.Millisecond), killedMid, states)
 }
 
-// target is the bucket as the tests see it, in process.
+// TestS3KilledSteps kills archive --to s3:// and unarchive --from s3:// at
+// each named step of the archive package (as archive_kill_test does for
+// local archives): the next run, the same command, finishes the job from
+// the staging folder, with nothing lost and nothing left there.
+func TestS3KilledSteps(t *testing.T) {
+	srv := s3test.Need(t)
+	prefix := srv.Prefix
+	for i, step := range []string{"archive-packed", "archive-linked", "archive-published", "archive-synced", "archive-removing", "archive-removed"} {
+		srv.Prefix = prefix + "-step" + itoa(i)
+		e := newS3Env(t, srv, "m")
+		e.sessions(1, 0)
+		before := snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+		args := []string{"archive", "--older-than", "1d", "--to", srv.URL()}
+		env := e.env
+		e.env = append(e.env, "CCM_TEST_ARCHIVE_KILL="+step)
+		if _, _, code := e.run(args...); code == 0 {
+			t.Fatalf("%s: the run was not killed", step)
+		}
+		e.env = env
+		e.ok(args...)
+		if left := snapshotFiles(t, filepath.Join(e.cfg, "projects")); len(left) != 0 {
+			t.Errorf("%s: %d files of the session left in place", step, len(left))
+		}
+		l, err := e.target(t).List(context.Background())
+		if err != nil || len(l.Archives) != 1 {
+			t.Fatalf("%s: listed %+v, %v", step, l, err)
+		}
+		verifyListed(t, e.target(t), l.Archives[0], before)
+		if left := filesUnder(filepath.Join(e.home, "tmp")); len(left) != 0 {
+			t.Errorf("%s: left %v", step, left)
+		}
+
+		// Unarchive it on another machine, killed at a step of its own.
+		ustep := []string{"unarchive-staging", "unarchive-staged", "unarchive-committed", "unarchive-renaming", "unarchive-restored", "unarchive-removed"}[i]
+		c := newS3Env(t, srv, "c")
+		c.env = append(c.env, "CCM_TEST_ARCHIVE_KILL="+ustep)
+		if _, _, code := c.run("unarchive", "--from", srv.URL(), e.ids[0]); code == 0 {
+			t.Fatalf("%s: the run was not killed", ustep)
+		}
+		c.env = c.env[:len(c.env)-1]
+		c.ok("unarchive", "--from", srv.URL(), e.ids[0])
+		if got := snapshotFiles(t, filepath.Join(c.cfg, "projects")); !maps.Equal(got, before) {
+			t.Errorf("%s: the session is not back byte for byte (%d of %d files)", ustep, len(got), len(before))
+		}
+		if left := filesUnder(filepath.Join(c.home, "tmp")); len(left) != 0 {
+			t.Errorf("%s: left %v", ustep, left)
+		}
+	}
+}
+
+// filesUnder lists the files (not folders) under dir.
+func filesUnder(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
 // helpersRunning counts, after waiting up to wait for them to go, the
 // ccm-s3 processes of the helper these tests built (Linux: /proc; 0
 // elsewhere).
@@ -518,26 +603,23 @@ func helperBinary(t *testing.T) {
 // every file in it is the original's bytes.
 func verifyListed(t *testing.T, tg *remote.Target, l remote.Listed, before map[string]string) {
 	t.Helper()
-	dir := t.TempDir()
-	p, err := tg.Fetch(context.Background(), l, dir)
-	if err != nil {
+	p := archive.ArchivePath(t.TempDir(), l.Manifest.Folder, l.Manifest.Session)
+	if err := tg.Fetch(context.Background(), l, p); err != nil {
 		t.Fatalf("a listed archive does not download whole: %v", err)
 	}
-	m, err := archive.Verify(p)
+	m, err := archive.PeekManifest(p)
 	if err != nil {
 		t.Fatalf("a listed archive does not verify: %v", err)
 	}
-	f, _ := os.Open(p)
-	defer f.Close()
-	_, err = archive.Walk(f, m, func(e archive.Entry, r io.Reader) error {
+	_, err = archive.Read(context.Background(), p, m, archive.ReadOptions{File: func(e archive.Entry, r io.Reader) error {
 		data, _ := io.ReadAll(r)
 		if want, ok := before[strings.TrimPrefix(e.Path, "projects/")]; ok && want != string(data) {
 			t.Errorf("%s in the archive differs from the original", e.Path)
 		}
 		return nil
-	})
+	}})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("a listed archive does not verify: %v", err)
 	}
 }
 

@@ -91,7 +91,7 @@ way, its stubs' content goes into the CCM store, and it stays in the bucket.
 
 type unarchiveItem struct {
 	Session string `json:"session"`
-	Archive string `json:"archive"`
+	Archive string `json:"archive"` // its path, or with --from its URL
 	Project string `json:"project,omitempty"`
 	Files   int    `json:"files,omitempty"`
 	Result  string `json:"result"` // restored, in place, failed
@@ -104,6 +104,7 @@ type unarchiveItem struct {
 	StaysStub  []string `json:"stays_stub,omitempty"`
 	BadContent []string `json:"bad_content,omitempty"`
 	OldFormat  bool     `json:"old_format,omitempty"`
+	file       string   // the archive to extract: Archive, or its download
 }
 
 func runUnarchive(ctx context.Context, o unarchiveOptions) error {
@@ -116,16 +117,12 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	if o.From != "" {
-		if o.To != "" {
-			return usagef("give --from s3://... or --to DIR, not both")
-		}
-		return runUnarchiveRemote(ctx, o)
+	if o.From != "" && o.To != "" {
+		return usagef("give --from s3://... or --to DIR, not both")
 	}
 	if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 		return err // a missing config dir
 	}
-	root := archiveRoot(o.globalOptions, o.To)
 	lk, err := maintenanceLock(ctx, o.globalOptions)
 	if err != nil {
 		return err
@@ -135,51 +132,31 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	if err != nil {
 		return err
 	}
+	// The archives come from a folder, or, with --from, are downloaded
+	// into a staging folder first; either is recovered (a killed run
+	// finished or undone) before anything else.
+	root := archiveRoot(o.globalOptions, o.To)
+	if o.From != "" {
+		if root, err = remoteStage(o.globalOptions, "unarchive"); err != nil {
+			return err
+		}
+	}
 	recovered, failed, err := recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions))
 	if err != nil {
 		return err
 	}
-	list, err := archive.List(root)
-	if err != nil {
+	var todo, here []*unarchiveItem
+	if o.From != "" {
+		var fetchFailed int
+		if todo, fetchFailed, err = fetchArchives(ctx, o, root); err != nil {
+			return err
+		}
+		failed += fetchFailed
+		// A download not restored (refused) goes; one whose unarchive was
+		// interrupted keeps its marker, for the next run.
+		defer dropUnmarked(root)
+	} else if todo, here, err = localArchives(o, root); err != nil {
 		return err
-	}
-	var todo []*unarchiveItem
-	found := map[string]bool{}
-	for _, l := range list {
-		id, folder := "", ""
-		project := ""
-		if l.Manifest != nil {
-			id, folder, project = l.Manifest.Session, l.Manifest.Folder, l.Manifest.Project
-		} else {
-			id = trimExt(l.Path)
-		}
-		switch {
-		case o.Project != "":
-			if l.Manifest == nil || !sessions.MatchProject(o.Project, project, folder) {
-				continue
-			}
-		default:
-			if !contains(o.IDs, id) {
-				continue
-			}
-		}
-		found[id] = true
-		todo = append(todo, &unarchiveItem{Session: id, Archive: l.Path, Project: project})
-	}
-	// An id without an archive whose session is in place was restored
-	// already (by an earlier, interrupted run of the same list, say).
-	var here []*unarchiveItem
-	for _, id := range o.IDs {
-		if found[id] {
-			continue
-		}
-		if !sessionInPlace(o.ClaudeDir, id) {
-			return fmt.Errorf("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
-		}
-		here = append(here, &unarchiveItem{Session: id, Result: "in place"})
-	}
-	if len(todo) == 0 && len(here) == 0 {
-		return fmt.Errorf("no archived session of project %s under %s", o.Project, root)
 	}
 	// Record the unarchive first: a session put back stays, and the next
 	// archive counts its age from now. A session that fails to come back
@@ -200,7 +177,10 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	}()
 	forEach(ctx, o.Stderr, o.JSON, "restoring", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
-		x, err := archive.Extract(ctx, it.Archive, o.ClaudeDir, xo)
+		if it.Result == "failed" {
+			return // its download failed, and was said
+		}
+		x, err := archive.Extract(ctx, it.file, o.ClaudeDir, xo)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -223,7 +203,9 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 				transcripts = append(transcripts, filepath.Join(o.ClaudeDir, filepath.FromSlash(f.Path)))
 			}
 		}
-		gone = append(gone, archive.SidecarPath(it.Archive))
+		if o.From == "" {
+			gone = append(gone, archive.SidecarPath(it.file))
+		}
 		if !o.Touch && ret.Paused == "" && o.Now.Sub(x.LastModified) >= ret.Period() {
 			it.Warning = fmt.Sprintf("last written %s ago, beyond cleanupPeriodDays (%g days): Claude Code's sweep deletes it at its next start (run with --touch, or resume it now)",
 				humanAge(o.Now.Sub(x.LastModified)), ret.Days)
@@ -269,13 +251,63 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	return nil
 }
 
+// localArchives finds the archives of the ids (or the project) under
+// root; an id without an archive whose session is in place is here.
+func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem, err error) {
+	list, err := archive.List(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	found := map[string]bool{}
+	for _, l := range list {
+		id, folder := "", ""
+		project := ""
+		if l.Manifest != nil {
+			id, folder, project = l.Manifest.Session, l.Manifest.Folder, l.Manifest.Project
+		} else {
+			id = trimExt(l.Path)
+		}
+		switch {
+		case o.Project != "":
+			if l.Manifest == nil || !sessions.MatchProject(o.Project, project, folder) {
+				continue
+			}
+		default:
+			if !contains(o.IDs, id) {
+				continue
+			}
+		}
+		found[id] = true
+		todo = append(todo, &unarchiveItem{Session: id, Archive: l.Path, Project: project, file: l.Path})
+	}
+	// An id without an archive whose session is in place was restored
+	// already (by an earlier, interrupted run of the same list, say).
+	for _, id := range o.IDs {
+		if found[id] {
+			continue
+		}
+		if !sessionInPlace(o.ClaudeDir, id) {
+			return nil, nil, fmt.Errorf("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
+		}
+		here = append(here, &unarchiveItem{Session: id, Result: "in place"})
+	}
+	if len(todo) == 0 && len(here) == 0 {
+		return nil, nil, fmt.Errorf("no archived session of project %s under %s", o.Project, root)
+	}
+	return todo, here, nil
+}
+
 // printRestored says what came back, and which stubs stay stubs.
 func printRestored(o unarchiveOptions, it *unarchiveItem, x *archive.Extracted) {
 	content := ""
 	if it.Content > 0 {
 		content = fmt.Sprintf(", %d stored contents", it.Content)
 	}
-	fmt.Fprintf(o.Stdout, "restored %s (%d files%s) to %s\n", it.Session, it.Files, content, shortHome(x.Project))
+	from := ""
+	if o.From != "" {
+		from = " from " + it.Archive + " (the archive stays there)"
+	}
+	fmt.Fprintf(o.Stdout, "restored %s (%d files%s) to %s%s\n", it.Session, it.Files, content, shortHome(x.Project), from)
 	for _, k := range x.Kept {
 		fmt.Fprintf(o.Stderr, "ccm: warning: %s: kept %s, written since an interrupted unarchive put it back\n", it.Session, k)
 	}

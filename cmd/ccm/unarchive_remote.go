@@ -3,38 +3,36 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 
-	"ccm/ccm"
 	"ccm/sessions"
-	"ccm/sessions/bundle"
+	"ccm/sessions/archive"
 	"ccm/sessions/remote"
 )
 
-// runUnarchiveRemote is ccm unarchive --from s3://...: each archive is
-// downloaded and checked against its manifest, then its session put back
-// exactly where it was (same folder, records unchanged, archived mtimes
-// unless --touch), its stubs' content into the store. The archive stays
-// in the bucket: it is the team's copy.
-func runUnarchiveRemote(ctx context.Context, o unarchiveOptions) error {
+// fetchArchives is ccm unarchive --from s3://...: the archives of the
+// ids (or the project) are found among every machine's under the prefix
+// (the newest, when several have a session), downloaded into stage at
+// <folder>/<id>.tar.zst with their manifests as sidecars, each checked
+// against its manifest, and then restored exactly as a local archive is
+// (archive.Extract: same checks, markers, content into the store). The
+// archive stays in the bucket: it is the team's copy. A download that
+// fails is a failed item, said and counted; the rest go on.
+func fetchArchives(ctx context.Context, o unarchiveOptions, stage string) ([]*unarchiveItem, int, error) {
+	// Downloads a killed run left, not being restored (no marker), go.
+	if err := dropUnmarked(stage); err != nil {
+		return nil, 0, err
+	}
 	t, err := openRemote(ctx, o.globalOptions, o.From, o.Endpoint)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer t.Close()
-	if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
-		return err
-	}
-	lk, err := maintenanceLock(ctx, o.globalOptions)
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
 	list, err := t.List(ctx)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	var todo []remote.Listed
+	var picked []remote.Listed
 	if o.Project != "" {
 		latest := map[string]remote.Listed{}
 		for _, l := range list.Archives {
@@ -46,74 +44,43 @@ func runUnarchiveRemote(ctx context.Context, o unarchiveOptions) error {
 			}
 		}
 		for _, l := range latest {
-			todo = append(todo, l)
+			picked = append(picked, l)
 		}
-		if len(todo) == 0 {
-			return fmt.Errorf("no archived session of project %s under %s", o.Project, t)
+		if len(picked) == 0 {
+			return nil, 0, fmt.Errorf("no archived session of project %s under %s", o.Project, t)
 		}
 	} else {
 		for _, id := range o.IDs {
 			l, err := pickRemote(list, id, t)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			todo = append(todo, *l)
+			picked = append(picked, *l)
 		}
 	}
-	stage, err := stageDir(o.globalOptions, "unarchive")
-	if err != nil {
-		return err
+	items := make([]*unarchiveItem, len(picked))
+	errs := make([]error, len(picked))
+	forEach(ctx, io.Discard, true, "", len(picked), 4, func(i int) { // network-bound: as many as the helpers
+		l := picked[i]
+		m := l.Manifest
+		items[i] = &unarchiveItem{Session: m.Session, Archive: l.URL, Project: m.Project,
+			file: archive.ArchivePath(stage, m.Folder, m.Session)}
+		errs[i] = t.Fetch(ctx, l, items[i].file)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
 	}
-	defer os.RemoveAll(stage)
-	st, err := openStore(o.globalOptions)
-	if err != nil {
-		return err
-	}
-	var items []*unarchiveItem
 	failed := 0
-	for _, l := range todo {
-		it := &unarchiveItem{Session: l.Manifest.Session, Archive: l.URL, Project: l.Manifest.Project}
-		items = append(items, it)
-		p, err := unarchiveOneRemote(ctx, t, l, stage, o, st)
-		if err != nil {
-			it.Result, it.Error = "failed", err.Error()
+	for i, it := range items {
+		if errs[i] != nil {
+			it.Result, it.Error = "failed", errs[i].Error()
 			failed++
 			if !o.JSON {
-				fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
-			}
-			continue
-		}
-		it.Result, it.Files = "restored", p.Files
-		if !o.JSON {
-			fmt.Fprintf(o.Stdout, "restored %s (%d files, the content of %d stubs) to %s from %s (the archive stays there)\n",
-				it.Session, it.Files, p.Blobs, shortHome(it.Project), l.URL)
-			if len(p.Missing) > 0 {
-				fmt.Fprintf(o.Stderr, "ccm: warning: %s: the content of %d stubs is in neither the archive nor the store: they stay stubs\n", it.Session, len(p.Missing))
+				fmt.Fprintf(o.Stderr, "ccm: %v\n", errs[i])
 			}
 		}
 	}
-	if o.JSON {
-		if err := writeJSON(o.Stdout, map[string]any{"sessions": items, "failed": failed}); err != nil {
-			return err
-		}
-	}
-	if failed > 0 {
-		if len(items) == 1 {
-			return silentError{code: exitError}
-		}
-		return silentError{code: exitFindings}
-	}
-	return nil
-}
-
-func unarchiveOneRemote(ctx context.Context, t *remote.Target, l remote.Listed, stage string, o unarchiveOptions, st *ccm.Store) (*bundle.Plan, error) {
-	path, err := t.Fetch(ctx, l, stage)
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(path)
-	return bundle.Import(ctx, path, bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Exact: true,
-		Force: o.Force, KeepMTimes: !o.Touch, Now: o.Now})
+	return items, failed, nil
 }
 
 // remoteArchivedRows lists every machine's archives under an s3:// URL as
