@@ -88,7 +88,7 @@ func Serve(in io.Reader, out io.Writer, open func(objstore.Config) (objstore.Sto
 	dec, enc := json.NewDecoder(in), json.NewEncoder(out)
 	var cfg objstore.Config
 	if err := dec.Decode(&cfg); err != nil {
-		return fmt.Errorf("%s: no configuration on stdin: %v (it is ccm's helper, not run by hand)", HelperName, err)
+		return fmt.Errorf("no configuration on stdin: %v (it is ccm's helper, not run by hand)", err)
 	}
 	st, err := open(cfg)
 	if err != nil {
