@@ -1,9 +1,9 @@
 package ccm
 
 // The 21 cases of claude-context-manager tests/test_ccm_cache.py
-// (prior-art.md, "Acceptance cases"), ported one to one. Where a Python
-// case relied on a defect (an invalid "sha256:abc123" key in stubs), the
-// intent is kept with a valid key.
+// (docs/earlier-tools.md, "The earlier tools' own tests"), ported one to one.
+// Where a case relied on a defect (an invalid "sha256:abc123" key in stubs),
+// the intent is kept with a valid key.
 
 import (
 	"context"
@@ -223,7 +223,7 @@ func TestPyCache21_Delete(t *testing.T) {
 	}
 }
 
-// TestDedupSemantics: the Python tool upgraded a pin on dedupe only
+// TestDedupSemantics: claude-context-manager upgraded a pin on dedupe only
 // from none (soft never became hard) and did not verify the blob it
 // deduplicated against. Here the pin rises to the maximum, the access time
 // moves, and a blob that does not verify is replaced.

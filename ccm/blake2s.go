@@ -6,7 +6,7 @@ import (
 	"math/bits"
 )
 
-// BLAKE2s (RFC 7693) with an 8-byte digest, unkeyed: what the Python tool's
+// BLAKE2s (RFC 7693) with an 8-byte digest, unkeyed: what claude-context-manager's
 // successor used for its "b2s:" keys (hashlib.blake2s(content,
 // digest_size=8)). It exists only to verify legacy blobs on read, so it is
 // the plain reference algorithm; golang.org/x/crypto is not a dependency of

@@ -15,7 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// pythonStore lays out a store the way the Python tool left it: gzip and
+// pythonStore lays out a store the way claude-context-manager left it: gzip and
 // raw blobs, naive local timestamps, a relative session path, no
 // bytes_compressed, a 0644 index.
 func pythonStore(t *testing.T) (*Store, Key, Key) {
@@ -120,7 +120,7 @@ func TestReadsPythonStore(t *testing.T) {
 	}
 }
 
-// TestDrift: what the Python tool documented but never did.
+// TestDrift: what claude-context-manager documented but never did.
 func TestDrift(t *testing.T) {
 	t.Run("session path absolute", func(t *testing.T) {
 		s := newStore(t)

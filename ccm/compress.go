@@ -25,7 +25,7 @@ const (
 	None Compression = "none"
 )
 
-// minCompressSize is the Python tool's threshold: smaller content is
+// minCompressSize is claude-context-manager's threshold: smaller content is
 // stored raw, where a frame header would eat most of any gain.
 const minCompressSize = 1024
 
@@ -40,7 +40,7 @@ const encoderLevel = zstd.SpeedFastest
 const inMemoryLimit = 4 << 20
 
 // compressions lists the stored forms in the order readers probe them,
-// the Python tool's order.
+// claude-context-manager's order.
 var compressions = []Compression{Zstd, Gzip, None}
 
 // Ext returns the file extension of the form.
@@ -83,7 +83,7 @@ var (
 		return e
 	}}
 	gzipWriters = sync.Pool{New: func() any {
-		w, err := gzip.NewWriterLevel(nil, 6) // the Python tool's level
+		w, err := gzip.NewWriterLevel(nil, 6) // claude-context-manager's level
 		if err != nil {
 			panic(err)
 		}

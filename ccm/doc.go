@@ -18,7 +18,7 @@
 //     against. Waits are bounded and a held lock is reported as ErrLocked.
 //
 // What a purge stores goes into packs (see Batch); single stores and
-// everything the Python tool or earlier versions wrote are one file per
+// everything claude-context-manager or earlier versions wrote are one file per
 // blob, which every operation keeps reading:
 //
 //	<root>/packs/<id>.pack           one batch's blobs, a frame each (S2, zstd or raw)
@@ -27,11 +27,11 @@
 //	<root>/packs/index.cache         the replayed index in binary (a cache)
 //	<root>/blobs/<hex>.zst|.gz|.txt  a blob file: zstd, gzip or raw
 //	<root>/meta/<hex>.json           a blob file's metadata (Meta), 2-space JSON
-//	<root>/index.jsonl               one line per new blob file (the Python tool's log)
+//	<root>/index.jsonl               one line per new blob file (claude-context-manager's log)
 //	<root>/last_key                  the most recently stored key
 //	<root>/lock, <root>/meta.lock    flock files
 //
-// Blob files are written flat, as the Python tool did: measured at 100,000
+// Blob files are written flat, as claude-context-manager did: measured at 100,000
 // blobs on ext4, a two-character fan-out (blobs/<hh>/<hex>.zst) changed
 // neither create nor lookup times. Readers accept the fan-out layout as
 // well. Deleting a blob in a pack is a del line; Repack gives the bytes

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -129,28 +128,6 @@ func (s *Store) Get(ctx context.Context, key Key) ([]byte, error) {
 	return nil, err
 }
 
-// Verify reads every stored file of key and checks its hash, without
-// counting an access. It returns an error wrapping ErrCorrupt that names
-// the first bad file.
-func (s *Store) Verify(key Key) error {
-	if _, err := ParseKey(string(key)); err != nil {
-		return err
-	}
-	files, err := s.findBlobs(key)
-	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
-	}
-	if len(files) == 0 {
-		return fmt.Errorf("%s: %w", key, ErrNotFound)
-	}
-	for _, f := range files {
-		if err := s.verifyFile(key, f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Stat returns key's metadata without counting an access. For a blob
 // without a metadata file it describes the blob file alone.
 func (s *Store) Stat(key Key) (*Meta, error) {
@@ -185,63 +162,6 @@ func (s *Store) metaOf(key Key, files []BlobFile) (*Meta, error) {
 	default:
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-}
-
-// SetPin sets key's pin level exactly (unlike Put, it can lower it) and
-// returns the updated metadata. Level none clears the reason.
-func (s *Store) SetPin(ctx context.Context, key Key, level PinLevel, reason string) (*Meta, error) {
-	if _, err := ParseKey(string(key)); err != nil {
-		return nil, err
-	}
-	if level < PinNone || level > PinHard {
-		return nil, fmt.Errorf("invalid pin level %d", int(level))
-	}
-	if !s.Exists() {
-		return nil, fmt.Errorf("%s: %w (no store at %s)", key, ErrNotFound, s.root)
-	}
-	l, err := s.lock(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Unlock()
-	files, err := s.findBlobs(key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
-	}
-	if files[0].Packed {
-		p := PinInfo{Level: level}
-		if level != PinNone {
-			p = PinInfo{Level: level, Reason: reason, PinnedAt: s.now()}
-		}
-		if err := s.appendLocked(ctx, pinLine(key, s.now(), p), true); err != nil {
-			return nil, err
-		}
-		return s.packMeta(key)
-	}
-	unlock, err := s.lockMeta(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	m, path, err := s.readMeta(key)
-	if errors.Is(err, ErrNotFound) {
-		m, err = metaFromFile(key, files[0])
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if level == PinNone {
-		m.Pinned = PinInfo{Level: PinNone}
-	} else {
-		m.Pinned = PinInfo{Level: level, Reason: reason, PinnedAt: s.now()}
-	}
-	if err := s.writeMeta(path, m, nil); err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 // readLock takes the shared lock for a reader that updates metadata. A
@@ -405,65 +325,6 @@ func (s *Store) openFile(key Key, bf BlobFile) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("%s (%s): %w", key, bf.Path, err)
 	}
 	return &verifyReader{r: r, f: f, release: release, h: key.newHash(), key: key, path: bf.Path}, nil
-}
-
-// verifyFile reads a stored file to the end and checks its hash.
-func (s *Store) verifyFile(key Key, bf BlobFile) error {
-	rc, err := s.openFile(key, bf)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	_, err = io.Copy(io.Discard, rc)
-	return err
-}
-
-// verifyReader hashes content as it is read and turns the final io.EOF
-// into ErrCorrupt when the hash does not match the key.
-type verifyReader struct {
-	r       io.Reader
-	f       *os.File
-	release func()
-	h       hash.Hash
-	key     Key
-	path    string
-	n       int64
-	err     error
-}
-
-func (v *verifyReader) Read(p []byte) (int, error) {
-	if v.err != nil {
-		return 0, v.err
-	}
-	n, err := v.r.Read(p)
-	v.h.Write(p[:n])
-	v.n += int64(n)
-	switch {
-	case err == io.EOF:
-		if !v.key.matches(v.h.Sum(nil)) {
-			err = fmt.Errorf("%s (%s): %w: content does not match its key", v.key, v.path, ErrCorrupt)
-		}
-		v.err = err
-	case err != nil:
-		if errors.Is(err, ErrCorrupt) {
-			err = fmt.Errorf("%s (%s): %w", v.key, v.path, err)
-		}
-		v.err = err
-	}
-	return n, err
-}
-
-func (v *verifyReader) Close() error {
-	if v.release != nil {
-		v.release()
-		v.release = nil
-	}
-	if v.f == nil {
-		return nil
-	}
-	err := v.f.Close()
-	v.f = nil
-	return err
 }
 
 // readAllHint reads r to the end into a buffer sized by hint.

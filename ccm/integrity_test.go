@@ -92,7 +92,7 @@ func TestTruncatedBlob(t *testing.T) {
 	}
 }
 
-// TestKeyTraversal: the Python tool let "--pin ../../../settings"
+// TestKeyTraversal: claude-context-manager let "--pin ../../../settings"
 // rewrite settings.json and "ccm-get ../../../notes" print notes.txt.
 // Every entry point of the store validates keys before touching a file.
 func TestKeyTraversal(t *testing.T) {

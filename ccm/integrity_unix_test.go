@@ -34,7 +34,7 @@ func TestPermissions(t *testing.T) {
 		}
 		return nil
 	})
-	// An index.jsonl the Python tool left world-readable is made private.
+	// An index.jsonl claude-context-manager left world-readable is made private.
 	idx := filepath.Join(s.Root(), "index.jsonl")
 	os.Chmod(idx, 0o644)
 	put(t, s, "another", PinNone)

@@ -8,11 +8,12 @@ import (
 	"strings"
 )
 
-// Key names a blob by the hash of its content: "sha256:" and 64 lowercase
-// hex digits for everything ccm stores, or "b2s:" and 16 hex digits (an
-// 8-byte BLAKE2s digest) for blobs written by the Python tool's successor.
-// A Key obtained from ParseKey or KeyOf is always well-formed, so its hex
-// part can be used as a file name without further checks.
+// Key names a blob by the hash of its content: "sha256:" and 64 lowercase hex
+// digits for everything ccm stores, or "b2s:" and 16 hex digits (an 8-byte
+// BLAKE2s digest) for blobs written by claude-context-hooks,
+// claude-context-manager's successor. A Key obtained from ParseKey or KeyOf
+// is always well-formed, so its hex part can be used as a file name without
+// further checks.
 type Key string
 
 const (
@@ -58,10 +59,10 @@ func (k Key) Hex() string {
 	return string(k)
 }
 
-// IsLegacy reports whether k is a b2s key of the Python tool's successor.
+// IsLegacy reports whether k is a b2s key of claude-context-hooks.
 func (k Key) IsLegacy() bool { return strings.HasPrefix(string(k), prefixB2S) }
 
-// Short returns the key cut to 20 characters, as the Python tool printed it.
+// Short returns the key cut to 20 characters, as claude-context-manager printed it.
 func (k Key) Short() string {
 	if len(k) <= 20 {
 		return string(k)

@@ -8,8 +8,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Source says where stored content came from. Field names in JSON are the
-// Python tool's; empty fields are left out.
+// Source says where stored content came from. Field names in JSON are
+// claude-context-manager's; empty fields are left out.
 type Source struct {
 	ToolName    string `json:"tool_name,omitempty"`
 	ExitCode    int    `json:"exit_code,omitempty"`
@@ -32,8 +32,8 @@ type PinInfo struct {
 	PinnedAt time.Time `json:"pinned_at"` // zero when unpinned
 }
 
-// Meta is a blob's metadata, stored as meta/<hex>.json. It reads what the
-// Python tool wrote (naive local timestamps, relative session paths, no
+// Meta is a blob's metadata, stored as meta/<hex>.json. It reads what
+// claude-context-manager wrote (naive local timestamps, relative session paths, no
 // bytes_compressed) and writes the same field names, with RFC 3339
 // timestamps that carry their zone.
 type Meta struct {
@@ -91,7 +91,7 @@ var ErrBadMeta = errors.New("invalid metadata")
 // which Python's datetime.fromisoformat also reads.
 const timeLayout = "2006-01-02T15:04:05.000000-07:00"
 
-// naiveLayouts are the Python tool's datetime.now().isoformat() forms,
+// naiveLayouts are claude-context-manager's datetime.now().isoformat() forms,
 // read as local time.
 var naiveLayouts = []string{
 	"2006-01-02T15:04:05.999999999",
@@ -106,8 +106,8 @@ func FormatTime(t time.Time) string {
 	return t.Format(timeLayout)
 }
 
-// ParseTime reads a metadata timestamp: RFC 3339 with a zone, or the Python
-// tool's naive local form. The empty string is the zero time.
+// ParseTime reads a metadata timestamp: RFC 3339 with a zone, or
+// claude-context-manager's naive local form. The empty string is the zero time.
 func ParseTime(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
@@ -202,7 +202,7 @@ func (s *Source) set(v gjson.Result) error {
 			s.ToolName, err = jsonString(name, f)
 		case "exit_code":
 			if f.Type != gjson.Number {
-				// The Python hooks sometimes stored a non-numeric exit; keep it
+				// claude-context-manager's hooks sometimes stored a non-numeric exit; keep it
 				// verbatim rather than reject the whole file.
 				s.extra.add(name, f.Raw)
 				return true

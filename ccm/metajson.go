@@ -10,7 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// MarshalJSON writes the metadata with the Python tool's field order and
+// MarshalJSON writes the metadata with claude-context-manager's field order and
 // any fields other tools added, kept verbatim.
 func (m Meta) MarshalJSON() ([]byte, error) {
 	src, err := m.Source.MarshalJSON()
@@ -39,8 +39,8 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 	}, m.extra.fields())
 }
 
-// UnmarshalJSON reads metadata as a metadata file holds it, including the
-// Python tool's naive timestamps; the key must be well-formed.
+// UnmarshalJSON reads metadata as a metadata file holds it, including
+// claude-context-manager's naive timestamps; the key must be well-formed.
 func (m *Meta) UnmarshalJSON(b []byte) error {
 	k, err := ParseKey(gjson.GetBytes(b, "key").Str)
 	if err != nil {
@@ -55,7 +55,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes the non-empty fields. exit_code is written whenever a
-// tool is named, as the Python tool did, so "exit 0" stays visible.
+// tool is named, as claude-context-manager did, so "exit 0" stays visible.
 func (s Source) MarshalJSON() ([]byte, error) {
 	var f []rawField
 	add := func(name, v string) {
@@ -78,8 +78,8 @@ func (s Source) MarshalJSON() ([]byte, error) {
 	return jsonObject(f, s.extra.fields())
 }
 
-// encodeMeta returns the file content for m: indented like the Python
-// tool's json.dumps(meta, indent=2), plus a final newline.
+// encodeMeta returns the file content for m: indented like
+// claude-context-manager's json.dumps(meta, indent=2), plus a final newline.
 func encodeMeta(m *Meta) ([]byte, error) {
 	compact, err := m.MarshalJSON()
 	if err != nil {

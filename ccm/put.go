@@ -19,7 +19,7 @@ import (
 // lock itself and creates the layout on first use.
 //
 // For content already stored, the blob is verified (a corrupt or truncated
-// copy, e.g. one the Python tool left after a crash, is replaced by this
+// copy, e.g. one claude-context-manager left after a crash, is replaced by this
 // good content), its last access time is set to now, and its pin only ever
 // rises: none → soft → hard. Neither the access count nor the index
 // changes. src describes the first store only; a relative SessionPath is
@@ -383,7 +383,7 @@ func (s *Store) recordPut(ctx context.Context, p *pending, bf BlobFile, src Sour
 	return created, nil
 }
 
-// appendIndex adds the Python tool's audit line for a new blob. The index
+// appendIndex adds claude-context-manager's audit line for a new blob. The index
 // is a log, not the source of truth (meta/ is), so it is appended without
 // fsync; several writers append whole lines with O_APPEND.
 func (s *Store) appendIndex(p *pending, src Source) error {
@@ -411,8 +411,8 @@ func (s *Store) appendIndex(p *pending, src Source) error {
 	return nil
 }
 
-// privateIndex makes an index.jsonl that ccm opened private: the Python
-// tool left it world-readable, and it names tools and sizes.
+// privateIndex makes an index.jsonl that ccm opened private:
+// claude-context-manager left it world-readable, and it names tools and sizes.
 func privateIndex(f *os.File) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		f.Chmod(fsutil.FileMode)

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 )
 
 // RepackThreshold is the share of a pack's bytes that must be unused
@@ -170,7 +171,7 @@ func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 				}
 			}
 			act.Action = PackRewrite
-			act.Reason = fmt.Sprintf("small (%s, under %s): merged with the other small packs", humanSize(act.Size), humanSize(SmallPack))
+			act.Reason = fmt.Sprintf("small (%s, under %s): merged with the other small packs", ui.Bytes(act.Size), ui.Bytes(SmallPack))
 			p.Freed += act.Size - act.LiveBytes
 			moves(pk, accOf(pk.Path, pk.slot), fmt.Sprintf("pack %s is small: merged into a new pack", act.ID))
 		}
@@ -182,16 +183,6 @@ func PlanRepackSorted(l *Listing, deleting []Key) *RepackPlan {
 // store of many short purges would otherwise keep a pack file per purge.
 // A variable so that tests can turn it off.
 var SmallPack int64 = 4 << 20
-
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
 
 // repackStop, when set (tests), is asked after each durable step of a
 // repack ("copied", "indexed", "removing": after the first old pack is

@@ -52,7 +52,7 @@ const cacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n" +
 const DefaultLockWait = 10 * time.Second
 
 // DefaultRoot returns the store's default location, <claudeDir>/cache/ccm,
-// where the Python tool kept it.
+// where claude-context-manager kept it.
 func DefaultRoot(claudeDir string) string {
 	return filepath.Join(claudeDir, "cache", "ccm")
 }
@@ -164,7 +164,7 @@ func (s *Store) path(elem ...string) string {
 }
 
 // blobCandidates lists the paths a blob of key may have, in the order
-// readers probe them: flat (written by ccm and the Python tool), then the
+// readers probe them: flat (written by ccm and claude-context-manager), then the
 // two-character fan-out some documentation described.
 func (s *Store) blobCandidates(key Key) []BlobFile {
 	h := key.Hex()

@@ -3,11 +3,14 @@ package ccm
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash"
 	"io"
-	"runtime"
+	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
+
+	"ccm/internal/batch"
 )
 
 // Damage is one damaged blob (or unusable index line) found by VerifyAll.
@@ -54,33 +57,15 @@ func (s *Store) VerifyAll(ctx context.Context, keys []Key, progress func(done, t
 		}
 	}
 	damage := make([]*Damage, len(entries))
-	var next, done atomic.Int64
-	var wg sync.WaitGroup
-	var ctxErr error
-	var once sync.Once
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(entries) {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					once.Do(func() { ctxErr = err })
-					return
-				}
-				damage[i] = s.verifyEntry(&entries[i])
-				if d := done.Add(1); progress != nil && d%256 == 0 {
-					progress(int(d), len(entries))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if ctxErr != nil {
-		return nil, ctxErr
+	var done atomic.Int64
+	batch.Run(ctx, len(entries), 0, func(i int) {
+		damage[i] = s.verifyEntry(&entries[i])
+		if d := done.Add(1); progress != nil && d%256 == 0 {
+			progress(int(d), len(entries))
+		}
+	}, nil)
+	if int(done.Load()) < len(entries) {
+		return nil, ctx.Err()
 	}
 	for i, e := range entries {
 		if e.Orphan() {
@@ -118,4 +103,85 @@ func (s *Store) verifyEntry(e *Entry) *Damage {
 		}
 	}
 	return nil
+}
+
+// Verify reads every stored file of key and checks its hash, without
+// counting an access. It returns an error wrapping ErrCorrupt that names
+// the first bad file.
+func (s *Store) Verify(key Key) error {
+	if _, err := ParseKey(string(key)); err != nil {
+		return err
+	}
+	files, err := s.findBlobs(key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	for _, f := range files {
+		if err := s.verifyFile(key, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyFile reads a stored file to the end and checks its hash.
+func (s *Store) verifyFile(key Key, bf BlobFile) error {
+	rc, err := s.openFile(key, bf)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = io.Copy(io.Discard, rc)
+	return err
+}
+
+// verifyReader hashes content as it is read and turns the final io.EOF
+// into ErrCorrupt when the hash does not match the key.
+type verifyReader struct {
+	r       io.Reader
+	f       *os.File
+	release func()
+	h       hash.Hash
+	key     Key
+	path    string
+	n       int64
+	err     error
+}
+
+func (v *verifyReader) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	switch {
+	case err == io.EOF:
+		if !v.key.matches(v.h.Sum(nil)) {
+			err = fmt.Errorf("%s (%s): %w: content does not match its key", v.key, v.path, ErrCorrupt)
+		}
+		v.err = err
+	case err != nil:
+		if errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%s (%s): %w", v.key, v.path, err)
+		}
+		v.err = err
+	}
+	return n, err
+}
+
+func (v *verifyReader) Close() error {
+	if v.release != nil {
+		v.release()
+		v.release = nil
+	}
+	if v.f == nil {
+		return nil
+	}
+	err := v.f.Close()
+	v.f = nil
+	return err
 }

@@ -291,8 +291,8 @@ func TestBadInputNeverHangs(t *testing.T) {
 // TestToolMemoryConcurrentProcesses: 8 hook processes record 25 distinct
 // failures each, at once, into a full store (200 of at most 200 lessons),
 // so every record drops the oldest and rewrites the file: all 200 new
-// lessons are kept and every old one is gone (the earlier tool kept 38-42
-// of the 200 and resurrected dropped ones, D4 #63); every line is an
+// lessons are kept and every old one is gone (agentihooks kept 38-42
+// of the 200 and resurrected dropped ones, docs/earlier-tools.md); every line is an
 // entry, none repeats.
 func TestToolMemoryConcurrentProcesses(t *testing.T) {
 	if testing.Short() {

@@ -96,11 +96,11 @@ func CutMarker(paths []string) string {
 }
 
 // RenderMemory lays out header and the files within budget (measured by
-// Size). compress is applied to each section. Files go in whole sections;
-// at the first section that does not fit the text is cut there, at a
-// section boundary (the earlier tool's hard cut dropped whole parts of a
-// profile mid-sentence, D4 #47), and a marker names the files whose full
-// text is not in the payload. A first section that alone does not fit is
+// Size). compress is applied to each section. Files go in whole sections; at
+// the first section that does not fit the text is cut there, at a section
+// boundary (agentihooks' hard cut dropped whole parts of a profile
+// mid-sentence, docs/earlier-tools.md), and a marker names the files whose
+// full text is not in the payload. A first section that alone does not fit is
 // cut at a paragraph or line boundary.
 func RenderMemory(header string, files []MemoryFile, budget int, compress func(string) string) string {
 	if len(files) == 0 {

@@ -18,9 +18,9 @@ func init() {
 	also(PostToolUse, coldTasksCheck)
 }
 
-// coldTaskTools are the tools whose PostToolUse runs the check (the
-// earlier tool's Bash|Write|Edit, and the tools that complete tasks); the
-// other tools of the PostToolUse matcher are the capture's.
+// coldTaskTools are the tools whose PostToolUse runs the check
+// (claude-agentic-framework's Bash|Write|Edit, and the tools that complete
+// tasks); the other tools of the PostToolUse matcher are the capture's.
 var coldTaskTools = []string{"Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "TaskUpdate", "TodoWrite"}
 
 // coldTurnLimit bounds one incremental read of the turn counter.

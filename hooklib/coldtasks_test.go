@@ -71,11 +71,11 @@ func readSummary(t *testing.T, dir, session, task string) (coldtask.Summary, boo
 	return s, true
 }
 
-// TestColdTasks: at 75 % the first check writes, in the seed's shape, a
-// summary of task #1 (completed by a TaskUpdate naming its id) and of the
-// TodoWrite item completed in a later list, and none of the open task nor
-// of the task named in a recent turn; the preservation block carries
-// them.
+// TestColdTasks: at 75 % the first check writes, in
+// claude-agentic-framework's shape, a summary of task #1 (completed by a
+// TaskUpdate naming its id) and of the TodoWrite item completed in a later
+// list, and none of the open task nor of the task named in a recent turn; the
+// preservation block carries them.
 func TestColdTasks(t *testing.T) {
 	s := newSandbox(t)
 	x := newTx(t, s)
@@ -97,7 +97,7 @@ func TestColdTasks(t *testing.T) {
 	raw, _ := os.ReadFile(coldtask.Path(dir, "s1", "1"))
 	for _, key := range []string{"session_id", "task_id", "subject", "start_turn", "end_turn", "compressed_at", "files_modified", "commands_run", "key_outcomes", "errors_resolved"} {
 		if !strings.Contains(string(raw), `"`+key+`"`) {
-			t.Errorf("summary lacks the seed's key %q", key)
+			t.Errorf("summary lacks the framework's key %q", key)
 		}
 	}
 	list, _, err := coldtask.List(dir, "s1")

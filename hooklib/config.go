@@ -20,8 +20,8 @@ type Var struct {
 }
 
 // Vars lists every variable ccm's hooks read, in the order `ccm config`
-// prints them. Names and defaults are the earlier tools' (prior-art.md b.2,
-// b.4, b.7, b.8), except that paths under ~/.claude follow
+// prints them. Names and defaults are agentihooks' (docs/earlier-tools.md),
+// except that paths under ~/.claude follow
 // CLAUDE_CONFIG_DIR and ccm keeps its own files under CCM_HOME.
 var Vars = []Var{
 	{"CCM_HOME", "", "path", "ccm's state, logs, caches and config.env (default <claude config dir>/ccm)"},

@@ -3,9 +3,11 @@ package hooklib
 import (
 	"fmt"
 	"strings"
+
+	"ccm/internal/ui"
 )
 
-// The earlier thinking policy's texts (prior-art.md b.7), unchanged.
+// agentihooks' thinking policy's texts (docs/earlier-tools.md), unchanged.
 const (
 	effortLow    = "Default effort: low. Use minimal reasoning for straightforward tasks. Only escalate to medium/high for complex architectural decisions."
 	effortMedium = "Default effort: medium. Use standard reasoning depth. Reserve high/ultrathink for complex architectural decisions or debugging. Prefer Sonnet for implementation; reserve Opus for planning."
@@ -29,15 +31,15 @@ func EffortText(effort string, budget int) string {
 		text = effortMedium
 	}
 	if budget > 0 {
-		text += fmt.Sprintf(" Advisory thinking budget: %s tokens per response.", thousands(budget))
+		text += fmt.Sprintf(" Advisory thinking budget: %s tokens per response.", ui.Count(budget))
 	}
 	return text
 }
 
 // OpusNote returns the note for a subagent about to start on opus under a
-// low or medium profile, or "". The earlier tool sent its warning on
+// low or medium profile, or "". agentihooks sent its warning on
 // PostToolUse, after the subagent had run, as plain stdout that never
-// reached the model (D4 #36, #72); ccm sends it from PreToolUse as
+// reached the model; ccm sends it from PreToolUse as
 // additionalContext.
 func OpusNote(toolName, model, subagentType, effort string) string {
 	if toolName != "Agent" && toolName != "Task" {
@@ -84,17 +86,4 @@ func opusNote(h *Hook) string {
 	}
 	ti := h.In.ToolInput()
 	return OpusNote(h.In.ToolName(), ti.Get("model").String(), ti.Get("subagent_type").String(), h.Config.String("DEFAULT_EFFORT"))
-}
-
-// thousands formats n with comma separators: 10000 -> "10,000".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

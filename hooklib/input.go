@@ -168,9 +168,10 @@ func (in *Input) Get(path string) gjson.Result { return gjson.GetBytes(in.raw, p
 
 func (in *Input) str(path string) string { return gjson.GetBytes(in.raw, path).String() }
 
-// The documented stdin fields (hooks-protocol.md §2-§3). Field names are the
-// ones Claude Code sends: tool_response, not tool_output (D4 #69, #73); cwd
-// at the top level, not session.cwd (D3 #28).
+// The documented stdin fields (docs/hooks-protocol.md, "Input"). Field names
+// are the ones Claude Code sends: tool_response, not tool_output (which
+// agentihooks read); cwd at the top level, not session.cwd (which
+// claude-context-manager read).
 
 // SessionID is session_id.
 func (in *Input) SessionID() string { return in.str("session_id") }

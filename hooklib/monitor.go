@@ -11,7 +11,7 @@ import (
 
 // monitorVars are the settings of the context monitor, the context audit,
 // pre-compact preservation and cold-task summaries. Names and defaults
-// are the earlier tools' (prior-art.md a.20, b.6, c.1).
+// are the earlier tools' (docs/earlier-tools.md).
 var monitorVars = []Var{
 	{"CONTEXT_MONITOR_ENABLED", "true", "bool", "warn at Stop when the context fill crosses a threshold"},
 	{"CONTEXT_WARN_THRESHOLDS", "70,80,90", "list", "fill percentages that warn, once per crossing"},

@@ -259,8 +259,8 @@ func TestMonitorAudit(t *testing.T) {
 	out("r2", "Read", `{"file_path":"/other"}`, 2000)
 	x.turn(150_000, "claude-sonnet-4-5")
 	got := systemMessageOf(t, s.stop("s1", x.path))
-	for _, want := range []string{"Context at 75%", "Context audit", "Read: 42K", "Bash git diff: 30K", "MCP github: 20K",
-		"/compact drop the raw outputs of Read, Bash git diff, MCP github", "would save at least 39K (~9K tokens) by moving 1 tool output over 1K bytes from before the last 2 prompts"} {
+	for _, want := range []string{"Context at 75%", "Context audit", "Read: 42.0 KB, ~10,500 tokens", "Bash git diff: 30.0 KB", "MCP github: 20.0 KB",
+		"/compact drop the raw outputs of Read, Bash git diff, MCP github", "would save at least 39.6 KB (~9,900 tokens) by moving 1 tool output over 1.0 KB from before the last 2 prompts"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warning lacks %q:\n%s", want, got)
 		}
@@ -312,7 +312,7 @@ func TestMonitorAuditOtherFile(t *testing.T) {
 	a := newTx(t, s)
 	out(a, "r1", "Read", 40000)
 	a.turn(150_000, "claude-sonnet-4-5")
-	if got := systemMessageOf(t, s.stop("s1", a.path)); !strings.Contains(got, "Read: 40K") {
+	if got := systemMessageOf(t, s.stop("s1", a.path)); !strings.Contains(got, "Read: 40.0 KB") {
 		t.Fatalf("first file: %q", got)
 	}
 	b := newTx(t, s)
@@ -321,7 +321,7 @@ func TestMonitorAuditOtherFile(t *testing.T) {
 	out(b, "g2", "Glob", 20000)
 	b.turn(165_000, "claude-sonnet-4-5")
 	got := systemMessageOf(t, s.stop("s1", b.path))
-	if !strings.Contains(got, "Grep: 30K") || !strings.Contains(got, "Glob: 20K") || strings.Contains(got, "Read") {
+	if !strings.Contains(got, "Grep: 30.0 KB") || !strings.Contains(got, "Glob: 20.0 KB") || strings.Contains(got, "Read") {
 		t.Errorf("the other file's audit: %q", got)
 	}
 }

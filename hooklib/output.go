@@ -42,9 +42,9 @@ var knownEvents = map[string]bool{
 }
 
 // contextEvents accept hookSpecificOutput.additionalContext, and it reaches
-// the model (realclient-findings.md §5). Plain stdout does not on the tool
-// events (D4 #36), and a top-level additionalContext is ignored everywhere
-// (D4 #37).
+// the model (docs/hooks-protocol.md, "Output: what reaches the model").
+// Plain stdout does not on the tool events, and a top-level
+// additionalContext is ignored everywhere (agentihooks used both).
 var contextEvents = map[string]bool{SessionStart: true, UserPromptSubmit: true, PreToolUse: true, PostToolUse: true}
 
 // Response is what a feature wants to say.
@@ -55,7 +55,8 @@ type Response struct {
 	SystemMessage string
 	// ToolOutput, on PostToolUse only, is the raw JSON of
 	// updatedToolOutput: the tool's output, in the tool's own shape, that
-	// replaces what the model gets (realclient-findings.md §7).
+	// replaces what the model gets (docs/hooks-protocol.md, "Replacing a
+	// tool's output").
 	ToolOutput []byte
 	// Continue must be set for Context on Stop or SubagentStop: there it
 	// is fed back as a new turn and Claude keeps going (up to 8 times), so

@@ -8,8 +8,9 @@ import (
 
 // TestGoldenOutputs pins, per event, the exact bytes a hook prints. Each
 // output must be what the real client accepts for that event
-// (realclient-findings.md §5): hookSpecificOutput with the exact event
-// name on the context events, nothing on SessionEnd and Stop.
+// (docs/hooks-protocol.md, "Output: what reaches the model"):
+// hookSpecificOutput with the exact event name on the context events, nothing
+// on SessionEnd and Stop.
 func TestGoldenOutputs(t *testing.T) {
 	s := newSandbox(t)
 	s.env["CONTEXT_REFRESH_INTERVAL"] = "1"

@@ -25,8 +25,8 @@ func (d due) any() bool { return d.rules || d.md || d.forced }
 // onUserPromptSubmit counts the session's prompts and re-injects rules
 // every CONTEXT_REFRESH_INTERVAL prompts and CLAUDE.md every
 // CONTEXT_REFRESH_CLAUDE_MD_INTERVAL prompts; when both fall due they go
-// in one payload. An interval of 0 disables that part (the earlier tool
-// divided by it and crashed before saving its counter, D4 #40).
+// in one payload. An interval of 0 disables that part (agentihooks
+// divided by it and crashed before saving its counter).
 func onUserPromptSubmit(ctx context.Context, h *Hook) (Response, error) {
 	sid := h.In.SessionID()
 	if sid == "" {
@@ -89,9 +89,8 @@ func userPrompt(in *Input) bool {
 
 // buildRefresh assembles the refresh payload: rules first, then CLAUDE.md
 // with what is left. Each part gets at most CONTEXT_REFRESH_MAX_CHARS, and
-// together they stay within what keeps the output under MaxPayload (the
-// earlier tool's 16000-character budget could not be delivered intact,
-// D4 #46).
+// together they stay within what keeps the output under MaxPayload
+// (agentihooks' 16000-character budget could not be delivered intact).
 func buildRefresh(h *Hook, d due) string {
 	maxChars := h.Config.Int("CONTEXT_REFRESH_MAX_CHARS")
 	left := ContextBudget(UserPromptSubmit)
@@ -173,6 +172,24 @@ func samePath(a, b string) bool {
 // or of every live session when ids is empty. It returns the sessions
 // marked. Sessions without state (ended, or never seen) are not marked.
 func MarkRefresh(ctx context.Context, s *Store, ids []string, now time.Time) ([]string, error) {
+	live, err := RefreshTargets(s, ids, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range live {
+		if _, err := s.Update(ctx, id, now, func(st *State) error {
+			st.ForceRefresh = now.UTC()
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return live, nil
+}
+
+// RefreshTargets are the sessions MarkRefresh would mark: the given ones
+// that have state, or every live session when ids is empty.
+func RefreshTargets(s *Store, ids []string, now time.Time) ([]string, error) {
 	live, err := s.Sessions(IdleLimit, now)
 	if err != nil {
 		return nil, err
@@ -189,14 +206,6 @@ func MarkRefresh(ctx context.Context, s *Store, ids []string, now time.Time) ([]
 			}
 		}
 		live = keep
-	}
-	for _, id := range live {
-		if _, err := s.Update(ctx, id, now, func(st *State) error {
-			st.ForceRefresh = now.UTC()
-			return nil
-		}); err != nil {
-			return nil, err
-		}
 	}
 	return live, nil
 }

@@ -108,7 +108,7 @@ func TestCadence(t *testing.T) {
 		{20, 19, nil},         // 13
 		{5, 5, []int{5}},      // 14
 		{5, 10, []int{5, 10}}, // 15
-		{0, 10, nil},          // interval 0 disables (D40)
+		{0, 10, nil},          // interval 0 disables (agentihooks divided by it)
 		{3, 7, []int{3, 6}},
 	}
 	for _, c := range cases {
@@ -128,8 +128,8 @@ func TestCadence(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("interval %d, %d prompts: injections at %v, want %v", c.interval, c.prompts, got, c.want)
 		}
-		// The counter advances even when nothing is due (D40: the earlier
-		// tool crashed before saving it).
+		// The counter advances even when nothing is due (agentihooks
+		// crashed before saving it).
 		if st, _ := NewStore(s.home()).Load("s"); st.Prompts != c.prompts {
 			t.Errorf("interval %d: counter %d", c.interval, st.Prompts)
 		}
@@ -203,7 +203,7 @@ func TestNotificationsAreNotPrompts(t *testing.T) {
 }
 
 // TestForcedRefreshRestartsCadence: the last-refresh turns the state
-// records are what the cadence counts from (the earlier tool wrote a
+// records are what the cadence counts from (agentihooks wrote a
 // last_rules_turn nothing read), so a forced refresh is not followed by a
 // periodic copy a few prompts later.
 func TestForcedRefreshRestartsCadence(t *testing.T) {

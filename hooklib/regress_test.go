@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// Regression tests for the earlier hooks' defects (prior-art.md D4) that
-// concern the runtime, refresh and effort policy. The preprocessor's
-// (#51-#61) are in package compress.
+// Regression tests for agentihooks' defects (docs/earlier-tools.md) that
+// concern the runtime, refresh and effort policy. The preprocessor's are
+// in package compress.
 
 func TestToolEventsUseHookSpecificOutput(t *testing.T) {
 	s := newSandbox(t)

@@ -39,7 +39,8 @@ type Rule struct {
 // file or broken frontmatter is reported through warn and skipped (or, for
 // frontmatter that never closes, injected as plain text). Rules scoped with
 // `paths:` are left out: Claude Code loads them when a matching file is
-// read, and re-injecting them everywhere ignores their scope (D4 #45).
+// read, and re-injecting them everywhere ignores their scope (as
+// agentihooks did).
 func LoadRules(dir, labelPrefix string, warn func(string)) []Rule {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -55,7 +56,7 @@ func LoadRules(dir, labelPrefix string, warn func(string)) []Rule {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		fi, err := os.Stat(path) // follows symlinks, as the earlier tool did
+		fi, err := os.Stat(path) // follows symlinks, as agentihooks did
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
@@ -93,10 +94,10 @@ type Frontmatter struct {
 }
 
 // ParseFrontmatter parses a leading "---" YAML block. A BOM and CRLF line
-// ends are accepted (the earlier tool missed both and injected the
-// frontmatter as text, D4 #41). Only priority and paths are read; every
+// ends are accepted (agentihooks missed both and injected the
+// frontmatter as text). Only priority and paths are read; every
 // key is stripped from the body. A priority that is not an integer is
-// reported, not silently taken as 5 (D4 #42).
+// reported, not silently taken as 5 (as agentihooks did).
 func ParseFrontmatter(s string) Frontmatter {
 	s = strings.TrimPrefix(s, "\uFEFF")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
@@ -156,7 +157,7 @@ func SortRules(rules []Rule) {
 
 // DedupeRules drops rules whose content, normalised, equals an earlier
 // one's: the same rule in the global and the project directory goes in
-// once (D4 #44).
+// once (agentihooks injected it twice).
 func DedupeRules(rules []Rule) []Rule {
 	seen := make(map[[32]byte]bool, len(rules))
 	out := rules[:0]
@@ -202,8 +203,8 @@ func OmittedMarker(n int) string {
 
 // RenderRules lays out header and rules within budget (measured by Size).
 // Rules go in their order; one that does not fit is skipped and later,
-// smaller ones still go in (the earlier tool stopped at the first misfit,
-// and one 9.6k rule left nothing at all, D4 #43). If any were skipped, the
+// smaller ones still go in (agentihooks stopped at the first misfit,
+// and one 9.6k rule left nothing at all). If any were skipped, the
 // omitted marker closes the text; its room is reserved only then. It
 // returns "" when there is nothing to say.
 func RenderRules(header string, rules []Rule, budget int) (text string, included, omitted int) {

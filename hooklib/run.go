@@ -277,7 +277,7 @@ func (h *Hook) maybeGC(ctx context.Context) {
 }
 
 // scoped compresses text that is not a refresh when
-// CONTEXT_COMPRESSION_SCOPE=all, as the earlier tool did for every
+// CONTEXT_COMPRESSION_SCOPE=all, as agentihooks did for every
 // injection.
 func (h *Hook) scoped(text string) string {
 	if text == "" || h.Config.Choice("CONTEXT_COMPRESSION_SCOPE", "refresh", "all") != "all" {

@@ -51,8 +51,8 @@ type State struct {
 // Store keeps State files in a directory, one per session, next to one
 // lock file. Every update takes an exclusive flock on the lock file, reads,
 // modifies and atomically replaces the session's file: parallel hooks of
-// one session never lose an update (the earlier tools' unlocked
-// read-modify-write lost most of them, D4 #50 and #63). The critical
+// one session never lose an update (agentihooks' unlocked
+// read-modify-write lost most of them). The critical
 // section is a few hundred microseconds, so one lock for all sessions
 // costs nothing measurable and leaves no per-session lock files to clean up.
 type Store struct {

@@ -87,7 +87,7 @@ func stubText(k ccm.Key) string {
 	return stub.Stub{Key: k, Source: "Bash make", Bytes: 5000, Lines: 40}.String()
 }
 
-// TestGCFindsEveryReference: the Python gc read only message.content
+// TestGCFindsEveryReference: claude-context-manager's gc read only message.content
 // strings and list-block text, so after a purge it would have deleted 44
 // of 45 blobs. Here a stub anywhere in a line counts: tool_result content
 // (string and nested list), toolUseResult, a prefixed hook reply, a
@@ -163,7 +163,7 @@ func TestGCRefusesWithoutTranscripts(t *testing.T) {
 	same(t, before, snapshot(t, s.Root()))
 }
 
-// TestSizeMeasuredOnDisk: the Python prune measured compressed bytes,
+// TestSizeMeasuredOnDisk: claude-context-manager's prune measured compressed bytes,
 // subtracted uncompressed ones, and stopped early (asked for 15 MB, left
 // 19.16 MB). Here the size is the blob files on disk, before and after,
 // and the store ends at or under the limit; fractions of a MB work.
@@ -259,9 +259,10 @@ func randomText(seed, n int) string {
 	return string(b)
 }
 
-// TestAgePrune: by last access, compared as times (a naive Python
-// timestamp and an RFC 3339 one with a zone compare correctly), pinned
-// blobs kept, and only deletions that happened are counted.
+// TestAgePrune: by last access, compared as times (a naive
+// claude-context-manager timestamp and an RFC 3339 one with a zone compare
+// correctly), pinned blobs kept, and only deletions that happened are
+// counted.
 func TestAgePrune(t *testing.T) {
 	s, claude := testStore(t)
 	now := time.Now()
@@ -269,7 +270,7 @@ func TestAgePrune(t *testing.T) {
 	newK := putAt(t, s, "new", now.Add(-1*24*time.Hour), ccm.PinNone)
 	softK := putAt(t, s, "old soft", now.Add(-10*24*time.Hour), ccm.PinSoft)
 	hardK := putAt(t, s, "old hard", now.Add(-10*24*time.Hour), ccm.PinHard)
-	// Rewrite one access time the way the Python tool wrote it: naive local.
+	// Rewrite one access time the way claude-context-manager wrote it: naive local.
 	mp := filepath.Join(s.Root(), "meta", newK.Hex()+".json")
 	b, _ := os.ReadFile(mp)
 	m := map[string]any{}

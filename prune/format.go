@@ -2,7 +2,6 @@ package prune
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 )
 
 // WritePlan prints the plan, one line per blob: what goes, by which rule
@@ -44,7 +44,7 @@ func (p *Plan) writeLines(w io.Writer, verbose bool) error {
 			access = d.LastAccess.Local().Format("2006-01-02 15:04")
 		}
 		if _, err := fmt.Fprintf(w, "%-6s  %-4s  %s  %9s  %-4s  %s  %s\n",
-			action, rule, name, HumanBytes(d.DiskBytes), d.Pin, access, d.Reason); err != nil {
+			action, rule, name, ui.Bytes(d.DiskBytes), d.Pin, access, d.Reason); err != nil {
 			return err
 		}
 	}
@@ -69,13 +69,13 @@ func (p *Plan) writeRepack(w io.Writer, verbose bool) error {
 			action = "delete"
 		}
 		if _, err := fmt.Fprintf(w, "%-6s  %-4s  %s  %9s  %-4s  %s  %s\n",
-			action, "pack", p.rel(a.Path), HumanBytes(a.Size), "-", "-", a.Reason); err != nil {
+			action, "pack", p.rel(a.Path), ui.Bytes(a.Size), "-", "-", a.Reason); err != nil {
 			return err
 		}
 	}
 	for _, m := range p.Repack.Moves {
 		if _, err := fmt.Fprintf(w, "%-6s  %-4s  %s  %9s  %-4s  %s  %s\n",
-			"move", "pack", m.Key, HumanBytes(m.Bytes), "-", "-", m.Reason); err != nil {
+			"move", "pack", m.Key, ui.Bytes(m.Bytes), "-", "-", m.Reason); err != nil {
 			return err
 		}
 	}
@@ -98,10 +98,10 @@ func (p *Plan) repackSummary(res *Result) string {
 	}
 	if res == nil {
 		return fmt.Sprintf("; repack: would rewrite %d packs (%d blobs copied) and remove %d, freeing %s",
-			rewrite, len(p.Repack.Moves), drop, HumanBytes(p.Repack.Freed))
+			rewrite, len(p.Repack.Moves), drop, ui.Bytes(p.Repack.Freed))
 	}
 	return fmt.Sprintf("; repack: rewrote %d packs (%d blobs copied) and removed %d, freed %s",
-		rewrite, len(p.Repack.Moves), drop, HumanBytes(res.RepackFreed))
+		rewrite, len(p.Repack.Moves), drop, ui.Bytes(res.RepackFreed))
 }
 
 func (p *Plan) rel(path string) string {
@@ -126,17 +126,17 @@ func (p *Plan) Summary(res *Result) string {
 	rules := fmt.Sprintf("gc %d, age %d, size %d", gc, age, size)
 	if res == nil {
 		fmt.Fprintf(&b, "prune (dry run): would delete %d of %d blobs (%s), %s on disk; %s would remain",
-			blobs, p.Blobs, rules, HumanBytes(p.DeleteBytes()), HumanBytes(p.SizeAfter))
+			blobs, p.Blobs, rules, ui.Bytes(p.DeleteBytes()), ui.Bytes(p.SizeAfter))
 	} else {
 		fmt.Fprintf(&b, "prune: deleted %d of %d planned (%s), freed %s; %s on disk",
-			res.Deleted, len(p.Deletions), rules, HumanBytes(res.Freed), HumanBytes(res.SizeAfter))
+			res.Deleted, len(p.Deletions), rules, ui.Bytes(res.Freed), ui.Bytes(res.SizeAfter))
 	}
 	if p.Policy.SizeLimit {
-		fmt.Fprintf(&b, ", limit %s", HumanBytes(p.Policy.MaxBytes))
+		fmt.Fprintf(&b, ", limit %s", ui.Bytes(p.Policy.MaxBytes))
 	}
 	b.WriteString(p.repackSummary(res))
 	if x := p.Index; x != nil {
-		fmt.Fprintf(&b, "; %d keys referenced by %d files (%d read, %s)", x.Keys, x.Files, x.Read+x.Grown, HumanBytes(x.BytesRead))
+		fmt.Fprintf(&b, "; %d keys referenced by %d files (%d read, %s)", x.Keys, x.Files, x.Read+x.Grown, ui.Bytes(x.BytesRead))
 		if x.Rebuilt != "" {
 			fmt.Fprintf(&b, ", reference index made anew: %s", x.Rebuilt)
 		}
@@ -163,56 +163,21 @@ func (p *Plan) OverLimitLine() string {
 	var why []string
 	if p.HeldReferenced > 0 {
 		why = append(why, fmt.Sprintf("%s that transcripts, backups or archives reference (part of their sessions; ccm prune --max-size-mb %s --evict-referenced would delete it)",
-			HumanBytes(p.HeldReferenced), mbArg(p.Policy.MaxBytes)))
+			ui.Bytes(p.HeldReferenced), mbArg(p.Policy.MaxBytes)))
 	}
 	if p.HeldRecent > 0 {
-		why = append(why, fmt.Sprintf("%s stored or used within the last %s", HumanBytes(p.HeldRecent), fmtDur(p.Policy.grace())))
+		why = append(why, fmt.Sprintf("%s stored or used within the last %s", ui.Bytes(p.HeldRecent), ui.Age(p.Policy.grace())))
 	}
 	if p.HeldHard > 0 {
-		why = append(why, HumanBytes(p.HeldHard)+" hard-pinned")
+		why = append(why, ui.Bytes(p.HeldHard)+" hard-pinned")
 	}
 	if len(why) == 0 {
 		why = append(why, "nothing else can go")
 	}
-	return fmt.Sprintf("still %s over the limit; kept: %s", HumanBytes(p.OverLimit), strings.Join(why, ", "))
+	return fmt.Sprintf("still %s over the limit; kept: %s", ui.Bytes(p.OverLimit), strings.Join(why, ", "))
 }
 
 // mbArg writes a size limit as --max-size-mb takes it.
 func mbArg(bytes int64) string {
 	return strconv.FormatFloat(math.Round(float64(bytes)/MiB*1e4)/1e4, 'f', -1, 64)
-}
-
-// Report is the JSON form of a run.
-type Report struct {
-	DryRun  bool    `json:"dry_run"`
-	Summary string  `json:"summary"`
-	Plan    *Plan   `json:"plan"`
-	Result  *Result `json:"result,omitempty"`
-}
-
-// WriteJSON writes the plan and, after a real run, its result.
-func (p *Plan) WriteJSON(w io.Writer, res *Result, verbose bool) error {
-	q := *p
-	if !verbose {
-		q.Kept = nil
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(Report{DryRun: res == nil, Summary: p.Summary(res), Plan: &q, Result: res})
-}
-
-// HumanBytes formats a size with binary units, as "12.3 MB" (1 MB =
-// 1,048,576 bytes, the unit of --max-size-mb).
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	f, units := float64(n)/unit, []string{"KB", "MB", "GB", "TB"}
-	i := 0
-	for f >= unit && i < len(units)-1 {
-		f /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

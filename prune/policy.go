@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 )
 
-// MiB is the unit of --max-size-mb: the Python tool's "MB" was 1,048,576
+// MiB is the unit of --max-size-mb: claude-context-manager's "MB" was 1,048,576
 // bytes, and cron lines written for it keep their meaning.
 const MiB = 1 << 20
 
@@ -217,7 +218,7 @@ func (p *Plan) gc(live []*item) []*item {
 		case it.pin != ccm.PinNone:
 			it.keep = it.pin.String() + "-pinned (gc never deletes pinned blobs)"
 		case it.recent:
-			it.keep = fmt.Sprintf("unreferenced but stored or used within the last %s", fmtDur(p.Policy.grace()))
+			it.keep = fmt.Sprintf("unreferenced but stored or used within the last %s", ui.Age(p.Policy.grace()))
 		default:
 			del = append(del, it)
 			continue
@@ -242,7 +243,7 @@ func (p *Plan) held(it *item) string {
 	case it.ref:
 		return ""
 	case it.recent:
-		return fmt.Sprintf(keepRecentFmt, fmtDur(p.Policy.grace()))
+		return fmt.Sprintf(keepRecentFmt, ui.Age(p.Policy.grace()))
 	}
 	return ""
 }
@@ -403,11 +404,4 @@ func fmtDays(d time.Duration) string {
 		return fmt.Sprintf("%d days", int64(days))
 	}
 	return fmt.Sprintf("%g days", days)
-}
-
-func fmtDur(d time.Duration) string {
-	if d == time.Hour {
-		return "hour"
-	}
-	return d.String()
 }

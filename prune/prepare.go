@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/batch"
+	"ccm/internal/ui"
+	"ccm/transcript"
 )
 
 // Options are what a prune run needs besides the policy.
@@ -29,25 +34,31 @@ type Options struct {
 	// DryRun plans under a shared lock and creates nothing; the
 	// reference index is checked in memory and not written.
 	DryRun bool
-	// Progress reports long steps; nil reports nothing.
-	Progress Progress
+	// Progress reports long steps: listing the store (count of blobs),
+	// scanning transcripts (bytes) and deleting (count); nil reports
+	// nothing.
+	Progress ui.Progress
 	// Now is the time the plan is made for; zero means time.Now().
 	Now time.Time
 }
 
-// Progress receives progress of the long steps: listing the store (count
-// of blobs), scanning transcripts (bytes) and deleting (count).
-type Progress interface {
-	Start(label string, total int64, isBytes bool)
-	Add(n int64)
-	Finish()
-}
-
 // TranscriptRoots returns where gc looks for references under a Claude
-// config directory: projects/ (sessions, subagent files, purge backups) and
-// sessions/, which the Python tool also scanned.
+// config directory: projects/ (sessions, subagent files, purge backups),
+// each symlink directly under it (a symlinked project folder, which the
+// walk of projects/ does not follow and ccm counts as a project like the
+// others, transcript.ProjectFolders; one that leads nowhere now keeps
+// what its transcripts referenced until it is back), and sessions/, which
+// claude-context-manager also scanned.
 func TranscriptRoots(claudeDir string) []string {
-	return []string{filepath.Join(claudeDir, "projects"), filepath.Join(claudeDir, "sessions")}
+	projects := transcript.ProjectsDir(claudeDir)
+	roots := []string{projects}
+	entries, _ := os.ReadDir(projects) // unreadable: the walk of projects/ fails
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			roots = append(roots, filepath.Join(projects, e.Name()))
+		}
+	}
+	return append(roots, filepath.Join(claudeDir, "sessions"))
 }
 
 // Prepare brings the reference index up to date, lists the store and
@@ -131,22 +142,7 @@ func Prepare(ctx context.Context, st *ccm.Store, pol Policy, opt Options) (*Plan
 	stats.BytesRead += first.BytesRead
 	stats.Unchanged = first.Unchanged
 	stats.Duration += first.Duration
-	var list func(done, total int)
-	if opt.Progress != nil {
-		started, last := false, 0
-		list = func(done, total int) {
-			if !started {
-				opt.Progress.Start("reading the store", int64(total), false)
-				started = true
-			}
-			opt.Progress.Add(int64(done - last))
-			last = done
-			if done == total {
-				opt.Progress.Finish()
-			}
-		}
-	}
-	l, err := st.List(ctx, list)
+	l, err := st.List(ctx, ui.DoneTotal(opt.Progress, "reading the store"))
 	if err != nil {
 		unlock()
 		return nil, err
@@ -207,7 +203,7 @@ type Result struct {
 // Deletions run on a few goroutines: an unlink mostly waits for the disk
 // (about 0.3 ms each on this project's VM), and 10,000 of them in a row
 // took 8 s; the plan has already decided everything, so order is free.
-func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) {
+func (p *Plan) Execute(ctx context.Context, progress ui.Progress) (*Result, error) {
 	if p.st == nil || !p.exclusive || p.unlock == nil {
 		return nil, errors.New("prune: plan was not prepared for execution (dry run, or already closed)")
 	}
@@ -219,54 +215,40 @@ func (p *Plan) Execute(ctx context.Context, progress Progress) (*Result, error) 
 	var (
 		mu        sync.Mutex
 		errs      []error
-		wg        sync.WaitGroup
-		jobs      = make(chan Decision)
 		evicted   []Eviction
 		evictedAt = p.Now
+		handed    atomic.Int64
 	)
-	for w := 0; w < deleteWorkers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for d := range jobs {
-				var err error
-				var freed int64
-				if d.Key == "" {
-					err = p.st.RemoveTemp(d.Path)
-				} else {
-					freed, err = p.st.Remove(d.Key)
-				}
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-					res.Errors = append(res.Errors, err.Error())
-				} else {
-					res.Deleted++
-					if d.Key != "" {
-						res.Freed += freed
-						res.SizeAfter -= freed
-					}
-					if d.Referenced {
-						evicted = append(evicted, Eviction{Key: d.Key, At: evictedAt, Rule: d.Rule})
-					}
-				}
-				if progress != nil {
-					progress.Add(1)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	canceled := false
-	for _, d := range p.Deletions {
-		if ctx.Err() != nil {
-			canceled = true
-			break
+	batch.Run(ctx, len(p.Deletions), deleteWorkers, func(i int) {
+		handed.Add(1)
+		d := p.Deletions[i]
+		var err error
+		var freed int64
+		if d.Key == "" {
+			err = p.st.RemoveTemp(d.Path)
+		} else {
+			freed, err = p.st.Remove(d.Key)
 		}
-		jobs <- d
-	}
-	close(jobs)
-	wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			res.Errors = append(res.Errors, err.Error())
+		} else {
+			res.Deleted++
+			if d.Key != "" {
+				res.Freed += freed
+				res.SizeAfter -= freed
+			}
+			if d.Referenced {
+				evicted = append(evicted, Eviction{Key: d.Key, At: evictedAt, Rule: d.Rule})
+			}
+		}
+		if progress != nil {
+			progress.Add(1)
+		}
+	}, nil)
+	canceled := ctx.Err() != nil && int(handed.Load()) < len(p.Deletions)
 	sort.Strings(res.Errors)
 	if err := logEvictions(p.Root, evicted); err != nil {
 		errs = append(errs, fmt.Errorf("record the evicted blobs: %w", err))

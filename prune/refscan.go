@@ -8,14 +8,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/transcript/rewrite"
 )
 
@@ -48,7 +49,7 @@ type refJob struct {
 // folder) and the recorded roots, reading only files that changed, and
 // returns the keys they reference. A folder that cannot be read fails the
 // refresh: it could hide references.
-func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress Progress) (Refs, *IndexStats, error) {
+func (x *RefIndex) Refresh(ctx context.Context, roots []string, progress ui.Progress) (Refs, *IndexStats, error) {
 	start := time.Now()
 	st := &IndexStats{Rebuilt: x.rebuilt}
 	all := make([]string, 0, len(roots)+len(x.roots))
@@ -231,16 +232,13 @@ func (x *RefIndex) Note(ctx context.Context, root string, paths ...string) error
 }
 
 // read reads the jobs on a few workers and records what they found.
-func (x *RefIndex) read(ctx context.Context, jobs []refJob, st *IndexStats, progress Progress) error {
+func (x *RefIndex) read(ctx context.Context, jobs []refJob, st *IndexStats, progress ui.Progress) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	var (
 		mu   sync.Mutex
 		errs []error
-		wg   sync.WaitGroup
-		next = make(chan refJob)
 	)
 	var add func(int64)
 	if progress != nil {
@@ -250,41 +248,28 @@ func (x *RefIndex) read(ctx context.Context, jobs []refJob, st *IndexStats, prog
 			mu.Unlock()
 		}
 	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 1<<20)
-			for j := range next {
-				e, n, err := readRefs(ctx, j, buf, add)
-				mu.Lock()
-				st.BytesRead += n
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-					delete(x.entries, j.path) // removed meanwhile
-				case err != nil:
-					errs = append(errs, fmt.Errorf("read references in %s: %w", j.path, err))
-				default:
-					x.entries[j.path] = e
-					if j.grow && e.Tail != "" {
-						st.Grown++
-					} else {
-						st.Read++
-					}
-				}
-				x.dirty = true
-				mu.Unlock()
+	newBuf := func() []byte { return make([]byte, 1<<20) }
+	batch.RunWith(ctx, len(jobs), 0, newBuf, func(buf []byte, i int) {
+		j := jobs[i]
+		e, n, err := readRefs(ctx, j, buf, add)
+		mu.Lock()
+		defer mu.Unlock()
+		st.BytesRead += n
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			delete(x.entries, j.path) // removed meanwhile
+		case err != nil:
+			errs = append(errs, fmt.Errorf("read references in %s: %w", j.path, err))
+		default:
+			x.entries[j.path] = e
+			if j.grow && e.Tail != "" {
+				st.Grown++
+			} else {
+				st.Read++
 			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
 		}
-		next <- j
-	}
-	close(next)
-	wg.Wait()
+		x.dirty = true
+	}, nil)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

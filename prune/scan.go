@@ -4,27 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"time"
 
 	"ccm/ccm"
 )
-
-// ScanStats describes a reference scan.
-type ScanStats struct {
-	Roots    []string      `json:"roots"`
-	Files    int           `json:"files"`
-	Bytes    int64         `json:"bytes"`
-	Keys     int           `json:"referenced_keys"`
-	Duration time.Duration `json:"duration_ns"`
-}
 
 // ErrNoTranscripts stops gc when no transcript was found: with a wrong
 // --claude-dir every blob would look unreferenced.
@@ -40,117 +24,9 @@ func IsTranscriptName(name string) bool {
 	return strings.Contains(name, ".jsonl") || strings.HasSuffix(name, ".manifest.json")
 }
 
-// ScanReferences finds every key mentioned anywhere in the transcripts
-// under roots: any "sha256:<64 hex>" or "b2s:<16 hex>" in any line, in
-// tool_result content, toolUseResult, nested blocks, hook output or text,
-// JSON-escaped or not. It is a byte scan, not a JSON parse: a stub can sit
-// anywhere and still count, and the scan runs at disk-cache speed. Roots
-// that do not exist are skipped; if no transcript is found at all it
-// returns ErrNoTranscripts. progress, if not nil, is called with bytes read.
-func ScanReferences(ctx context.Context, roots []string, progress func(n int64)) (Refs, ScanStats, error) {
-	start := time.Now()
-	st := ScanStats{Roots: roots}
-	var files []string
-	var total int64
-	for _, root := range roots {
-		r, err := filepath.EvalSymlinks(root)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, st, err
-		}
-		err = filepath.WalkDir(r, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err // an unreadable folder could hide references
-			}
-			if d.IsDir() || !IsTranscriptName(d.Name()) {
-				return nil
-			}
-			fi, err := os.Stat(path) // follows a symlinked transcript
-			if err != nil || !fi.Mode().IsRegular() {
-				return err
-			}
-			files = append(files, path)
-			total += fi.Size()
-			return nil
-		})
-		if err != nil {
-			return nil, st, fmt.Errorf("scan transcripts: %w", err)
-		}
-	}
-	if len(files) == 0 {
-		return nil, st, fmt.Errorf("%w under %s: refusing to treat every blob as unreferenced (wrong --claude-dir?)",
-			ErrNoTranscripts, strings.Join(roots, " or "))
-	}
-	workers := runtime.GOMAXPROCS(0)
-	if workers > len(files) {
-		workers = len(files)
-	}
-	jobs := make(chan string)
-	results := make([]Refs, workers)
-	errs := make([]error, workers)
-	sizes := make([]int64, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			refs := Refs{}
-			buf := make([]byte, 1<<20)
-			for path := range jobs {
-				if errs[w] != nil {
-					continue // drain
-				}
-				n, err := scanFile(ctx, path, buf, refs, progress)
-				sizes[w] += n
-				if err != nil {
-					errs[w] = fmt.Errorf("scan %s: %w", path, err)
-				}
-			}
-			results[w] = refs
-		}(w)
-	}
-	for _, f := range files {
-		jobs <- f
-	}
-	close(jobs)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, st, err
-	}
-	refs := results[0]
-	for _, r := range results[1:] {
-		for k := range r {
-			refs[k] = struct{}{}
-		}
-	}
-	st.Files = len(files)
-	for _, n := range sizes {
-		st.Bytes += n
-	}
-	st.Keys = len(refs)
-	st.Duration = time.Since(start)
-	return refs, st, nil
-}
-
 // keyTail is the longest key minus one byte: what must be carried from one
 // read to the next so a key split across reads is still seen whole.
 const keyTail = len("sha256:") + 64 - 1
-
-// scanFile adds the keys in one file to refs (a zstd backup as it
-// decompresses). buf is the worker's buffer.
-func scanFile(ctx context.Context, path string, buf []byte, refs Refs, progress func(int64)) (int64, error) {
-	if compressedBackup(path) {
-		return scanCompressed(ctx, path, refs, progress)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	return scanReader(ctx, f, buf, refs, progress)
-}
 
 // scanReader adds the keys in r's bytes to refs, a key split between two
 // reads included. buf is the worker's buffer.

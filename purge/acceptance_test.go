@@ -1,8 +1,9 @@
 package purge
 
-// The 20 cases of the Python tool's tests/test_purge.py (prior-art.md,
-// "Acceptance cases"), kept for their intent. Cases marked as encoding a
-// defect (12, 20) assert the intent, not the old behaviour.
+// The 20 cases of claude-context-manager's tests/test_purge.py
+// (docs/earlier-tools.md, "The earlier tools' own tests"), kept for their
+// intent. Cases marked as encoding a defect (12, 20) assert the intent, not
+// the old behaviour.
 
 import (
 	"bytes"
@@ -178,7 +179,7 @@ func TestAcceptance11_CompactSummarySurvives(t *testing.T) {
 	}
 }
 
-// 12: --repair-only repairs one broken parentUuid. The Python tool pointed
+// 12: --repair-only repairs one broken parentUuid. claude-context-manager pointed
 // it at the previous line (uuid "1"); the intent is the logical parent,
 // which here is that line, and never the progress record after it.
 func TestAcceptance12_RepairOnlyBrokenParent(t *testing.T) {
@@ -317,7 +318,7 @@ func TestAcceptance19_OldBashResultStubbed(t *testing.T) {
 	}
 }
 
-// 20: a 10,000-character result within the recent window. The Python tool
+// 20: a 10,000-character result within the recent window. claude-context-manager
 // truncated it without storing it; the intent is that recent content
 // stays whole.
 func TestAcceptance20_RecentResultKeptWhole(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/internal/synth"
 	"ccm/internal/testutil"
+	"ccm/sessions"
 	"ccm/transcript"
 	"ccm/transcript/rewrite"
 )
@@ -193,11 +194,11 @@ func each(t *testing.T, names []string, f func(t *testing.T, i int)) {
 func TestAppendInvariantsCorpus(t *testing.T) {
 	root := testutil.CopyCorpus(t)
 	var files, names []string
-	err := transcript.WalkTranscripts(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
+	err := sessions.Walk(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
 		rel, _ := filepath.Rel(root, p)
 		files, names = append(files, p), append(names, strings.ReplaceAll(rel, "/", "|"))
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

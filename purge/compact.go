@@ -93,7 +93,8 @@ func envelope(b []byte, rec transcript.Record) []byte {
 }
 
 // lines renders the boundary and summary records, in Claude Code's shape
-// (transcript-format §7), with the envelope of the record they precede.
+// (docs/transcript-format.md, "The envelope"), with the envelope of the
+// record they precede.
 func (inj *injection) lines(next []byte) [][]byte {
 	rec := transcript.NewRecord(next)
 	ts := rec.Get("timestamp").Str
@@ -127,7 +128,8 @@ func (inj *injection) lines(next []byte) [][]byte {
 
 // metadataTypes are the records Claude Code re-reads from the whole file
 // (titles, tags, modes): when the region before the boundary is archived,
-// the last copy of each is kept (transcript-format §14 rule 8).
+// the last copy of each is kept (docs/transcript-format.md, "The rules
+// every ccm rewrite keeps").
 var metadataTypes = map[string]bool{"custom-title": true, "ai-title": true, "last-prompt": true, "tag": true,
 	"agent-name": true, "agent-color": true, "agent-setting": true, "mode": true, "permission-mode": true, "pr-link": true}
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"ccm/internal/testutil"
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
@@ -28,10 +29,10 @@ func TestCorpus(t *testing.T) {
 			t.Parallel()
 			root := testutil.CopyCorpus(t)
 			var files []string
-			err := transcript.WalkTranscripts(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
+			err := sessions.Walk(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
 				files = append(files, p)
 				return nil
-			})
+			}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

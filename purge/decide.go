@@ -29,11 +29,10 @@ func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt) error {
 		return nil
 	}
 	var (
-		mu       sync.Mutex
-		cond     = sync.NewCond(&mu)
-		inFlight int64
-		jobs     = make(chan decideJob, 4)
-		wg       sync.WaitGroup
+		mu   sync.Mutex // guards p.stubs
+		bud  = newBudget()
+		jobs = make(chan decideJob, 4)
+		wg   sync.WaitGroup
 	)
 	for n := runtime.GOMAXPROCS(0); n > 0; n-- {
 		wg.Add(1)
@@ -43,25 +42,18 @@ func (p *Plan) decideStubs(ctx context.Context, src io.ReaderAt) error {
 			for j := range jobs {
 				d.tools = j.tools
 				sr := d.record(j.body, j.rec)
+				n := int64(cap(j.buf))
 				putContent(j.buf)
-				mu.Lock()
 				if sr != nil {
+					mu.Lock()
 					p.stubs[j.rec] = sr
+					mu.Unlock()
 				}
-				inFlight -= int64(cap(j.buf))
-				cond.Broadcast()
-				mu.Unlock()
+				bud.give(n)
 			}
 		}()
 	}
-	err := p.readForStubs(ctx, src, jobs, func(n int64) {
-		mu.Lock()
-		for inFlight > 0 && inFlight+n > maxInFlight {
-			cond.Wait()
-		}
-		inFlight += n
-		mu.Unlock()
-	})
+	err := p.readForStubs(ctx, src, jobs, func(n int64) { bud.take(n) })
 	close(jobs)
 	wg.Wait()
 	for _, sr := range p.stubs {
@@ -226,7 +218,7 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 		raw := line[v.Index : v.Index+len(v.Raw)]
 		if desc == "" {
 			// The Bash description (or Task's) is the stub's desc line, as
-			// in the Python tool's v2 stubs.
+			// in claude-context-manager's version 2 stubs.
 			desc = info.Desc
 		}
 		ps := plannedStub{off: v.Index, n: len(v.Raw), key: ccm.KeyOf(raw), info: info, desc: desc,

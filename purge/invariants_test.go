@@ -1,11 +1,15 @@
 package purge
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"ccm/ccm"
 	"ccm/internal/synth"
+
+	"github.com/tidwall/gjson"
 )
 
 // synthCases are generated transcripts covering every option of the
@@ -117,5 +121,262 @@ func TestInvariantsSeeds(t *testing.T) {
 			e.purge(p, opt)
 			e.invariants(data, p, opt, false)
 		})
+	}
+}
+
+// checkEdits verifies the rewrite invariants between an input and its
+// purged output, independently of how purge made it:
+//
+//   - output lines keep the input's order; every line is either an input
+//     line byte for byte, an edit of the input line with the same uuid, or
+//     a synthesised tool_result;
+//   - an edited line keeps its key order (top level and message), every
+//     value other than parentUuid, message.content, toolUseResult and an
+//     attachment's attachment and rendered (whose strings may become stubs)
+//     byte for byte, each remaining content block byte for byte or as a
+//     stub (or a tool_result whose content became a stub; a string content
+//     may become a stub whole), and adds no \u
+//     escape of a non-ASCII character;
+//   - lines without a uuid (summaries, snapshots, bad lines) are never
+//     edited.
+//
+// It returns the number of edited lines.
+func checkEdits(t testing.TB, in, out []byte) int {
+	t.Helper()
+	inLines, outLines := splitLines(in), splitLines(out)
+	// Where each distinct line and each uuid occurs in the input.
+	same := map[string][]int{}
+	byU := map[string][]int{}
+	for j, l := range inLines {
+		same[string(l)] = append(same[string(l)], j)
+		if isObject(l) {
+			if u := gjson.GetBytes(l, "uuid").Str; u != "" {
+				byU[u] = append(byU[u], j)
+			}
+		}
+	}
+	// next returns the first index in idx at or after pos, or -1.
+	next := func(idx []int, pos int) int {
+		for _, j := range idx {
+			if j >= pos {
+				return j
+			}
+		}
+		return -1
+	}
+	pos := 0
+	edited := 0
+	for n, ol := range outLines {
+		if j := next(same[string(ol)], pos); j >= 0 {
+			pos = j + 1
+			continue
+		}
+		if !isObject(ol) {
+			t.Errorf("output line %d is not an input line and not a record: %.120q", n+1, ol)
+			return edited
+		}
+		u := gjson.GetBytes(ol, "uuid").Str
+		j := -1
+		if u != "" {
+			j = next(byU[u], pos)
+		}
+		if j < 0 {
+			if isSynthResult(ol) {
+				continue
+			}
+			t.Errorf("output line %d (uuid %q) matches no input line after input line %d: %.200q", n+1, u, pos, ol)
+			return edited
+		}
+		pos = j + 1
+		edited++
+		diffLine(t, n+1, inLines[j], ol)
+	}
+	return edited
+}
+
+// diffLine checks one edited line against its original.
+func diffLine(t testing.TB, n int, il, ol []byte) {
+	t.Helper()
+	a, b := gjson.ParseBytes(il), gjson.ParseBytes(ol)
+	if ka, kb := topKeys(a), topKeys(b); strings.Join(ka, ",") != strings.Join(kb, ",") {
+		t.Errorf("line %d: key order changed:\n  was %v\n  now %v", n, ka, kb)
+		return
+	}
+	if e := nonASCIIEscapes(ol) - nonASCIIEscapes(il); e > 0 {
+		t.Errorf("line %d: %d non-ASCII characters re-escaped as \\u", n, e)
+	}
+	a.ForEach(func(k, av gjson.Result) bool {
+		bv := b.Get(gjson.Escape(k.Str))
+		switch k.Str {
+		case "parentUuid":
+			if bv.Type != gjson.String && bv.Type != gjson.Null {
+				t.Errorf("line %d: parentUuid became %s", n, bv.Raw)
+			}
+		case "toolUseResult", "attachment", "rendered":
+			if !onlyStubsDiffer(av, bv) {
+				t.Errorf("line %d: toolUseResult changed other than by stubs: %.200s", n, bv.Raw)
+			}
+		case "message":
+			if ka, kb := topKeys(av), topKeys(bv); strings.Join(ka, ",") != strings.Join(kb, ",") {
+				t.Errorf("line %d: message key order changed: %v -> %v", n, ka, kb)
+			}
+			av.ForEach(func(mk, mav gjson.Result) bool {
+				mbv := bv.Get(gjson.Escape(mk.Str))
+				if mk.Str == "content" {
+					diffContent(t, n, mav, mbv)
+				} else if mav.Raw != mbv.Raw {
+					t.Errorf("line %d: message.%s changed", n, mk.Str)
+				}
+				return true
+			})
+		default:
+			if av.Raw != bv.Raw {
+				t.Errorf("line %d: %s changed: %.80s -> %.80s", n, k.Str, av.Raw, bv.Raw)
+			}
+		}
+		return true
+	})
+}
+
+// diffContent checks an edited content array: blocks removed (in order),
+// blocks kept byte for byte, or replaced by stubs.
+func diffContent(t testing.TB, n int, a, b gjson.Result) {
+	t.Helper()
+	if a.Raw == b.Raw {
+		return
+	}
+	if a.Type == gjson.String && isStubValue(b) {
+		return // replayed hook context stubbed whole
+	}
+	if !a.IsArray() || !b.IsArray() {
+		t.Errorf("line %d: string content changed", n)
+		return
+	}
+	if len(b.Array()) == 0 {
+		t.Errorf("line %d: content became []", n)
+	}
+	ab := a.Array()
+	i := 0
+	for _, blk := range b.Array() {
+		matched := false
+		for ; i < len(ab); i++ {
+			if blockEdit(ab[i], blk) {
+				matched = true
+				i++
+				break
+			}
+		}
+		if !matched {
+			t.Errorf("line %d: content block is neither an original block nor its stub: %.200s", n, blk.Raw)
+			return
+		}
+	}
+}
+
+// blockEdit reports whether blk is orig, or orig with its large parts
+// stubbed.
+func blockEdit(orig, blk gjson.Result) bool {
+	if orig.Raw == blk.Raw {
+		return true
+	}
+	switch orig.Get("type").Str {
+	case "image":
+		return isStubValue(blk)
+	case "tool_result", "tool_use":
+		// Same keys in the same order; changed values are stubs (or arrays
+		// whose changed elements are).
+		if strings.Join(topKeys(orig), ",") != strings.Join(topKeys(blk), ",") {
+			return false
+		}
+		ok := true
+		orig.ForEach(func(k, ov gjson.Result) bool {
+			nv := blk.Get(gjson.Escape(k.Str))
+			if ov.Raw == nv.Raw {
+				return true
+			}
+			switch {
+			case isStubValue(nv):
+			case (k.Str == "id" || k.Str == "tool_use_id") && renamedID(ov.Str, nv.Str):
+			case ov.IsArray() && nv.IsArray() && len(ov.Array()) == len(nv.Array()):
+				oa, na := ov.Array(), nv.Array()
+				for x := range oa {
+					if oa[x].Raw != na[x].Raw && !isStubValue(na[x]) {
+						ok = false
+					}
+				}
+			case ov.IsObject() && nv.IsObject():
+				// tool_use input: fields stubbed.
+				if strings.Join(topKeys(ov), ",") != strings.Join(topKeys(nv), ",") {
+					ok = false
+				}
+				ov.ForEach(func(ik, oiv gjson.Result) bool {
+					niv := nv.Get(gjson.Escape(ik.Str))
+					if oiv.Raw != niv.Raw && !isStubValue(niv) {
+						ok = false
+					}
+					return true
+				})
+			default:
+				ok = false
+			}
+			return ok
+		})
+		return ok
+	}
+	return false
+}
+
+// renamedID reports a duplicate tool id renamed by the repair: the old id
+// with "_ccm" and hex digits appended.
+func renamedID(old, id string) bool {
+	rest, ok := strings.CutPrefix(id, old+"_ccm")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// invariants checks everything every purge output must satisfy, and
+// purges the output once more to check idempotence. path holds out.
+func (e *env) invariants(in []byte, path string, o Options, subagent bool) {
+	e.t.Helper()
+	out := readFile(e.t, path)
+	mustCheck(e.t, out, subagent)
+	checkEdits(e.t, in, out)
+	if !subagent {
+		keepsPrompts(e.t, in, out)
+	}
+	keepsRealResults(e.t, in, out)
+	// Idempotence: purging the purged file changes nothing.
+	rep, again := e.purge(path, o)
+	if rep.Changed {
+		e.t.Errorf("second purge reports a change: %+v", rep.Stats)
+	}
+	if !bytes.Equal(again, out) {
+		e.t.Errorf("second purge changed the file (%d -> %d bytes)", len(out), len(again))
+		reportFirstDiff(e.t, out, again)
+	}
+}
+
+func reportFirstDiff(t testing.TB, a, b []byte) {
+	t.Helper()
+	al, bl := splitLines(a), splitLines(b)
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		if i >= len(al) || i >= len(bl) || !bytes.Equal(al[i], bl[i]) {
+			var x, y []byte
+			if i < len(al) {
+				x = al[i]
+			}
+			if i < len(bl) {
+				y = bl[i]
+			}
+			t.Errorf("first difference at line %d:\n  %.300s\n  %.300s", i+1, x, y)
+			return
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/internal/testutil"
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
@@ -39,12 +40,12 @@ func toolBytes(data []byte) map[string]string {
 func TestCorpusMicroRestore(t *testing.T) {
 	root := testutil.CopyCorpus(t)
 	var files []string
-	err := transcript.WalkTranscripts(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
+	err := sessions.Walk(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
 		if !transcript.IsSubagentPath(p) && !strings.HasPrefix(filepath.Base(p), "agent-") {
 			files = append(files, p)
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

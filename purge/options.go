@@ -69,10 +69,10 @@ type Options struct {
 	// Live marks a session Claude Code is writing right now (--current):
 	// its in-flight last turn is left alone.
 	Live bool
-	// LiveWindow makes a transcript written to more recently than this
-	// live as well (ccm purge uses ActiveWindow); zero never infers it.
-	LiveWindow time.Duration
-	// LiveNeedsWriter narrows LiveWindow for a file the user named: a
+	// InferLive makes a transcript written to within transcript.LiveWindow
+	// live as well (the live rule); without it only Live says so.
+	InferLive bool
+	// LiveNeedsWriter narrows InferLive for a file the user named: a
 	// recent mtime makes it live only when another process holds it open
 	// for writing or a Claude Code client runs in its project or on it
 	// (read from /proc), or when /proc cannot tell. A file just copied or

@@ -81,7 +81,7 @@ type Stats struct {
 	RemovedOrphanResult   int    `json:"repaired_orphan_tool_results"`
 	DroppedEmpty          int    `json:"repaired_empty_records"`
 	RemovedEmptyText      int    `json:"repaired_empty_text_blocks"`
-	RemovedBrokenThinking int    `json:"repaired_unsigned_thinking"`
+	RemovedBrokenThinking int    `json:"repaired_unsigned_thinking"` // no signature, or a placeholder
 	RenamedDuplicateIDs   int    `json:"repaired_duplicate_tool_ids"`
 	Reparented            int    `json:"records_reparented"`
 	Stubs                 int    `json:"stubs_written"`

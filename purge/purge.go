@@ -9,10 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"ccm/ccm"
 	"ccm/ccm/stub"
@@ -36,7 +33,8 @@ type Report struct {
 	// this transcript had left beside it, removed before this one began.
 	StaleTemps int `json:"stale_temps_removed,omitempty"`
 	// Live is set when the purge treated the session as one Claude Code is
-	// writing: Options.Live, or written to within Options.LiveWindow.
+	// writing: Options.Live, or (with Options.InferLive) written to within
+	// transcript.LiveWindow.
 	Live bool `json:"live,omitempty"`
 	Stats
 	TokensBefore *transcript.Estimate `json:"tokens_before,omitempty"`
@@ -56,12 +54,6 @@ type Report struct {
 	// do, where and why.
 	Plan []Step `json:"plan,omitempty"`
 }
-
-// ActiveWindow is how recently a transcript may have been written to for
-// ccm purge to treat it as live (Options.LiveWindow): Claude Code is
-// probably running it, and the purge may even run from inside it without
-// --current. A batch skips such sessions unless they are named.
-const ActiveWindow = 2 * time.Minute
 
 // ErrNothingLeft is returned for a file the purge would leave without a
 // record: one that holds only progress or per-turn bookkeeping records.
@@ -112,11 +104,11 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("empty file (0 bytes), nothing to purge")
 	}
 	blind := false
-	if age := opt.Now().Sub(fi.ModTime()); opt.LiveWindow > 0 && age < opt.LiveWindow && age > -opt.LiveWindow {
+	if opt.InferLive && transcript.RecentlyWritten(fi.ModTime(), opt.Now()) {
 		opt.Live = true // its last turn may be in flight: leave it alone
 		if opt.LiveNeedsWriter {
 			var known bool
-			opt.Live, known = hasWriter(path, fi)
+			opt.Live, known = transcript.HasWriter(path, fi)
 			blind = !known
 		}
 	}
@@ -356,45 +348,4 @@ func (p *Plan) afterCounter(w *rewriter) *transcript.Counter {
 		}
 	}
 	return ctr
-}
-
-// hasWriter reports whether the transcript may be written to right now:
-// another process holds it open for writing, or a Claude Code client runs
-// in its project (its working directory encodes to the transcript's
-// folder) or names the session on its command line (--resume ID). Claude
-// Code opens the file by path for each line, so its process is the sign
-// between two lines. Where the system cannot tell (known false), it says
-// true, so that the modification time alone decides.
-func hasWriter(path string, fi os.FileInfo) (writer, known bool) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return true, true
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	pids, ok := fsutil.LiveWriters(abs, fi)
-	if !ok {
-		return true, false
-	}
-	if len(pids) > 0 {
-		return true, true
-	}
-	procs, ok := fsutil.LiveClaudeProcesses()
-	if !ok {
-		return true, false
-	}
-	sid := strings.TrimSuffix(filepath.Base(abs), ".jsonl")
-	folder := filepath.Base(filepath.Dir(abs))
-	for _, p := range procs {
-		if p.Cwd != "" && transcript.ProjectDirName(p.Cwd) == folder {
-			return true, true
-		}
-		for _, a := range p.Args {
-			if a == sid || strings.HasSuffix(a, "/"+sid+".jsonl") {
-				return true, true
-			}
-		}
-	}
-	return false, true
 }

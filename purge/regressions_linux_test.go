@@ -10,9 +10,9 @@ import (
 	"ccm/internal/synth"
 )
 
-// D1 #19: the whole file was read again after the write, to find /context
-// output. Once the new file is in place, purge reads neither it nor the
-// old one (no appends happened), token estimate included.
+// claude-context-manager read the whole file again after the write, to find
+// /context output. Once the new file is in place, purge reads neither it nor
+// the old one (no appends happened), token estimate included.
 func TestNoRereadAfterWrite(t *testing.T) {
 	in, _ := gen(t, synth.Options{Seed: 119, Turns: 10, Thinking: true, Progress: true})
 	e := newEnv(t)

@@ -252,11 +252,12 @@ func (p *Plan) planToolPairs() {
 			case "empty-content":
 				p.setDrop(i, dropEmpty)
 				changed = true
-			case "thinking-unsigned", "redacted-thinking-empty":
+			case "thinking-unsigned", "thinking-fake-signature", "redacted-thinking-empty":
 				// The API rejects these whatever else happens: removing them
-				// is a repair, even under --keep-thinking or --repair-only.
+				// is a repair, even under --keep-thinking or --repair-only,
+				// and even in the latest message.
 				for b, bf := range p.rec(i).Blocks() {
-					broken := bf.Type == transcript.BlockThinking && bf.NoSignature ||
+					broken := bf.Type == transcript.BlockThinking && (bf.NoSignature || bf.FakeSignature) ||
 						bf.Type == transcript.BlockRedactedThinking && bf.Empty
 					if broken && !p.isRemoved(i, b) {
 						p.removeBlock(i, b)

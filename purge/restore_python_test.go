@@ -12,13 +12,14 @@ import (
 	"ccm/ccm"
 )
 
-// pythonStub is a stub in the Python tool's v2 format (prior-art.md a.5),
+// pythonStub is a stub in claude-context-manager's version 2 field set
+// (docs/earlier-tools.md, "The stub"),
 // written by hand: ccm's own writer is not what wrote these.
 func pythonStub(key ccm.Key, source string, bytes, lines int) string {
 	return fmt.Sprintf("[CCM_CACHED]\nkey: %s\nsource: %s\nbytes: %d\nlines: %d\npinned: none\n[/CCM_CACHED]", key, source, bytes, lines)
 }
 
-// TestRestorePythonStubsByValue: the Python tool's store holds the decoded
+// TestRestorePythonStubsByValue: claude-context-manager's store holds the decoded
 // text of what it cut (not the JSON value), so ccm restore puts a tool
 // output back as the JSON string Claude Code writes for it and an image
 // as the image block its text block stood for, and reports them as

@@ -2,8 +2,9 @@
 
 package purge
 
-// Safety with other processes: Claude Code appending during a purge
-// (D1 #1), SIGKILL at any point (D1 #2), bounded memory, and files or
+// Safety with other processes: Claude Code appending during a purge,
+// SIGKILL at any point (claude-context-manager lost lines to both,
+// docs/earlier-tools.md), bounded memory, and files or
 // directories a purge may not write.
 
 import (
@@ -11,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -25,8 +25,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
 	"ccm/internal/synth"
@@ -127,7 +125,7 @@ func genFile(t testing.TB, path string, o synth.Options) synth.Manifest {
 	return m
 }
 
-// D1 #1: the Python tool read everything, processed, truncated and wrote
+// claude-context-manager read everything, processed, truncated and wrote
 // in place, and lost 538 of 768 lines appended meanwhile. Another process
 // appends 1000 lines while a large file is purged: all 1000 arrive in the
 // new file, unchanged and in order.
@@ -258,134 +256,6 @@ func (c *cli) run(args ...string) (int, string, string) {
 
 func sum(b []byte) [32]byte { return sha256.Sum256(b) }
 
-// D1 #2: no atomic write: a crash mid-rewrite left a truncated transcript
-// (and truncated blobs that dedup trusted). ccm purge is SIGKILLed at
-// random points: the path always holds the original or the complete
-// purged file, a purged file has its backup, every stored blob verifies,
-// and the next purge completes with the same result.
-func TestKillDuringPurge(t *testing.T) {
-	base := t.TempDir()
-	src := filepath.Join(base, "orig.jsonl")
-	genFile(t, src, synth.Options{Seed: 102, TargetBytes: 24 << 20, Thinking: true, Progress: true, Images: true, Version: "2.1.39",
-		Defects: []synth.Defect{synth.DanglingParent, synth.OrphanToolUse, synth.TornLastLine}})
-	orig := readFile(t, src)
-	origSum := sum(orig)
-
-	// A complete run gives the reference result, and its duration.
-	ref := newCLI(t, filepath.Join(base, "ref"))
-	refPath := filepath.Join(base, "ref", ".claude", "projects", "-p", "s.jsonl")
-	os.MkdirAll(filepath.Dir(refPath), 0o700)
-	testutil.CopyFile(t, src, refPath)
-	start := time.Now()
-	if code, _, stderr := ref.run("purge", "--no-tokens", refPath); code != 0 {
-		t.Fatalf("reference purge: exit %d: %s", code, stderr)
-	}
-	took := time.Since(start)
-	purged := readFile(t, refPath)
-	purgedSum := sum(purged)
-	if purgedSum == origSum {
-		t.Fatal("the reference purge changed nothing")
-	}
-	mustCheck(t, purged, false)
-
-	rng := rand.New(rand.NewPCG(102, uint64(time.Now().UnixNano())))
-	outcomes := map[string]int{}
-	for i := 0; i < 10; i++ {
-		home := filepath.Join(base, fmt.Sprintf("run%d", i))
-		c := newCLI(t, home)
-		p := filepath.Join(home, ".claude", "projects", "-p", "s.jsonl")
-		os.MkdirAll(filepath.Dir(p), 0o700)
-		testutil.CopyFile(t, src, p)
-		delay := time.Duration(rng.Int64N(int64(took + took/5)))
-		cmd := c.command("purge", "--no-tokens", p)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(delay)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-
-		got := readFile(t, p)
-		switch sum(got) {
-		case origSum:
-			outcomes["original"]++
-		case purgedSum:
-			outcomes["purged"]++
-			// One backup of the original; a kill between the rename and
-			// the end of the wait for writers may also leave the old file's
-			// -held link, which is the original too (clean removes it as a
-			// backup).
-			bs, _ := restore.Backups(p)
-			var kept []string
-			for _, b := range bs {
-				if sum(readBackup(t, b)) != origSum {
-					t.Errorf("run %d: %s is not the original", i, b)
-				}
-				if !strings.HasSuffix(b, rewrite.HeldTag) {
-					kept = append(kept, b)
-				}
-			}
-			if len(kept) != 1 {
-				t.Errorf("run %d: purged file without one backup of the original (%v)", i, bs)
-			}
-		default:
-			t.Errorf("run %d (killed after %v): the transcript is neither the original nor the purged file (%d bytes)", i, delay, len(got))
-			continue
-		}
-		// Every blob in the store is whole.
-		st, err := ccm.Open(filepath.Join(home, ".claude", "cache", "ccm"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Exists() {
-			l, err := st.List(context.Background(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, en := range l.Entries {
-				if len(en.Files) == 0 {
-					continue
-				}
-				if err := st.Verify(en.Key); err != nil {
-					t.Errorf("run %d: %v", i, err)
-				}
-			}
-		}
-		temps := func() int {
-			n := 0
-			entries, _ := os.ReadDir(filepath.Dir(p))
-			for _, e := range entries {
-				if strings.Contains(e.Name(), ".ccm-tmp-") {
-					n++
-				}
-			}
-			return n
-		}
-		leftAfterKill := temps()
-		// No lock is left held, nothing is corrupt: purging again works
-		// and ends with the reference result.
-		if code, _, stderr := c.run("purge", "--no-tokens", p); code != 0 {
-			t.Errorf("run %d: purge after the kill: exit %d: %s", i, code, stderr)
-		}
-		if sum(readFile(t, p)) != purgedSum {
-			t.Errorf("run %d: purge after the kill gave a different file", i)
-		}
-		if n := temps(); n > 0 {
-			outcomes["temp files left"] += n
-			t.Logf("run %d: %d temp transcripts left by the kill, %d after the next purge", i, leftAfterKill, n)
-		}
-		for _, l := range splitLines(readFile(t, p)) {
-			for _, s := range stubsIn(l) {
-				if err := st.Verify(s.Key); err != nil {
-					t.Errorf("run %d: stub %s: %v", i, s.Key, err)
-				}
-			}
-		}
-		os.RemoveAll(home)
-	}
-	t.Logf("reference purge took %v; outcomes %v", took, outcomes)
-}
-
 // measure purges path with the CLI's defaults for one file (store, token
 // estimates) and prints the process's peak resident set size in KiB.
 // It runs in a fresh process: the test binary re-executed, whose memory
@@ -421,7 +291,7 @@ func measure(path string) int {
 }
 
 // TestBoundedMemory: purging a 50 MB file stays well under 100 MB of
-// resident memory, the issue's bound for a 200 MB file (the Python tool
+// resident memory, the bound for a 200 MB file (claude-context-manager
 // used 4.3 times the file). Memory is bounded by the longest line, the
 // per-record index and the content in flight to the store, never by the
 // file size.
@@ -445,198 +315,6 @@ func TestBoundedMemory(t *testing.T) {
 	}
 }
 
-// unprivileged returns the credential to run ccm as when the tests run as
-// root (root ignores file modes); nil otherwise. It makes the given paths
-// owned by that user.
-func unprivileged(t *testing.T, paths ...string) *syscall.Credential {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	const nobody = 65534
-	for _, p := range paths {
-		filepath.Walk(p, func(q string, _ os.FileInfo, err error) error {
-			if err == nil {
-				os.Lchown(q, nobody, nobody)
-			}
-			return nil
-		})
-	}
-	// The path down to the test's temp dirs must be traversable.
-	for dir := paths[0]; dir != "/" && dir != "."; dir = filepath.Dir(dir) {
-		if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o005 != 0o005 {
-			os.Chmod(dir, fi.Mode().Perm()|0o005)
-		}
-	}
-	os.Chmod(filepath.Dir(ccmBinary(t)), 0o755)
-	return &syscall.Credential{Uid: nobody, Gid: nobody}
-}
-
-// TestReadOnly: a transcript in a read-only directory, or a read-only
-// transcript, is left untouched with a clear one-line error.
-func TestReadOnly(t *testing.T) {
-	in := stubFixture()
-	for _, c := range []struct {
-		name    string
-		dirMode os.FileMode
-		mode    os.FileMode
-	}{
-		{"read-only directory", 0o555, 0o600},
-		{"read-only file", 0o755, 0o400},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			home := t.TempDir()
-			cl := newCLI(t, home)
-			dir := filepath.Join(home, ".claude", "projects", "-p")
-			os.MkdirAll(dir, 0o755)
-			p := filepath.Join(dir, "s.jsonl")
-			os.WriteFile(p, in, 0o600)
-			cl.cred = unprivileged(t, home)
-			os.Chmod(p, c.mode)
-			os.Chmod(dir, c.dirMode)
-			defer os.Chmod(dir, 0o755)
-			// A dry run only reads: it works on a protected transcript.
-			if code, stdout, stderr := cl.run("purge", "--dry-run", "--no-tokens", p); code != 0 || !strings.Contains(stdout, "would purge") {
-				t.Errorf("dry run: exit %d: %s%s", code, stdout, stderr)
-			}
-			code, stdout, stderr := cl.run("purge", "--no-tokens", p)
-			if code == 0 {
-				t.Errorf("exit 0 (%s)", stdout)
-			}
-			if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ccm: ") ||
-				!strings.Contains(stderr, "s.jsonl") || !strings.Contains(strings.ToLower(stderr), "permission denied") && !strings.Contains(strings.ToLower(stderr), "read-only") {
-				t.Errorf("stderr is not one clear line: %q", stderr)
-			}
-			if !bytes.Equal(readFile(t, p), in) {
-				t.Error("the transcript changed")
-			}
-			fi, _ := os.Stat(p)
-			if fi.Mode().Perm() != c.mode {
-				t.Errorf("mode %v, want %v", fi.Mode().Perm(), c.mode)
-			}
-			entries, _ := os.ReadDir(dir)
-			if len(entries) != 1 {
-				var names []string
-				for _, e := range entries {
-					names = append(names, e.Name())
-				}
-				t.Errorf("directory holds %v", names)
-			}
-		})
-	}
-}
-
-// TestModeKept: the purged file keeps the original's mode and its
-// modification time (by which the current session is picked).
-func TestModeKept(t *testing.T) {
-	e := newEnv(t)
-	p := e.write("s.jsonl", stubFixture())
-	if err := os.Chmod(p, 0o640); err != nil {
-		t.Fatal(err)
-	}
-	mtime := time.Now().Add(-72 * time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(p, mtime, mtime); err != nil {
-		t.Fatal(err)
-	}
-	rep, _ := e.purge(p, e.opts())
-	fi, _ := os.Stat(p)
-	if !rep.Changed || fi.Mode().Perm() != 0o640 {
-		t.Errorf("mode after purge %v, want 0640", fi.Mode().Perm())
-	}
-	if !fi.ModTime().Equal(mtime) {
-		t.Errorf("modification time after purge %v, want %v", fi.ModTime(), mtime)
-	}
-	assertNoTemp(t, e.dir)
-	// The backup is a hard link to the original inode by default.
-	bfi, _ := os.Stat(rep.Backup)
-	if st, ok := bfi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 1 {
-		// After the rename the backup is the inode's only name.
-		t.Errorf("backup link count %v", bfi.Sys())
-	}
-	if gjson.ValidBytes(readFile(t, p)) {
-		t.Error("a whole transcript should not parse as one JSON value")
-	}
-}
-
-// TestDiskFull: a write that fails midway (the file size limit stands in
-// for a full disk: writes fail with EFBIG) leaves the transcript as it
-// was, no temp file, and a one-line error.
-func TestDiskFull(t *testing.T) {
-	base := t.TempDir()
-	gsrc := filepath.Join(base, "gen.jsonl")
-	genFile(t, gsrc, synth.Options{Seed: 151, TargetBytes: 3 << 20, Thinking: true, Progress: true, Images: true})
-	// One incompressible 600 KB output in a small session: its blob is
-	// the only file over the limit.
-	hsrc := filepath.Join(base, "hand.jsonl")
-	noise := make([]byte, 450<<10)
-	for i := range noise {
-		noise[i] = byte(rand.Uint32())
-	}
-	os.WriteFile(hsrc, jsonl(
-		userPrompt("u1", "", "one"),
-		assistantToolUse("a1", "u1", "m1", "t1", "Bash", `{"command":"cat blob"}`),
-		toolResult("r1", "a1", "t1", js(base64.StdEncoding.EncodeToString(noise))),
-		assistantText("a2", "r1", "m2", "ok"),
-		userPrompt("u2", "a2", "two"),
-		assistantText("a3", "u2", "m3", "ok"),
-		userPrompt("u3", "a3", "three"),
-		assistantText("a4", "u3", "m4", "ok"),
-	), 0o600)
-	for _, c := range []struct {
-		name, src, want string
-		args            []string
-	}{
-		// A blob hits the limit.
-		{"store", hsrc, "store", nil},
-		// No store: the new transcript hits it.
-		{"transcript", gsrc, "s.jsonl", []string{"--no-ccm"}},
-	} {
-		src := c.src
-		orig := readFile(t, src)
-		t.Run(c.name, func(t *testing.T) {
-			home := filepath.Join(base, "home-"+strconv.Itoa(len(c.args)))
-			cl := newCLI(t, home)
-			dir := filepath.Join(home, ".claude", "projects", "-p")
-			os.MkdirAll(dir, 0o700)
-			p := filepath.Join(dir, "s.jsonl")
-			testutil.CopyFile(t, src, p)
-			// 200 KiB: ulimit -f counts 1024-byte blocks in bash, 512 in
-			// dash; either is far below what the purge writes.
-			args := append([]string{"-c", `ulimit -f 400 && exec "$0" "$@"`, cl.bin, "purge", "--no-tokens"}, c.args...)
-			cmd := exec.Command("sh", append(args, p)...)
-			cmd.Env = cl.env
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			err := cmd.Run()
-			if err == nil {
-				t.Fatal("purge succeeded under a 200 KB file size limit")
-			}
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
-				t.Errorf("exit: %v, want 2", err)
-			}
-			msg := strings.TrimSpace(stderr.String())
-			if strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "ccm: ") || !strings.Contains(msg, "file too large") || !strings.Contains(msg, c.want) {
-				t.Errorf("stderr: %q", msg)
-			}
-			if !bytes.Equal(readFile(t, p), orig) {
-				t.Error("the transcript changed")
-			}
-			entries, _ := os.ReadDir(dir)
-			if len(entries) != 1 {
-				t.Errorf("%d files in the transcript dir, want only the transcript", len(entries))
-			}
-		})
-	}
-}
-
-// After the rename a purge waits for the old file to be closed, not a
-// fixed time: with no other process holding it, it is done within a few
-// settle periods. A process that keeps the file open for writing
-// (through its own descriptor, unlike Claude Code) is seen before the
-// rename and the purge refuses, leaving the file as it was. One that
-// opened it in the instant before the rename is waited for until
-// HeldWait and then reported, with the old file that keeps a name for it:
-// what it writes now goes there.
 func TestHeldOpenReported(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("no /proc: the purge waits lateWait instead")
@@ -652,28 +330,12 @@ func TestHeldOpenReported(t *testing.T) {
 	}
 	free := time.Since(start)
 
-	// sleep holds a descriptor of the transcript open for writing.
-	holdOpen := func(p string) *exec.Cmd {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		child := exec.Command("sleep", "30")
-		child.ExtraFiles = []*os.File{f}
-		if err := child.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { child.Process.Kill(); child.Wait() })
-		return child
-	}
-
 	p = e.write("held.jsonl", in)
-	child := holdOpen(p)
+	pid := testutil.HoldOpenForWriting(t, p)
 	_, err := File(context.Background(), p, e.opts())
 	var held *rewrite.HeldOpenError
-	if !errors.As(err, &held) || !slices.Equal(held.Pids, []int{child.Process.Pid}) {
-		t.Errorf("purge of a held file: %v, want held open by %d", err, child.Process.Pid)
+	if !errors.As(err, &held) || !slices.Equal(held.Pids, []int{pid}) {
+		t.Errorf("purge of a held file: %v, want held open by %d", err, pid)
 	}
 	if !bytes.Equal(readFile(t, p), in) {
 		t.Error("the held file changed")
@@ -685,14 +347,14 @@ func TestHeldOpenReported(t *testing.T) {
 	p = e.write("racing.jsonl", in)
 	defer rewrite.SetHooks(p, rewrite.Hooks{BeforeRename: func(n int) {
 		if n == 0 {
-			child = holdOpen(p)
+			pid = testutil.HoldOpenForWriting(t, p)
 		}
 	}})()
 	start = time.Now()
 	rep, _ = e.purge(p, e.opts())
 	took := time.Since(start)
-	if !slices.Equal(rep.HeldOpen, []int{child.Process.Pid}) {
-		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, child.Process.Pid)
+	if !slices.Equal(rep.HeldOpen, []int{pid}) {
+		t.Errorf("held open by %v, want [%d]", rep.HeldOpen, pid)
 	}
 	// The old file keeps a name for the writer: the backup when it is a
 	// hard link, else a -held link (the default backup is a compressed

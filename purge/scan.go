@@ -29,11 +29,11 @@ type scan struct {
 	micro  *microScan   // what the microcompaction rules need; nil when they are off
 }
 
-// bookkeeping is a kind of per-turn record of which only the latest is
-// kept: Claude Code 2.1.3xx appends a prompt_snapshot attachment and the
+// bookkeeping is a kind of per-turn record of which only the latest is kept:
+// Claude Code 2.1.3xx appends a prompt_snapshot attachment and the
 // api-request-shape / api-request-blob records on every turn
-// (realclient-findings §2), 150 to 350 KB per turn. A byte, not a name:
-// the scan keeps one per record.
+// (docs/transcript-format.md, "A resume only appends"), 150 to 350 KB per
+// turn. A byte, not a name: the scan keeps one per record.
 type bookkeeping uint8
 
 const (

@@ -126,8 +126,8 @@ func removeWhy(f *transcript.Facts, b int) string {
 	bf := f.Block(b)
 	switch bf.Type {
 	case transcript.BlockThinking, transcript.BlockRedactedThinking:
-		if bf.Type == transcript.BlockThinking && bf.NoSignature || bf.Type == transcript.BlockRedactedThinking && bf.Empty {
-			return "thinking without a signature, or redacted thinking without data: the API rejects it"
+		if bf.Type == transcript.BlockThinking && (bf.NoSignature || bf.FakeSignature) || bf.Type == transcript.BlockRedactedThinking && bf.Empty {
+			return "thinking without a real signature, or redacted thinking without data: the API rejects it"
 		}
 		return "thinking of an earlier turn: the API drops it"
 	case transcript.BlockToolResult:

@@ -35,10 +35,10 @@ type stubber struct {
 	// compressed a second time.
 	queued map[ccm.Key]ccm.PinLevel
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	inFlight int64
-	err      error
+	budget *budget // the bytes queued and not stored yet
+
+	mu  sync.Mutex
+	err error // the first Put that failed
 }
 
 type putJob struct {
@@ -49,12 +49,8 @@ type putJob struct {
 	reason  string
 }
 
-// maxInFlight bounds the bytes copied for storing that are not stored yet.
-const maxInFlight = 8 << 20
-
 func newStubber(ctx context.Context, store *ccm.Store, shared *ccm.Batch, session string) *stubber {
-	s := &stubber{ctx: ctx, store: store, session: session, queued: make(map[ccm.Key]ccm.PinLevel)}
-	s.cond = sync.NewCond(&s.mu)
+	s := &stubber{ctx: ctx, store: store, session: session, queued: make(map[ccm.Key]ccm.PinLevel), budget: newBudget()}
 	if store == nil {
 		return s
 	}
@@ -75,14 +71,17 @@ func (s *stubber) work() {
 	defer s.wg.Done()
 	for j := range s.jobs {
 		err := s.batch.PutKeyed(s.ctx, j.key, j.content, j.src, j.pin, j.reason)
+		n := int64(len(j.content))
 		putContent(j.content)
-		s.mu.Lock()
-		s.inFlight -= int64(len(j.content))
-		if err != nil && s.err == nil {
-			s.err = err
+		if err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = err
+			}
+			s.mu.Unlock()
+			s.budget.stop()
 		}
-		s.cond.Broadcast()
-		s.mu.Unlock()
+		s.budget.give(n)
 	}
 }
 
@@ -97,18 +96,10 @@ func (s *stubber) put(ps *plannedStub, content []byte) error {
 		return nil
 	}
 	s.queued[ps.key] = ps.pin
-	n := int64(len(content))
-	s.mu.Lock()
-	for s.err == nil && s.inFlight > 0 && s.inFlight+n > maxInFlight {
-		s.cond.Wait()
-	}
-	err := s.err
-	if err == nil {
-		s.inFlight += n
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return err
+	if !s.budget.take(int64(len(content))) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.err
 	}
 	s.jobs <- putJob{key: ps.key, content: append(getContent(len(content)), content...), src: ps.source(s.session), pin: ps.pin, reason: ps.pinReason}
 	return nil

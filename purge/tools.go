@@ -15,8 +15,9 @@ type toolInfo struct {
 	Name, Detail, Desc, FilePath, Command string
 }
 
-// source renders the stub's source line: the tool and its file path,
-// command or pattern, with $HOME shown as ~ (the Python tool's v2 stubs).
+// source renders the stub's source line: the tool and its file path, command
+// or pattern, with $HOME shown as ~ (claude-context-manager's version 2
+// stubs).
 func (t toolInfo) source() string {
 	name := t.Name
 	if name == "" {
@@ -95,8 +96,8 @@ func toolInfoOf(block gjson.Result) toolInfo {
 // exitRe is compiled on first use, not in every process that links purge.
 var exitRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`exit[: ](\d+)`) })
 
-// exitCode finds "exit N" in the first 100 bytes of an output, as the
-// Python tool did; 0 when there is none.
+// exitCode finds "exit N" in the first 100 bytes of an output, as
+// claude-context-manager did; 0 when there is none.
 func exitCode(raw []byte) int {
 	head := raw[:min(len(raw), 100)]
 	if m := exitRe().FindSubmatch(head); m != nil {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"ccm/internal/ui"
 )
 
 // Chart geometry, in SVG user units.
@@ -166,7 +168,7 @@ func buildChart(s *Session) *chart {
 		class string
 	}{{70, "g70"}, {80, "g80"}, {90, "g90"}, {100, "g100"}} {
 		v := s.Window * g.pct / 100
-		label := strconv.FormatInt(g.pct, 10) + "% of " + tokensShort(s.Window)
+		label := strconv.FormatInt(g.pct, 10) + "% of " + ui.Count(s.Window)
 		// Labelled inside the plot, above the line at its right end.
 		ch.Grid = append(ch.Grid, gridLine{Y: yOf(v), Label: label, Class: g.class, LabelX: padL + plotW - 4, DY: -3, Anchor: "end"})
 	}
@@ -174,7 +176,7 @@ func buildChart(s *Session) *chart {
 		if v == 0 {
 			continue
 		}
-		ch.Grid = append(ch.Grid, gridLine{Y: yOf(v), Label: tokensShort(v), Class: "gy", LabelX: padL - 6, DY: 3, Anchor: "end"})
+		ch.Grid = append(ch.Grid, gridLine{Y: yOf(v), Label: ui.Count(v), Class: "gy", LabelX: padL - 6, DY: 3, Anchor: "end"})
 	}
 	for _, m := range s.Boundaries {
 		ch.Marks = append(ch.Marks, markLine{X: markX(m.Turn, n, xOf), Label: fmt.Sprintf("%s (line %d)", m.Label, m.Line), Class: "mb"})
@@ -246,31 +248,7 @@ func whyText(c Contribution) string {
 	if c.Detail != "" {
 		s += " (" + c.Detail + ")"
 	}
-	return fmt.Sprintf("%s, %s, line %d", s, bytesShort(c.Bytes), c.Line)
-}
-
-// tokensShort writes a token count as 12.3k or 1.2M.
-func tokensShort(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return strings.TrimSuffix(strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64), ".0") + "M"
-	case n >= 1000:
-		return fmt.Sprintf("%.0fk", float64(n)/1e3)
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-// bytesShort writes a byte count in decimal units.
-func bytesShort(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1e6:
-		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
-	case n < 1e9:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	return fmt.Sprintf("%s, %s, line %d", s, ui.Bytes(c.Bytes), c.Line)
 }
 
 // growth is one request's increase over the previous one.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/sessions/usage"
 	"ccm/transcript"
@@ -21,6 +22,9 @@ type OverviewOptions struct {
 	Now         time.Time
 	// Top is how many of the largest sessions are listed and checked.
 	Top int
+	// Select narrows the page to some sessions (--project, --older-than,
+	// --min-size); the zero Selector is every session.
+	Select sessions.Selector
 }
 
 type AllSessions struct {
@@ -70,21 +74,30 @@ func Overview(ctx context.Context, o OverviewOptions) (*AllSessions, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Total = bytesShort(rep.Total)
-	v.Store = bytesShort(rep.Global[usage.Store])
-	v.Archives = bytesShort(rep.Totals[usage.Archives])
+	v.Total = ui.Bytes(rep.Total)
+	v.Store = ui.Bytes(rep.Global[usage.Store])
+	v.Archives = ui.Bytes(rep.Totals[usage.Archives])
 	for _, e := range rep.Errors {
 		v.Missing = append(v.Missing, e)
 	}
 	for _, r := range rep.Projects {
+		if o.Select.Project != "" && !sessions.MatchProject(o.Select.Project, r.Project, r.Folder) {
+			continue
+		}
 		b := r.Bytes
 		other := b[usage.OtherProject] + b[usage.FileHistory] + b[usage.Todos] + b[usage.Debug]
 		v.Projects = append(v.Projects, projectView{Name: r.Project, Total: r.Total,
 			Cells: []int64{b[usage.Transcripts], b[usage.Subagents], b[usage.ToolResults], b[usage.Backups], b[usage.Archives], other}})
 		v.MaxProject = max(v.MaxProject, r.Total)
 	}
-	rows, errs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Jobs: o.Jobs, Now: o.Now})
+	sel := o.Select
+	sel.All = sel.All || !sel.Given()
+	picked, err := sessions.Select(ctx, o.ClaudeDir, sel, sessions.SelectOptions{Now: o.Now, Sessions: true, Jobs: o.Jobs})
 	if err != nil {
+		return nil, err
+	}
+	rows, errs := sessions.Rows(ctx, o.ClaudeDir, picked, sessions.Options{Jobs: o.Jobs, Now: o.Now})
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	for _, e := range errs {
@@ -99,7 +112,7 @@ func Overview(ctx context.Context, o OverviewOptions) (*AllSessions, error) {
 		}
 		rv := rowView{Project: r.Project, ID: r.ID, ShortID: shortID(r.ID), Label: r.Label(), Bytes: r.TotalBytes, Context: r.Context}
 		age := o.Now.Sub(r.ModTime)
-		rv.AgeSeconds, rv.Age = int64(age.Seconds()), ageText(age)
+		rv.AgeSeconds, rv.Age = int64(age.Seconds()), ui.Age(age)
 		rv.Errors, rv.CheckErr = checkFile(r.Path)
 		rv.Checked = rv.CheckErr == ""
 		switch {
@@ -131,16 +144,6 @@ func checkFile(path string) (errs int, failure string) {
 		}
 	}
 	return errs, ""
-}
-
-func ageText(d time.Duration) string {
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // SetOverview puts the overview on the page.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"ccm/internal/ui"
 )
 
 //go:embed page.html
@@ -84,10 +86,10 @@ func (p *Page) AddSession(s *Session) {
 type helpers struct{}
 
 // Bytes writes a byte count.
-func (helpers) Bytes(n any) string { return bytesShort(toInt64(n)) }
+func (helpers) Bytes(n any) string { return ui.Bytes(toInt64(n)) }
 
 // Tokens writes a token count with thousands separators.
-func (helpers) Tokens(n int64) string { return thousands(n) }
+func (helpers) Tokens(n int64) string { return ui.Count(n) }
 
 // Time writes a record time, or "-".
 func (helpers) Time(t time.Time) string {
@@ -149,15 +151,15 @@ func (v *sessionView) TickY() int      { return padT + plotH + 15 }
 func (v *sessionView) AxisY() int      { return padT + plotH + 29 }
 
 // Size is the transcript's size.
-func (v *sessionView) Size() string { return bytesShort(v.S.Bytes) }
+func (v *sessionView) Size() string { return ui.Bytes(v.S.Bytes) }
 
 // Window is the model's context window.
-func (v *sessionView) Window() string { return tokensShort(v.S.Window) }
+func (v *sessionView) Window() string { return ui.Count(v.S.Window) }
 
 // LastContext is the context of the last request.
 func (v *sessionView) LastContext() string {
 	if n := len(v.S.Turns); n > 0 {
-		return thousands(v.S.Turns[n-1].Context())
+		return ui.Count(v.S.Turns[n-1].Context())
 	}
 	return "none recorded"
 }
@@ -179,7 +181,7 @@ func (v *sessionView) PeakContext() string {
 	if m == 0 {
 		return "-"
 	}
-	return thousands(m)
+	return ui.Count(m)
 }
 
 // PurgeBytes is the size the purge's dry run would leave.
@@ -187,7 +189,7 @@ func (v *sessionView) PurgeBytes() string {
 	if v.S.PurgeReport == nil {
 		return "-"
 	}
-	return bytesShort(v.S.PurgeReport.BytesAfter)
+	return ui.Bytes(v.S.PurgeReport.BytesAfter)
 }
 
 // PurgeTokens is the purge's estimate of the resume context, before → after.
@@ -196,7 +198,7 @@ func (v *sessionView) PurgeTokens() string {
 	if r == nil || r.TokensBefore == nil || r.TokensAfter == nil {
 		return ""
 	}
-	return thousands(r.TokensBefore.Tokens) + " → " + thousands(r.TokensAfter.Tokens)
+	return ui.Count(r.TokensBefore.Tokens) + " → " + ui.Count(r.TokensAfter.Tokens)
 }
 
 // Rate says how removed bytes became tokens.
@@ -212,24 +214,4 @@ func pct(n, whole int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f%%", float64(n)*100/float64(whole))
-}
-
-// thousands writes n with comma separators.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }

@@ -141,6 +141,6 @@ func mergeDefaults(opt purge.Options) purge.Options {
 		opt.KeepTurns = d.KeepTurns
 	}
 	opt.Now = d.Now
-	opt.LiveWindow = purge.ActiveWindow
+	opt.InferLive = true
 	return opt
 }

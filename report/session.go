@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"ccm/internal/ui"
 	"ccm/purge"
 	"ccm/purge/restore"
 	"ccm/sessions"
@@ -152,7 +153,7 @@ func Collect(ctx context.Context, path string, opt Options) (*Session, error) {
 	}
 	if opt.Purge && opt.PurgeLimit > 0 && fi.Size() > opt.PurgeLimit && len(c.turns) > 0 {
 		opt.Purge = false
-		s.PurgeNote = fmt.Sprintf("no purge curve: the transcript is over %s, and the purge's dry run would read it twice more (ccm report --purge draws it)", bytesShort(opt.PurgeLimit))
+		s.PurgeNote = fmt.Sprintf("no purge curve: the transcript is over %s, and the purge's dry run would read it twice more (ccm report --purge draws it)", ui.Bytes(opt.PurgeLimit))
 	}
 	if opt.Purge && len(c.turns) > 0 {
 		// After the reading of the original, not beside it: on two cores

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Speed of the context hooks on a 1 MB and a 1 GB transcript (issue 12,
-# item 7): Stop (context monitor and audit), PreCompact (preservation
-# block) and SessionStart(compact) (injection), each timed with
-# farm-bench as a whole process, big file against small file and big file
-# against an empty static Go program started the same way.
+# Speed of the context hooks on a 1 MB and a 1 GB transcript
+# (docs/benchmarks.md, "Start-up"): Stop (context monitor and audit),
+# PreCompact (preservation block) and SessionStart(compact) (injection), each
+# timed with farm-bench as a whole process, big file against small file and
+# big file against an empty static Go program started the same way.
 #
 #   scripts/bench-context-hooks.sh          RUNS=20 by default
 #

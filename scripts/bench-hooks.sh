@@ -8,17 +8,17 @@
 #   scripts/bench-hooks.sh            # 300 runs per scenario
 #   RUNS=1000 scripts/bench-hooks.sh
 #
-# ccm is built both ways: CGO_ENABLED=0 (a static binary: no dynamic
-# loader, no libc start-up; the recommended build for hooks) and the default
-# build (dynamically linked, because dependencies pull in net). Everything
-# happens in a temp dir; ~/.claude is never touched.
+# ccm is built the plain way, as `go install ./cmd/ccm` builds it (no
+# CGO_ENABLED=0): that build must be static (no dynamic loader, no libc
+# start-up), and on ELF systems the script checks it is and stops if not.
+# Everything happens in a temp dir; ~/.claude is never touched.
 set -euo pipefail
 runs="${RUNS:-300}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/ccm" ./cmd/ccm && go build -o "$tmp/ccm-cgo" ./cmd/ccm)
+(cd "$root" && go build -o "$tmp/ccm" ./cmd/ccm)
 
 # The driver and the floor binary are standalone programs (standard library
 # only) so the measurement does not depend on a shell's fork cost.
@@ -42,6 +42,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,7 +53,12 @@ import (
 )
 
 // usage: driver RUNS NAME PAYLOAD-FILE ENV(k=v,k=v|-) BINARY ARGS...
+//        driver linking BINARY
 func main() {
+	if os.Args[1] == "linking" {
+		linking(os.Args[2])
+		return
+	}
 	runs, _ := strconv.Atoi(os.Args[1])
 	name, payloadFile, envs := os.Args[2], os.Args[3], os.Args[4]
 	payload, err := os.ReadFile(payloadFile)
@@ -86,6 +92,24 @@ func main() {
 	fmt.Printf("%-46s wall median %6.2f ms  p95 %6.2f ms  min %6.2f ms | CPU median %5.2f ms\n",
 		name, ms(ts[len(ts)/2]), ms(ts[len(ts)*95/100]), ms(ts[0]), ms(cpu[len(cpu)/2]))
 }
+
+// linking says whether an ELF binary is static (no program interpreter)
+// and exits 1 when it is not; other formats are only named.
+func linking(path string) {
+	f, err := elf.Open(path)
+	if err != nil {
+		fmt.Println("linking: not an ELF binary, not checked")
+		return
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			fmt.Printf("linking: the plain build of ccm is dynamically linked (it has a program interpreter): a package of its build uses cgo\n")
+			os.Exit(1)
+		}
+	}
+	fmt.Println("linking: static (a plain go build, as go install makes it)")
+}
 EOF
 (cd "$tmp/floor" && go mod init floor >/dev/null 2>&1 && go build -o "$tmp/floorbin" .)
 (cd "$tmp/driver" && go mod init driver >/dev/null 2>&1 && go build -o "$tmp/drive" .)
@@ -104,8 +128,8 @@ echo "{$common,\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"Please refa
 echo "{$common,\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}" > "$tmp/start.json"
 
 echo "ccm hook latency, $runs runs per scenario ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+"$tmp/drive" linking "$tmp/ccm"
 "$tmp/drive" "$runs" "floor: minimal Go binary" "$tmp/pre.json" - "$tmp/floorbin"
-"$tmp/drive" "$runs" "CCM_HOOKS_DISABLED=1 (no-op), default build" "$tmp/pre.json" CCM_HOOKS_DISABLED=1 "$tmp/ccm-cgo" hook PreToolUse
 "$tmp/drive" "$runs" "CCM_HOOKS_DISABLED=1 (no-op)" "$tmp/pre.json" CCM_HOOKS_DISABLED=1 "$tmp/ccm" hook PreToolUse
 "$tmp/drive" "$runs" "PreToolUse Bash (nothing to do)" "$tmp/pre.json" - "$tmp/ccm" hook PreToolUse
 "$tmp/drive" "$runs" "UserPromptSubmit, refresh not due" "$tmp/prompt.json" CONTEXT_REFRESH_INTERVAL=1000000,CONTEXT_REFRESH_CLAUDE_MD_INTERVAL=0 "$tmp/ccm" hook UserPromptSubmit

@@ -6,7 +6,7 @@
 #   scripts/bench-transcript.sh [SIZE] [RUNS]     # default 200MB, best of 3
 #
 # The input is the generator's benchmark mix (-bench, seed 42), shaped like
-# the Python tool's 210 MB reference file. Wall time is the best of RUNS,
+# claude-context-manager's 210 MB reference file. Wall time is the best of RUNS,
 # with that run's peak RSS (scripts/timeit.py: os.wait4, exact per child).
 set -euo pipefail
 size=${1:-200MB}
@@ -59,7 +59,7 @@ pdef=$(cat "$work/last")
 $timeit --prep "$prep" --fresh "$fresh" -- "$work/ccm" purge --no-tokens "$work/p.jsonl" | row "ccm purge --no-tokens"
 purge=$(cat "$work/last")
 # The same purge with the store's blobs left uncompressed ($CCM_COMPRESSION,
-# the Python tool's variable): what the compression costs.
+# claude-context-manager's variable): what the compression costs.
 $timeit --prep "$prep" --fresh "$fresh" -- env CCM_COMPRESSION=none "$work/ccm" purge "$work/p.jsonl" | row "ccm purge, store uncompressed"
 $timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --no-ccm "$work/p.jsonl" | row "ccm purge --no-tokens --no-ccm"
 $timeit --prep "$prep" -- "$work/ccm" purge --no-tokens --dry-run "$work/p.jsonl" | row "ccm purge --no-tokens --dry-run"
@@ -67,7 +67,7 @@ echo
 eval "$prep"
 CCM_CACHE_DIR=$work/stores/report "$work/ccm" purge --no-tokens --backup none "$work/p.jsonl" | grep -E '^  (size|thinking|stubs|repairs) '
 python3 -c "
-py = 5.4 * $bytes / 210152575  # the Python tool: 5.4 s for 210 MB, no fsync
+py = 5.4 * $bytes / 210152575  # claude-context-manager: 5.4 s for 210 MB, no fsync
 print()
 for name, t in (('ccm purge', $pdef), ('ccm purge --no-tokens', $purge)):
-    print('%-22s %.1fx the time of cp + fsync;  the Python tool (scaled to this size) takes %.1fx its time' % (name, t / $ceil, py / t))"
+    print('%-22s %.1fx the time of cp + fsync;  claude-context-manager (scaled to this size) takes %.1fx its time' % (name, t / $ceil, py / t))"

@@ -188,7 +188,7 @@ if key:
     check(cache_get(key) == open(os.path.join(work, "mcp-big.txt"), "rb").read(), "  ... ccm cache get gives back its bytes exactly")
 
 mem = subprocess.run([ccm, "memory", "list", "--json"], env=env, capture_output=True, text=True).stdout
-lessons = [json.loads(l) for l in mem.splitlines() if l.strip()]
+lessons = json.loads(mem) if mem.strip() else []  # one array
 check(any(e["tool"] == "Bash" and "nonexistent-ccm-lesson-dir" in e["input"] and "No such file" in e["error"] for e in lessons),
       "the failing command became a lesson: %s" % [e["input"] for e in lessons])
 mcp = [e for e in lessons if e["tool"] == "mcp__t__fail"]

@@ -208,7 +208,7 @@ ok = len(l) == 1 and l[0]["subject"] == "Write the parser" and l[0]["task_id"] =
 sys.exit(0 if ok else 1)
 EOF
 }
-check "the cold task's summary was written once, in the seed's shape (ccm tasks)" one_summary
+check "the cold task's summary was written once, in claude-agentic-framework's shape (ccm tasks)" one_summary
 run H "/compact" 0 "$work/G/transcript.jsonl"
 check "the next preservation block carries the cold-task summary" grep -q "Task: Write the parser" "$work/H/transcript.jsonl"
 

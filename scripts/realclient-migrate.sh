@@ -25,7 +25,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/lib/realclient.sh" realclient-migrate
 
-# The earlier tool's installation, with a rule to refresh on every prompt.
+# agentihooks' installation, with a rule to refresh on every prompt.
 cp -r "$repo/cmd/ccm/testdata/migrate/agentihooks/home" "$work/home"
 mkdir -p "$work/rules"
 cat >"$work/rules/ccm-check.md" <<'EOF'

@@ -103,7 +103,8 @@ if [ -d "$corpus" ]; then
   case_ spotter "$spotter" same
   case_ spotter-archive "$spotter" same --archive-compacted
   # 1.0.x files get an empty system turn from the client on its default
-  # model whatever ccm does (realclient-findings §4); pin a 4.x model.
+  # model whatever ccm does (docs/transcript-format.md, the empty system
+  # turn); pin a 4.x model.
   case_ demo "$demo" same -- --model claude-opus-4-6
 else
   echo "realclient-resume: corpus cases not run: no ../shared/corpus"

@@ -57,7 +57,8 @@ EOF
 resume() {
   local f=$1 out=$2 extra=()
   # 1.0.x sessions get an empty system turn on the client's default model
-  # whatever ccm does (realclient-findings §4): pin a 4.x model for them.
+  # whatever ccm does (docs/transcript-format.md, the empty system turn):
+  # pin a 4.x model for them.
   if grep -q '"version":"1\.' "$f"; then extra=(--model claude-opus-4-6); fi
   "${resume_cmd[@]}" "$f" --out "$out" --quiet ${extra[@]+"${extra[@]}"} >"$out.txt" 2>&1
 }

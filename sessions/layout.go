@@ -29,6 +29,15 @@ type File struct {
 	ID      fsutil.FileID
 }
 
+// StatFile describes the file at path (followed if it is a symlink).
+func StatFile(path string) (File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return File{}, err
+	}
+	return fileOf(path, fi), nil
+}
+
 func fileOf(path string, fi fs.FileInfo) File {
 	return File{Path: path, Size: fi.Size(), ModTime: fi.ModTime(), Mode: fi.Mode(), ID: fsutil.IDOf(fi)}
 }
@@ -37,38 +46,31 @@ func fileOf(path string, fi fs.FileInfo) File {
 type Project struct {
 	Folder string // encoded folder name
 	Dir    string // its path (a symlinked folder is listed under its link)
+	Linked bool   // a symlink to a folder kept elsewhere
 }
 
-// ListProjects lists the project folders, following symlinked ones. A
-// missing config dir is an error; a config dir without projects/ has none.
+// ListProjects lists the project folders by the one symlink rule
+// (transcript.ProjectFolders: a symlinked project folder is a project
+// like the others). A missing config dir is an error; a config dir
+// without projects/ has none.
 func ListProjects(configDir string) ([]Project, error) {
 	if err := transcript.CheckConfigDir(configDir); err != nil {
 		return nil, err
 	}
-	root := transcript.ProjectsDir(configDir)
-	entries, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	folders, err := transcript.ProjectFolders(configDir)
 	if err != nil {
 		return nil, err
 	}
-	var out []Project
-	for _, e := range entries {
-		p := filepath.Join(root, e.Name())
-		if e.Type()&fs.ModeSymlink != 0 {
-			if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-				continue
-			}
-		} else if !e.IsDir() {
-			continue
-		}
-		out = append(out, Project{Folder: e.Name(), Dir: p})
+	root := transcript.ProjectsDir(configDir)
+	out := make([]Project, 0, len(folders))
+	for _, f := range folders {
+		out = append(out, Project{Folder: f.Name, Dir: filepath.Join(root, f.Name), Linked: f.Linked})
 	}
 	return out, nil
 }
 
-// Session is one main transcript and the files that belong to it.
+// Session is one main transcript and the files that belong to it: the
+// one model of a session every command shares.
 type Session struct {
 	ID     string
 	Folder string
@@ -117,12 +119,33 @@ type Folder struct {
 // ScanFolder lists one project folder: sessions with their companion
 // files, backups and temp files, legacy agent files, orphaned companion
 // folders. It stats every file (as du does) and reads none.
-func ScanFolder(p Project) (*Folder, error) {
+func ScanFolder(p Project) (*Folder, error) { return scanFolder(p, "") }
+
+// ScanSession is ScanFolder for the one session id of a project folder
+// (nil when its transcript is not there): the other sessions' files are
+// not looked at.
+func ScanSession(p Project, id string) (*Session, error) {
+	f, err := scanFolder(p, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Errors) > 0 {
+		return nil, f.Errors[0]
+	}
+	for _, s := range f.Sessions {
+		return s, nil
+	}
+	return nil, nil
+}
+
+// scanFolder is ScanFolder, for the files of session only when it is set.
+func scanFolder(p Project, only string) (*Folder, error) {
 	entries, err := os.ReadDir(p.Dir)
 	if err != nil {
 		return nil, err
 	}
 	f := &Folder{Project: p}
+	skip := func(id string) bool { return only != "" && id != only }
 	byID := map[string]*Session{}
 	get := func(id string) *Session {
 		s := byID[id]
@@ -135,9 +158,17 @@ func ScanFolder(p Project) (*Folder, error) {
 	for _, e := range entries {
 		name := e.Name()
 		path := filepath.Join(p.Dir, name)
+		if only != "" && !strings.HasPrefix(strings.TrimPrefix(name, "."), only) && !strings.HasPrefix(name, "agent-") {
+			continue // not the session's (legacy agent files may be): cheaper than a stat
+		}
 		if e.IsDir() {
 			if name == "memory" {
-				f.Other = append(f.Other, walkFiles(path, nil, &f.Errors)...)
+				if only == "" {
+					f.Other = append(f.Other, walkFiles(path, nil, &f.Errors)...)
+				}
+				continue
+			}
+			if skip(name) {
 				continue
 			}
 			s := get(name)
@@ -158,16 +189,20 @@ func ScanFolder(p Project) (*Folder, error) {
 		file := fileOf(path, fi)
 		switch {
 		case strings.HasPrefix(name, ".") && strings.Contains(name, ".jsonl.ccm-tmp-"):
-			id := strings.TrimPrefix(name[:strings.Index(name, ".jsonl.ccm-tmp-")], ".")
-			get(id).Temps = append(get(id).Temps, file)
+			if id := strings.TrimPrefix(name[:strings.Index(name, ".jsonl.ccm-tmp-")], "."); !skip(id) {
+				get(id).Temps = append(get(id).Temps, file)
+			}
 		case strings.Contains(name, ".jsonl.backup."):
-			id := name[:strings.Index(name, ".jsonl.backup.")]
-			get(id).Backups = append(get(id).Backups, file)
+			if id := name[:strings.Index(name, ".jsonl.backup.")]; !skip(id) {
+				get(id).Backups = append(get(id).Backups, file)
+			}
 		case strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, ".jsonl"):
 			f.Agents = append(f.Agents, file)
 		case transcript.IsSessionFileName(name):
-			get(strings.TrimSuffix(name, ".jsonl")).Main = file
-		default:
+			if id := strings.TrimSuffix(name, ".jsonl"); !skip(id) {
+				get(id).Main = file
+			}
+		case only == "":
 			f.Other = append(f.Other, file)
 		}
 	}

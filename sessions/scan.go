@@ -9,13 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"ccm/internal/fsutil"
+	"ccm/internal/batch"
 	"ccm/transcript"
 )
-
-// LiveWindow is how recently a session may have been written to and still
-// count as live (as for ccm purge): Claude Code is probably running it.
-const LiveWindow = 2 * time.Minute
 
 // Row is one session in a listing.
 type Row struct {
@@ -60,11 +56,10 @@ func (r *Row) Label() string {
 	return r.Prompt
 }
 
-// Options select and pace a scan.
+// Options pace a listing.
 type Options struct {
-	Project string // a project path, folder name, or a substring of either; "" for all
-	Jobs    int
-	Now     time.Time
+	Jobs int
+	Now  time.Time
 	// Progress, if set, is called once per project folder done.
 	Progress func(done, total int)
 	// NoPeek skips reading the transcripts (du needs sizes only).
@@ -76,55 +71,25 @@ type Options struct {
 	Counts *Counts
 }
 
-// Liveness tells live sessions: written within LiveWindow, or held open
-// for writing by another process (read from /proc once per scan).
-type Liveness struct {
-	now     time.Time
-	writers map[fsutil.FileID][]int
-}
-
-// NewLiveness reads /proc once for files under configDir held open for
-// writing.
-func NewLiveness(configDir string, now time.Time) *Liveness {
-	w, _ := fsutil.OpenForWriting(configDir)
-	return &Liveness{now: now, writers: w}
-}
-
-// Live reports whether f is live and why ("" when not).
-func (l *Liveness) Live(f File) string {
-	if age := l.now.Sub(f.ModTime); age < LiveWindow && age > -LiveWindow {
-		return "written in the last 2 minutes"
-	}
-	if pids := l.writers[f.ID]; len(pids) > 0 {
-		return "open for writing by another process"
-	}
-	return ""
-}
-
-// LiveAny reports the first live file of a session (transcript, companion
-// and legacy files).
-func (l *Liveness) LiveAny(s *Session) string {
-	if r := l.Live(s.Main); r != "" {
-		return r
-	}
-	for _, fs := range [][]File{s.Companion, s.Legacy} {
-		for _, f := range fs {
-			if r := l.Live(f); r != "" {
-				return r + " (" + filepath.Base(f.Path) + ")"
-			}
-		}
-	}
-	return ""
-}
-
-// Scan lists every session of the config dir, one row each, with jobs
-// project folders read at once. Per-folder errors become rows' Error or
-// are returned in errs; the scan carries on.
+// Scan lists every session of the config dir, one row each: Select with
+// --all, then Rows. Folders and transcripts that could not be read are
+// returned in errs (or as rows' Error); the scan carries on.
 func Scan(ctx context.Context, configDir string, o Options) (rows []*Row, errs []error, err error) {
-	projects, err := ListProjects(configDir)
+	sel, err := Select(ctx, configDir, Selector{All: true}, SelectOptions{Now: o.Now, Sessions: true, Jobs: o.Jobs})
 	if err != nil {
 		return nil, nil, err
 	}
+	rows, errs = Rows(ctx, configDir, sel, o)
+	return rows, errs, ctx.Err()
+}
+
+// Rows reads the listing row of every session a selection holds, newest
+// first, with jobs project folders read at once. Legacy flat agent files
+// (older layouts) join their session, by the sessionId of their records;
+// in a folder listed whole, one whose session is gone is a row of its
+// own. What could not be read is returned in errs (the selection's
+// failures first) or as a row's Error.
+func Rows(ctx context.Context, configDir string, sel *Selection, o Options) (rows []*Row, errs []error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -132,80 +97,95 @@ func Scan(ctx context.Context, configDir string, o Options) (rows []*Row, errs [
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0) * 2 // reading heads waits on the disk
 	}
+	for _, f := range sel.Failed {
+		errs = append(errs, f.Err)
+	}
 	ret := ReadRetention(configDir)
 	live := NewLiveness(configDir, o.Now)
+	// One job per project folder: the sessions selected in it.
+	type group struct {
+		dir      string
+		sessions []*Session
+	}
+	var groups []*group
+	at := map[string]*group{}
+	for _, t := range sel.Todo {
+		if t.Session == nil {
+			continue
+		}
+		g := at[t.Session.Dir]
+		if g == nil {
+			g = &group{dir: t.Session.Dir}
+			at[g.dir] = g
+			groups = append(groups, g)
+		}
+		g.sessions = append(g.sessions, t.Session)
+	}
+	for dir := range sel.whole {
+		if at[dir] == nil {
+			g := &group{dir: dir}
+			at[dir] = g
+			groups = append(groups, g)
+		}
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].dir < groups[j].dir })
 	var mu sync.Mutex
 	done := 0
-	work := make(chan Project)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range work {
-				rs, e := scanProject(p, o, ret, live)
-				mu.Lock()
-				errs = append(errs, e...)
-				for _, r := range rs {
-					if o.Project == "" || MatchProject(o.Project, r.Project, r.Folder) {
-						rows = append(rows, r)
-					}
-				}
-				done++
-				if o.Progress != nil {
-					o.Progress(done, len(projects))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, p := range projects {
-		if ctx.Err() != nil {
-			break
+	batch.Run(ctx, len(groups), jobs, func(i int) {
+		g := groups[i]
+		rs := folderRows(g.sessions, sel.whole[g.dir], sel, o, ret, live)
+		mu.Lock()
+		defer mu.Unlock()
+		rows = append(rows, rs...)
+		done++
+		if o.Progress != nil {
+			o.Progress(done, len(groups))
 		}
-		work <- p
-	}
-	close(work)
-	wg.Wait()
-	if ctx.Err() != nil {
-		return nil, errs, ctx.Err()
-	}
+	}, nil)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].ModTime.After(rows[j].ModTime) })
-	return rows, errs, nil
+	return rows, errs
 }
 
 // MatchProject reports whether a --project value names a project: its real
-// path, its folder name, or the folder name of the value read as a path.
+// path, its folder name, or the folder name of the value read as a path
+// (as given, or with its symlinks resolved, as Claude Code names it).
 func MatchProject(want, project, folder string) bool {
 	if want == project || want == folder {
 		return true
 	}
-	if abs, err := filepath.Abs(want); err == nil && (abs == project || transcript.ProjectDirName(abs) == folder) {
+	abs, err := filepath.Abs(want)
+	if err != nil {
+		return false
+	}
+	if abs == project || transcript.ProjectDirName(abs) == folder {
 		return true
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		return real == project || transcript.ProjectDirName(real) == folder
 	}
 	return false
 }
 
-func scanProject(p Project, o Options, ret Retention, live *Liveness) ([]*Row, []error) {
-	f, err := ScanFolder(p)
-	if err != nil {
-		return nil, []error{err}
-	}
+// folderRows makes the rows of the sessions of one project folder, and
+// attaches its legacy agent files (whole: the folder's full listing, nil
+// when only some of its sessions were selected).
+func folderRows(ss []*Session, whole *Folder, sel *Selection, o Options, ret Retention, live *Liveness) []*Row {
 	var rows []*Row
 	byID := map[string]*Row{}
-	for _, s := range f.Sessions {
+	for _, s := range ss {
 		r := rowOf(s, o, ret, live)
 		rows = append(rows, r)
 		byID[s.ID] = r
 	}
-	// Flat agent files of older versions join their session (by the
-	// sessionId of their records); an agent file whose session is gone
-	// is its own row.
-	for _, a := range f.Agents {
-		var pk Peek
-		if !o.NoPeek {
-			pk, _ = PeekFile(a.Path, a.Size)
-		}
+	if whole == nil || o.NoPeek {
+		return rows
+	}
+	present := map[string]bool{}
+	for _, s := range whole.Sessions {
+		present[s.ID] = true
+	}
+	for _, a := range whole.Agents {
+		pk, _ := PeekFile(a.Path, a.Size)
 		if r := byID[pk.SessionID]; r != nil && pk.SessionID != "" {
 			r.Session.Legacy = append(r.Session.Legacy, a)
 			r.Subagents++
@@ -216,10 +196,17 @@ func scanProject(p Project, o Options, ret Retention, live *Liveness) ([]*Row, [
 			}
 			continue
 		}
-		s := &Session{ID: strings.TrimSuffix(filepath.Base(a.Path), ".jsonl"), Folder: p.Folder, Dir: p.Dir, Main: a}
-		rows = append(rows, rowOf(s, o, ret, live))
+		if pk.SessionID != "" && present[pk.SessionID] {
+			continue // its session is there, not selected
+		}
+		// An agent file whose session is gone is its own row, when the
+		// narrowing selectors keep it.
+		s := &Session{ID: trimJSONL(filepath.Base(a.Path)), Folder: whole.Folder, Dir: whole.Dir, Main: a}
+		if sel.Selector.skip(sessionTarget(s, false), o.Now) == 0 {
+			rows = append(rows, rowOf(s, o, ret, live))
+		}
 	}
-	return rows, f.Errors
+	return rows
 }
 
 func rowOf(s *Session, o Options, ret Retention, live *Liveness) *Row {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"sync"
+
+	"ccm/internal/rawjson"
 )
 
 // Build's pipeline. Extracting a record's facts is a validating walk over
@@ -256,7 +258,7 @@ func (b *builder) extractBatches() {
 			s := &bt.lines[i]
 			s.kind = Invalid
 			body := s.line.Body()
-			if t := skipWS(body, 0); t < len(body) && body[t] == '{' {
+			if t := rawjson.SkipSpace(body, 0); t < len(body) && body[t] == '{' {
 				s.facts = lineFacts{Line: s.line.Num, Offset: s.line.Offset, Size: len(s.line.Raw), Blocks: s.facts.Blocks[:0]}
 				var szp *Sizes
 				if b.opt.Sizes {

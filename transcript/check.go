@@ -13,10 +13,11 @@ type CheckOptions struct {
 }
 
 // Check reports what would break or silently shorten a resume of this
-// transcript. Errors: a Messages API rule broken on the active chain, a
+// transcript. Errors: a Messages API rule broken on the active chain
+// (placeholder thinking signatures included: the API rejects them), a
 // parentUuid naming a missing record. Warnings: torn, invalid and NUL
-// lines, duplicate uuids, conversation records off the active chain, fake
-// thinking signatures, a last tool call still without a result.
+// lines, duplicate uuids, conversation records off the active chain, a
+// last tool call still without a result.
 func Check(ix *Index, opt CheckOptions) []Finding {
 	c := ix.ActiveChain()
 	out := ix.CheckAPI(c, ix.Messages(c))

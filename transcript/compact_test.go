@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"ccm/internal/synth"
+
 	"github.com/tidwall/gjson"
 )
 

@@ -55,9 +55,9 @@ func sameCounts(t *testing.T, what string, got, want map[string]int) {
 }
 
 // The expected figures below were counted by hand with an independent
-// Python walk over the corpus files (json.loads per line, a naive
+// walk in Python over the corpus files (json.loads per line, a naive
 // parentUuid walk from the last main-chain user/assistant record), and
-// agree with the tables in shared/docs/transcript-format.md §6.2 and §13.
+// agree with docs/transcript-format.md, "Seen in the corpus".
 func TestCorpusCounts(t *testing.T) {
 	tests := []struct {
 		rel       string
@@ -126,9 +126,9 @@ func TestCorpusCounts(t *testing.T) {
 	}
 }
 
-// TestCorpusParallelResultAttached pins the one off-walk tool result of
-// the 2.1.39 file (transcript-format §6.4): it hangs off the first
-// tool_use line of a split message and is attached by tool id.
+// TestCorpusParallelResultAttached pins the one off-walk tool result of the
+// 2.1.39 file (docs/transcript-format.md, "Seen in the corpus"): it hangs off
+// the first tool_use line of a split message and is attached by tool id.
 func TestCorpusParallelResultAttached(t *testing.T) {
 	ix := indexCorpus(t, testutil.Spotter)
 	c := ix.ActiveChain()
@@ -155,7 +155,7 @@ func TestCorpusParallelResultAttached(t *testing.T) {
 }
 
 // TestCorpusCheck: every corpus file resumes (the real client confirmed
-// it, realclient-findings §2), so Check finds no error. The subagent
+// it, docs/transcript-format.md), so Check finds no error. The subagent
 // compaction file's dangling parents are expected there, but are errors
 // when the same file is checked as a main session.
 func TestCorpusCheck(t *testing.T) {
@@ -163,7 +163,9 @@ func TestCorpusCheck(t *testing.T) {
 		ix := indexCorpus(t, rel)
 		fs := Check(ix, CheckOptions{Subagent: IsSubagentPath(rel)})
 		for _, f := range fs {
-			if f.Severity == Error {
+			// The spotter fixture's placeholder signatures are errors,
+			// counted below.
+			if f.Severity == Error && f.Code != "thinking-fake-signature" {
 				t.Errorf("%s:%d: unexpected error %s: %s", rel, f.Line, f.Code, f.Text)
 			}
 		}
@@ -171,12 +173,12 @@ func TestCorpusCheck(t *testing.T) {
 	ix := indexCorpus(t, testutil.Spotter)
 	fake := 0
 	for _, f := range Check(ix, CheckOptions{}) {
-		if f.Code == "thinking-fake-signature" {
+		if f.Code == "thinking-fake-signature" && f.Severity == Error {
 			fake++
 		}
 	}
 	// 14 thinking blocks carry "[REDACTED_SIGNATURE]"; 6 are on the chain
-	// (the real client sent 6, realclient-findings §2).
+	// (the real client sent 6, docs/transcript-format.md).
 	if fake != 6 {
 		t.Errorf("fake signatures on the chain: %d, want 6", fake)
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,146 +104,47 @@ func EncodeProjectDir(cwd string) string {
 	return string(b[:maxProjectName]) + "-" + strconv.FormatInt(abs, 36)
 }
 
-// ErrNoSession is returned when no session matches a lookup.
-var ErrNoSession = errors.New("no session found")
-
-// Session is one main transcript file of a project.
-type Session struct {
-	ID      string // file name without .jsonl
-	Path    string
-	Project string // project folder name
-	Size    int64
-	ModTime int64 // Unix nanoseconds
-}
-
 // IsSessionFileName reports whether name is a main session transcript:
 // <id>.jsonl, not a legacy flat agent-*.jsonl file, not a backup or temp file.
 func IsSessionFileName(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "agent-") && !strings.HasPrefix(name, ".")
 }
 
-// ProjectSessions lists the main sessions in one project folder, newest
-// modification first.
-func ProjectSessions(projectDir string) ([]Session, error) {
-	entries, err := os.ReadDir(projectDir)
-	if err != nil {
-		return nil, err
-	}
-	var out []Session
-	for _, e := range entries {
-		if e.IsDir() || !IsSessionFileName(e.Name()) {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		out = append(out, Session{
-			ID:      strings.TrimSuffix(e.Name(), ".jsonl"),
-			Path:    filepath.Join(projectDir, e.Name()),
-			Project: filepath.Base(projectDir),
-			Size:    fi.Size(),
-			ModTime: fi.ModTime().UnixNano(),
-		})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ModTime > out[j].ModTime })
-	return out, nil
+// ProjectFolder is one project folder under <config>/projects.
+type ProjectFolder struct {
+	Name string
+	// Linked is set for a symlink to a folder kept elsewhere.
+	Linked bool
 }
 
-// CurrentSession finds the session of a working directory: the newest
-// main transcript in its project folder.
-func CurrentSession(configDir, cwd string) (Session, error) {
-	dir := filepath.Join(ProjectsDir(configDir), ProjectDirName(cwd))
-	ss, err := ProjectSessions(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Session{}, fmt.Errorf("%w for %s (looked in %s)", ErrNoSession, cwd, dir)
-		}
-		return Session{}, err
-	}
-	if len(ss) == 0 {
-		return Session{}, fmt.Errorf("%w for %s (no *.jsonl in %s)", ErrNoSession, cwd, dir)
-	}
-	return ss[0], nil
-}
-
-// FindSession finds a session by id in any project folder.
-func FindSession(configDir, id string) (Session, error) {
-	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return Session{}, fmt.Errorf("invalid session id %q", id)
-	}
-	id = strings.TrimSuffix(id, ".jsonl")
-	projects, err := Projects(configDir)
-	if err != nil {
-		return Session{}, err
-	}
-	for _, p := range projects {
-		path := filepath.Join(ProjectsDir(configDir), p, id+".jsonl")
-		fi, err := os.Stat(path)
-		if err == nil && fi.Mode().IsRegular() {
-			return Session{ID: id, Path: path, Project: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}, nil
-		}
-	}
-	return Session{}, fmt.Errorf("%w with id %s under %s", ErrNoSession, id, ProjectsDir(configDir))
-}
-
-// Projects lists the project folder names under the config dir.
-func Projects(configDir string) ([]string, error) {
-	entries, err := os.ReadDir(ProjectsDir(configDir))
+// ProjectFolders lists the project folders of a config dir: every folder
+// directly under its projects/, and every symlink there that leads to a
+// folder (a project folder kept on another disk, say), listed under the
+// link's name. That is the one symlink ccm follows in a config dir: every
+// command sees the same projects, and nothing else reached through a
+// symlink (a transcript, a folder inside a project) is walked. A config
+// dir without projects/ has none.
+func ProjectFolders(configDir string) ([]ProjectFolder, error) {
+	root := ProjectsDir(configDir)
+	entries, err := os.ReadDir(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	var out []string
+	var out []ProjectFolder
 	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, e.Name())
+		switch {
+		case e.IsDir():
+			out = append(out, ProjectFolder{Name: e.Name()})
+		case e.Type()&fs.ModeSymlink != 0:
+			if fi, err := os.Stat(filepath.Join(root, e.Name())); err == nil && fi.IsDir() {
+				out = append(out, ProjectFolder{Name: e.Name(), Linked: true})
+			}
 		}
 	}
 	return out, nil
-}
-
-// AllSessions lists the main sessions of every project. A project folder
-// that cannot be read is returned in failed and the listing carries on;
-// err is for the projects folder itself.
-func AllSessions(configDir string) (sessions []Session, failed []error, err error) {
-	projects, err := Projects(configDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, p := range projects {
-		ss, err := ProjectSessions(filepath.Join(ProjectsDir(configDir), p))
-		if err != nil {
-			failed = append(failed, err)
-			continue
-		}
-		sessions = append(sessions, ss...)
-	}
-	return sessions, failed, nil
-}
-
-// SubagentFiles lists the subagent transcripts that belong to a session:
-// <session>/subagents/**/agent-*.jsonl (2.1.x) and, for older layouts, the
-// flat agent-*.jsonl files beside the sessions in the project folder.
-func SubagentFiles(sessionPath string) ([]string, error) {
-	var out []string
-	dir := strings.TrimSuffix(sessionPath, ".jsonl")
-	sub := filepath.Join(dir, "subagents")
-	err := filepath.WalkDir(sub, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), "agent-") && strings.HasSuffix(d.Name(), ".jsonl") {
-			out = append(out, path)
-		}
-		return nil
-	})
-	return out, err
 }
 
 // IsSubagentPath reports whether a transcript path is a subagent file
@@ -252,35 +152,6 @@ func SubagentFiles(sessionPath string) ([]string, error) {
 func IsSubagentPath(path string) bool {
 	base := filepath.Base(path)
 	return strings.HasPrefix(base, "agent-") || strings.Contains(filepath.ToSlash(path), "/subagents/")
-}
-
-// WalkTranscripts calls fn for every *.jsonl file under root, subagent
-// files included, skipping temp files. Backups (*.jsonl.backup.*) do not
-// end in .jsonl and are not visited.
-func WalkTranscripts(root string, fn func(path string, d fs.DirEntry) error) error {
-	return WalkTranscriptsSkipping(root, fn, nil)
-}
-
-// WalkTranscriptsSkipping is WalkTranscripts for a batch: a folder under
-// root that cannot be read is passed to skip and the walk carries on with
-// the rest (with skip nil, it fails the walk).
-func WalkTranscriptsSkipping(root string, fn func(path string, d fs.DirEntry) error, skip func(path string, err error)) error {
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if skip == nil || path == root {
-				return err
-			}
-			skip(path, err)
-			if d != nil && d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		return fn(path, d)
-	})
 }
 
 // SessionCwd returns the working directory that a session transcript

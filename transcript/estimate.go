@@ -1,15 +1,14 @@
 package transcript
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
+	pool "ccm/internal/batch"
 	"ccm/internal/tokens"
 )
 
@@ -246,21 +245,6 @@ func countPieces(pieces []textPiece) ([]int, error) {
 	if err := tokens.Warm(); err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := min(runtime.GOMAXPROCS(0), len(pieces)); w > 0; w-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= len(pieces) {
-					return
-				}
-				counts[j] = tokens.MustCount(pieces[j].s)
-			}
-		}()
-	}
-	wg.Wait()
+	pool.Run(context.Background(), len(pieces), 0, func(j int) { counts[j] = tokens.MustCount(pieces[j].s) }, nil)
 	return counts, nil
 }

@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"bytes"
+
+	"ccm/internal/rawjson"
 )
 
 // RecType is the kind of a record, from its "type" field.
@@ -188,7 +190,7 @@ type ToolOutput struct {
 func extract(body []byte, f *lineFacts, sz *Sizes) bool {
 	w := &walker{b: body}
 	b := body
-	end := w.object(skipWS(b, 0), func(k []byte, vs int) int {
+	end := w.object(rawjson.SkipSpace(b, 0), func(k []byte, vs int) int {
 		if string(k) == "message" && vs < len(b) && b[vs] == '{' {
 			return extractMessage(w, vs, f, sz)
 		}
@@ -218,7 +220,7 @@ func extract(body []byte, f *lineFacts, sz *Sizes) bool {
 			f.Subtype = strView(v)
 		case "attachment", "data":
 			if f.Subtype == "" {
-				eachMember(v, func(k2, v2 []byte) bool {
+				members(v, func(k2, v2 []byte) bool {
 					if string(k2) == "type" {
 						f.Subtype = strView(v2)
 						return false
@@ -233,7 +235,7 @@ func extract(body []byte, f *lineFacts, sz *Sizes) bool {
 		}
 		return ve
 	})
-	return !w.bad && skipWS(b, end) == len(b)
+	return !w.bad && rawjson.SkipSpace(b, end) == len(b)
 }
 
 // extractMessage walks message (starting at b[i]) and returns its end.
@@ -256,7 +258,7 @@ func extractMessage(w *walker, i int, f *lineFacts, sz *Sizes) int {
 			f.MsgID = strView(v)
 		case "usage":
 			f.HasUsage = true
-			eachMember(v, func(k2, v2 []byte) bool {
+			members(v, func(k2, v2 []byte) bool {
 				switch string(k2) {
 				case "input_tokens":
 					f.Usage.Input = rawInt(v2)

@@ -85,19 +85,9 @@ func (e *reasonError) Unwrap() error { return e.err }
 func (ix *Index) checkTranscript() error {
 	if ix.Len() == 0 && ix.Invalid+ix.Torn+ix.NULs > 0 {
 		for _, b := range ix.Bad {
-			if b.Kind == Blank {
-				continue
+			if b.Kind != Blank {
+				return noObjects(b.Line, b.Kind, b.NotObject)
 			}
-			what := "is not JSON"
-			switch {
-			case b.NotObject:
-				what = "is JSON but not an object"
-			case b.Kind == NUL:
-				what = "is NUL bytes"
-			case b.Kind == Torn:
-				what = "is cut off"
-			}
-			return fmt.Errorf("%w (line %d %s)", ErrNoObjects, b.Line, what)
 		}
 		return ErrNoObjects
 	}
@@ -108,6 +98,21 @@ func (ix *Index) checkTranscript() error {
 		return ErrUntyped
 	}
 	return nil
+}
+
+// noObjects is ErrNoObjects naming the first line that is not blank: the
+// refusal of every command given a file that is not a transcript.
+func noObjects(line int, kind Kind, notObject bool) error {
+	what := "is not JSON"
+	switch {
+	case notObject:
+		what = "is JSON but not an object"
+	case kind == NUL:
+		what = "is NUL bytes"
+	case kind == Torn:
+		what = "is cut off"
+	}
+	return fmt.Errorf("%w (line %d %s)", ErrNoObjects, line, what)
 }
 
 // anyTyped reports whether a record names its type.

@@ -25,11 +25,11 @@ func Lookup(json, path string) gjson.Result {
 	b := unsafe.Slice(unsafe.StringData(json), len(json))
 	start, end := 0, len(b)
 	for _, key := range strings.Split(path, ".") {
-		vs, ve, ok := member(b[:end], skipWS(b[:end], start), key)
+		it, ok := rawjson.Member(b[:end], rawjson.SkipSpace(b[:end], start), key)
 		if !ok {
 			return gjson.Result{}
 		}
-		start, end = vs, ve
+		start, end = it.Value, it.End
 	}
 	raw := json[start:end]
 	return gjson.Result{Type: rawType(raw), Raw: raw, Index: start}
@@ -43,13 +43,13 @@ func Lookup(json, path string) gjson.Result {
 // JSON, as Lookup requires.
 func ForEachMember(v gjson.Result, fn func(key string, m gjson.Result) bool) {
 	b := unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))
-	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool {
-		key := string(k)
-		if bytes.IndexByte(k, '\\') >= 0 {
-			key = str(append(append([]byte{'"'}, k...), '"'))
+	rawjson.Members(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool {
+		key := string(it.Key)
+		if bytes.IndexByte(it.Key, '\\') >= 0 {
+			key = str(append(append([]byte{'"'}, it.Key...), '"'))
 		}
-		raw := v.Raw[vs:ve]
-		return fn(key, gjson.Result{Type: rawType(raw), Raw: raw, Index: v.Index + vs})
+		raw := v.Raw[it.Value:it.End]
+		return fn(key, gjson.Result{Type: rawType(raw), Raw: raw, Index: v.Index + it.Value})
 	})
 }
 
@@ -57,72 +57,10 @@ func ForEachMember(v gjson.Result, fn func(key string, m gjson.Result) bool) {
 // returns false, without decoding them, as ForEachMember does.
 func ForEachElement(v gjson.Result, fn func(e gjson.Result) bool) {
 	b := unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))
-	elementsAt(b, func(vs, ve int) bool {
-		raw := v.Raw[vs:ve]
-		return fn(gjson.Result{Type: rawType(raw), Raw: raw, Index: v.Index + vs})
+	rawjson.Elements(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool {
+		raw := v.Raw[it.Value:it.End]
+		return fn(gjson.Result{Type: rawType(raw), Raw: raw, Index: v.Index + it.Value})
 	})
-}
-
-// member finds key in the object that starts at i and returns its value's
-// span.
-func member(b []byte, i int, key string) (vs, ve int, found bool) {
-	membersAt(b, i, func(k []byte, s, e int) bool {
-		if keyIs(k, key) {
-			vs, ve, found = s, e, true
-			return false
-		}
-		return true
-	})
-	return vs, ve, found
-}
-
-// membersAt calls fn with each member of the object that starts at b[i]:
-// its raw key (without quotes) and its value's span, until fn returns
-// false or the structure ends. Values are crossed with rawjson.ValueEnd.
-func membersAt(b []byte, i int, fn func(key []byte, vs, ve int) bool) {
-	membersFrom(b, i, nil, fn)
-}
-
-// membersFrom is membersAt with open, when not nil, asked first about each
-// member, before its value is crossed: when it returns true the walk ends
-// there, and the value is never crossed (MembersOpen).
-func membersFrom(b []byte, i int, open func(key []byte, vs int) bool, fn func(key []byte, vs, ve int) bool) {
-	if i >= len(b) || b[i] != '{' {
-		return
-	}
-	i = skipWS(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		ke := rawjson.StringEnd(b, i+1)
-		if ke < 0 {
-			return
-		}
-		k := b[i+1 : ke-1]
-		i = skipWS(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return
-		}
-		vs := skipWS(b, i+1)
-		if open != nil && open(k, vs) {
-			return
-		}
-		ve := rawjson.ValueEnd(b, vs)
-		if ve < 0 || !fn(k, vs, ve) {
-			return
-		}
-		i = skipWS(b, ve)
-		if i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipWS(b, i+1)
-	}
-}
-
-// keyIs compares a raw key (without quotes) with a plain key.
-func keyIs(raw []byte, key string) bool {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw) == key
-	}
-	return str(append(append([]byte{'"'}, raw...), '"')) == key
 }
 
 // rawType is gjson's Type of a raw value.
@@ -147,38 +85,15 @@ func rawType(raw string) gjson.Type {
 
 // members calls fn with each member of the object b (raw key without
 // quotes, raw value) until fn returns false. Like Lookup it trusts b to
-// be valid JSON, as every line the index has validated is: values are
-// crossed with rawjson.ValueEnd, never validated again, so that a walk over a
-// record with megabytes of output costs a few quote searches.
+// be valid JSON, as every line the index has validated is.
 func members(b []byte, fn func(key, val []byte) bool) {
-	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool { return fn(k, b[vs:ve]) })
+	rawjson.Members(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool { return fn(it.Key, b[it.Value:it.End]) })
 }
 
 // elements calls fn with each element of the array b, trusting b as
 // members does.
 func elements(b []byte, fn func(elem []byte)) {
-	elementsAt(b, func(vs, ve int) bool { fn(b[vs:ve]); return true })
-}
-
-// elementsAt calls fn with the span of each element of the array b until
-// fn returns false.
-func elementsAt(b []byte, fn func(vs, ve int) bool) {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return
-	}
-	i = skipWS(b, i+1)
-	for i < len(b) && b[i] != ']' {
-		ve := rawjson.ValueEnd(b, i)
-		if ve < 0 || !fn(i, ve) {
-			return
-		}
-		i = skipWS(b, ve)
-		if i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipWS(b, i+1)
-	}
+	rawjson.Elements(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool { fn(b[it.Value:it.End]); return true })
 }
 
 // Members finds several members of the object json in one walk: out[i]
@@ -191,11 +106,11 @@ func Members(json string, keys []string, out []gjson.Result) {
 	b := unsafe.Slice(unsafe.StringData(json), len(json))
 	clear(out)
 	left := len(keys)
-	membersAt(b, skipWS(b, 0), func(k []byte, vs, ve int) bool {
+	rawjson.Members(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool {
 		for i, key := range keys {
-			if out[i].Raw == "" && keyIs(k, key) {
-				raw := json[vs:ve]
-				out[i] = gjson.Result{Type: rawType(raw), Raw: raw, Index: vs}
+			if out[i].Raw == "" && rawjson.KeyIs(it.Key, key) {
+				raw := json[it.Value:it.End]
+				out[i] = gjson.Result{Type: rawType(raw), Raw: raw, Index: it.Value}
 				left--
 				break
 			}
@@ -212,38 +127,21 @@ func Members(json string, keys []string, out []gjson.Result) {
 // blocks are crossed. Other values are returned as Lookup returns them.
 func LookupOpen(json, key string) gjson.Result {
 	b := unsafe.Slice(unsafe.StringData(json), len(json))
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return gjson.Result{}
+	var out gjson.Result
+	open := func(k []byte, vs int) bool {
+		if vs < len(b) && (b[vs] == '[' || b[vs] == '{') && rawjson.KeyIs(k, key) {
+			out = gjson.Result{Type: gjson.JSON, Raw: json[vs:], Index: vs}
+			return true
+		}
+		return false
 	}
-	i = skipWS(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		ke := rawjson.StringEnd(b, i+1)
-		if ke < 0 {
-			return gjson.Result{}
+	rawjson.MembersUntil(b, rawjson.SkipSpace(b, 0), open, func(it rawjson.Item) bool {
+		if rawjson.KeyIs(it.Key, key) {
+			raw := json[it.Value:it.End]
+			out = gjson.Result{Type: rawType(raw), Raw: raw, Index: it.Value}
+			return false
 		}
-		k := b[i+1 : ke-1]
-		i = skipWS(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return gjson.Result{}
-		}
-		vs := skipWS(b, i+1)
-		if keyIs(k, key) && vs < len(b) && (b[vs] == '[' || b[vs] == '{') {
-			return gjson.Result{Type: gjson.JSON, Raw: json[vs:], Index: vs}
-		}
-		ve := rawjson.ValueEnd(b, vs)
-		if ve < 0 {
-			return gjson.Result{}
-		}
-		if keyIs(k, key) {
-			raw := json[vs:ve]
-			return gjson.Result{Type: rawType(raw), Raw: raw, Index: vs}
-		}
-		i = skipWS(b, ve)
-		if i >= len(b) || b[i] != ',' {
-			return gjson.Result{}
-		}
-		i = skipWS(b, i+1)
-	}
-	return gjson.Result{}
+		return true
+	})
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/rawjson"
 )
 
 // MembersOpen is Members, except that the value of the last key found,
@@ -18,7 +20,7 @@ func MembersOpen(json string, keys []string, out []gjson.Result) {
 	left := len(keys)
 	wanted := func(k []byte) int {
 		for n, key := range keys {
-			if out[n].Raw == "" && keyIs(k, key) {
+			if out[n].Raw == "" && rawjson.KeyIs(k, key) {
 				return n
 			}
 		}
@@ -34,10 +36,10 @@ func MembersOpen(json string, keys []string, out []gjson.Result) {
 		}
 		return at >= 0
 	}
-	membersFrom(b, skipWS(b, 0), open, func(k []byte, vs, ve int) bool {
-		if at := wanted(k); at >= 0 {
-			raw := json[vs:ve]
-			out[at] = gjson.Result{Type: rawType(raw), Raw: raw, Index: vs}
+	rawjson.MembersUntil(b, rawjson.SkipSpace(b, 0), open, func(it rawjson.Item) bool {
+		if at := wanted(it.Key); at >= 0 {
+			raw := json[it.Value:it.End]
+			out[at] = gjson.Result{Type: rawType(raw), Raw: raw, Index: it.Value}
 			left--
 		}
 		return left > 0

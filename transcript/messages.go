@@ -210,8 +210,8 @@ type Finding struct {
 }
 
 // CheckAPI applies the Messages API rules to the messages of a chain:
-// no empty message or text block; signed thinking only in assistant
-// messages; every tool_use answered in the next user message; every
+// no empty message or text block; thinking only in assistant messages,
+// with a real signature; every tool_use answered in the next user message; every
 // tool_result answering a tool_use of the previous assistant message, and
 // placed before other content; unique tool_use ids with object inputs.
 // A tool_use in the very last message has no next message yet: that is a
@@ -245,7 +245,7 @@ func (ix *Index) CheckAPI(c *Chain, msgs []Message) []Finding {
 				if b.NoSignature {
 					add(r.Rec, Error, "thinking-unsigned", "thinking block without signature")
 				} else if b.FakeSignature {
-					add(r.Rec, Warning, "thinking-fake-signature", "thinking signature is not a real signature (the API rejects it)")
+					add(r.Rec, Error, "thinking-fake-signature", "thinking signature is not a real signature (the API rejects it)")
 				}
 				if b.Empty {
 					add(r.Rec, Error, "redacted-thinking-empty", "redacted_thinking block without data")

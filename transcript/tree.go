@@ -89,7 +89,8 @@ func (ix *Index) ActiveChain() *Chain {
 
 // attachParallelResults finds tool-result records that hang off the walk
 // by their parent and answer a tool_use on the walk that has no result on
-// it. Claude Code attaches these by tool id (transcript-format §6.4),
+// it. Claude Code attaches these by tool id (docs/transcript-format.md,
+// "How a resume rebuilds the conversation"),
 // also when the record carries text besides its results: parallel calls
 // are sometimes written as a chain of tool_use lines whose results are
 // siblings, each hanging off its own tool_use line.

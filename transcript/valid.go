@@ -18,28 +18,16 @@ func ValidJSON(b []byte) bool { return validWhole(b, true) }
 // around it; strict also checks the inside of every string (ValidJSON),
 // else only that it is closed (ValidStructure).
 func validWhole(b []byte, strict bool) bool {
-	i := skipWS(b, 0)
+	i := rawjson.SkipSpace(b, 0)
 	i, ok := validValue(b, i, 0, strict)
 	if !ok {
 		return false
 	}
-	return skipWS(b, i) == len(b)
+	return rawjson.SkipSpace(b, i) == len(b)
 }
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
 const maxDepth = 10000
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
 
 // validValue checks the value at b[i] and returns the index after it.
 // strict checks the inside of its strings; otherwise a string is crossed
@@ -90,7 +78,7 @@ func checkString(b []byte, i int, strict bool) (int, bool) {
 }
 
 func validObject(b []byte, i, depth int, strict bool) (int, bool) {
-	i = skipWS(b, i)
+	i = rawjson.SkipSpace(b, i)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
@@ -102,21 +90,21 @@ func validObject(b []byte, i, depth int, strict bool) (int, bool) {
 		if i, ok = checkString(b, i+1, strict); !ok {
 			return i, false
 		}
-		i = skipWS(b, i)
+		i = rawjson.SkipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return i, false
 		}
-		i = skipWS(b, i+1)
+		i = rawjson.SkipSpace(b, i+1)
 		if i, ok = validValue(b, i, depth, strict); !ok {
 			return i, false
 		}
-		i = skipWS(b, i)
+		i = rawjson.SkipSpace(b, i)
 		if i >= len(b) {
 			return i, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = rawjson.SkipSpace(b, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -126,7 +114,7 @@ func validObject(b []byte, i, depth int, strict bool) (int, bool) {
 }
 
 func validArray(b []byte, i, depth int, strict bool) (int, bool) {
-	i = skipWS(b, i)
+	i = rawjson.SkipSpace(b, i)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
@@ -135,13 +123,13 @@ func validArray(b []byte, i, depth int, strict bool) (int, bool) {
 		if i, ok = validValue(b, i, depth, strict); !ok {
 			return i, false
 		}
-		i = skipWS(b, i)
+		i = rawjson.SkipSpace(b, i)
 		if i >= len(b) {
 			return i, false
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = rawjson.SkipSpace(b, i+1)
 		case ']':
 			return i + 1, true
 		default:

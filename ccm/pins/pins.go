@@ -1,7 +1,7 @@
 // Package pins reads the ccm:pin directives users write into their
 // prompts and resolves them to the large items (tool outputs, images) a
 // purge or the capture hook stores: which item each directive protects,
-// at which level and why. The grammar and the rules are the Python tool's.
+// at which level and why. The grammar and the rules are claude-context-manager's.
 package pins
 
 import (
@@ -26,7 +26,7 @@ type Directive struct {
 	Reason string
 }
 
-// directiveRE is the Python tool's grammar, unchanged (case-insensitive;
+// directiveRE is claude-context-manager's grammar, unchanged (case-insensitive;
 // level defaults to soft; a level=none or any other word is not part of the
 // directive, so "ccm:pin last level=none" pins soft, as it did there). It
 // is compiled on first use, not in every `ccm hook` process.
@@ -63,7 +63,7 @@ type Event struct {
 }
 
 // Resolve resolves directives to the large items they target, exactly
-// as the Python tool did (prior-art a.14):
+// as claude-context-manager did (docs/earlier-tools.md, "Pin directives"):
 //
 //   - last: the nearest large item strictly before the directive;
 //   - next: the first large item strictly after it;

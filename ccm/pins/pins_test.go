@@ -12,12 +12,12 @@ func TestParseDirectives(t *testing.T) {
 		text string
 		want []Directive
 	}{
-		// The Python tests (test_purge 14-16).
+		// claude-context-manager's tests (test_purge 14-16).
 		{`ccm:pin last level=soft reason="important"`, []Directive{{"last", ccm.PinSoft, "important"}}},
 		{`ccm:pin next level=hard`, []Directive{{"next", ccm.PinHard, ""}}},
 		{"ccm:pin start\nwork\nccm:pin end", []Directive{{"start", ccm.PinSoft, ""}, {"end", ccm.PinSoft, ""}}},
 		// Case-insensitive; level defaults to soft; level=none is not part of
-		// the grammar, so it pins soft as the Python tool did.
+		// the grammar, so it pins soft as claude-context-manager did.
 		{`CCM:PIN NEXT LEVEL=HARD reason="Keep"`, []Directive{{"next", ccm.PinHard, "Keep"}}},
 		{`ccm:pin last level=none`, []Directive{{"last", ccm.PinSoft, ""}}},
 		{`nothing here`, nil},

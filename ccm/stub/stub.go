@@ -15,7 +15,7 @@ const (
 )
 
 // Stub is the content of a [CCM_CACHED] block. String writes the v2 field
-// set of the Python tool, which every reader of that tool understands;
+// set of claude-context-manager, which every reader of that tool understands;
 // Parse also reads v1 (path line) and v3 (~tokens, key on an outer
 // "Retrieve:" line) stubs.
 type Stub struct {
@@ -57,7 +57,7 @@ func (st Stub) String() string {
 	b.WriteString("\npinned: ")
 	b.WriteString(st.Pinned.String())
 	// How to get the content back, for whoever reads the stub (a person, the
-	// model). Readers of the field set, ccm's and the Python tool's, skip a
+	// model). Readers of the field set, ccm's and claude-context-manager's, skip a
 	// name they do not know.
 	b.WriteString("\nget: ccm cache get ")
 	b.WriteString(string(st.Key))
@@ -66,7 +66,7 @@ func (st Stub) String() string {
 	return b.String()
 }
 
-// Is reports whether text is a stub, as the Python tool's is_ccm_stub
+// Is reports whether text is a stub, as claude-context-manager's is_ccm_stub
 // decided: it starts with the start marker (after white space) and holds
 // the end marker.
 func Is(text string) bool {

@@ -55,7 +55,7 @@ func TestParseStubVariants(t *testing.T) {
 		"", "Regular content", "[CCM_CACHED]\nkey: " + string(keyA) + "\n", // no end marker
 		"[CCM_CACHED]\n~tokens: 1k\nlines: 4\n[/CCM_CACHED]",                 // v3 without any key
 		"prefix text [CCM_CACHED]\nkey: " + string(keyA) + "\n[/CCM_CACHED]", // not a stub, contains one
-		"[CCM_CACHED]\nkey: sha256:abc123\n[/CCM_CACHED]",                    // the Python tests' short key
+		"[CCM_CACHED]\nkey: sha256:abc123\n[/CCM_CACHED]",                    // claude-context-manager's tests used this short key
 		"[CCM_CACHED]\nkey: sha256:../../../settings\n[/CCM_CACHED]",
 		"[CCM_CACHED]\npath: ../../../settings.json\n[/CCM_CACHED]",
 	} {
@@ -123,8 +123,8 @@ func TestPyCache18_IsStub(t *testing.T) {
 	}
 }
 
-// TestParseRejectsBadKeys: a stub's key comes from outside (the Python
-// tool let "../../settings" reach a path); Parse takes only valid keys.
+// TestParseRejectsBadKeys: a stub's key comes from outside (claude-context-manager
+// let "../../settings" reach a path); Parse takes only valid keys.
 func TestParseRejectsBadKeys(t *testing.T) {
 	bad := []ccm.Key{"../../settings", "../settings", "sha256:../../settings", "b2s:../../notes", "sha256:" + ccm.Key(strings.Repeat("a", 63)) + "/",
 		"sha256:" + ccm.Key(strings.Repeat("A", 64)), "b2s:0123456789abcdeF", "", "settings", "/etc/passwd", "sha256:" + ccm.Key(strings.Repeat("a", 64)) + "\n"}

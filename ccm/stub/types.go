@@ -2,7 +2,7 @@ package stub
 
 // RawValueType is the store's source type of content a purge cut out of a
 // line: the raw JSON value, still encoded, which a restore splices back
-// byte for byte. Content of any other type (the Python tool's) is decoded
+// byte for byte. Content of any other type (claude-context-manager's) is decoded
 // text, restored by value.
 const RawValueType = "json"
 

@@ -2,8 +2,8 @@ package main
 
 import (
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -12,13 +12,14 @@ import (
 
 	"ccm/internal/tokens"
 	"ccm/report"
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
 // analyzeOptions are the inputs of ccm analyze.
 type analyzeOptions struct {
 	globalOptions
-	inputOptions
+	Select   sessions.Selector
 	Top      int
 	NoTokens bool
 	ASCII    bool
@@ -28,7 +29,7 @@ func newAnalyzeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "analyze",
 		Usage:     "show what takes the space in a transcript and what would break a resume",
-		ArgsUsage: "[FILE...]",
+		ArgsUsage: "[FILE|DIR...]",
 		Description: `Reads each transcript once, streaming, and reports: records by type; content
 blocks by type; bytes by category (thinking, tool results, toolUseResult
 copies, tool_use inputs, images, progress records, file-history snapshots,
@@ -39,18 +40,22 @@ estimate over the messages after the last boundary; and the context of every
 request as a sparkline as wide as the terminal (plain ASCII with --ascii or
 when the locale is not UTF-8).
 
+` + selectorHelp + `
+
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "current", Usage: "analyze the newest session of the working directory"},
-			&cli.StringFlag{Name: "session", Usage: "analyze the session with this id"},
+		Flags: append(selectorFlags(),
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many of the largest tool outputs"},
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate"},
 			&cli.BoolFlag{Name: "ascii", Usage: "draw the context sparkline in plain ASCII"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
+			}
 			return runAnalyze(ctx, analyzeOptions{
 				globalOptions: globals(cmd),
-				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session")},
+				Select:        sel,
 				Top:           cmd.Int("top"),
 				NoTokens:      cmd.Bool("no-tokens"),
 				ASCII:         cmd.Bool("ascii"),
@@ -75,7 +80,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 	if o.Top < 0 {
 		return usagef("--top must be 0 or more")
 	}
-	files, err := resolveInputs(o.globalOptions, o.inputOptions)
+	files, err := resolveInputs(ctx, o.globalOptions, o.Select)
 	if err != nil {
 		return err
 	}
@@ -86,7 +91,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 	} else {
 		boundMemory(readMemoryLimit)
 	}
-	var reports []analyzeReport
+	reports := []analyzeReport{}
 	for _, in := range files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -102,9 +107,7 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 		printAnalysis(o.Stdout, r, sparkStyle(o.Stdout, o.ASCII))
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(reports)
+		return writeJSON(o.Stdout, reports)
 	}
 	return nil
 }
@@ -147,7 +150,7 @@ func analyzeFile(path string, o analyzeOptions) (analyzeReport, error) {
 
 func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 	a := r.Analysis
-	fmt.Fprintf(w, "%s\n  %s in %d lines\n", r.Path, humanBytes(a.Bytes), a.Lines)
+	fmt.Fprintf(w, "%s\n  %s in %s lines\n", r.Path, ui.Bytes(a.Bytes), ui.Count(a.Lines))
 
 	fmt.Fprintf(w, "\nrecords by type\n")
 	printStats(w, a.Records, a.Bytes)
@@ -175,7 +178,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 		{"file-history-snapshots", c.FileHistory},
 		{"the rest", c.Rest},
 	} {
-		fmt.Fprintf(w, "  %-28s %10s  %6s\n", row.name, humanBytes(row.n), percent(row.n, a.Bytes))
+		fmt.Fprintf(w, "  %-28s %10s  %6s\n", row.name, ui.Bytes(row.n), ui.Percent(row.n, a.Bytes))
 	}
 
 	if len(a.Largest) > 0 {
@@ -189,7 +192,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 			if o.IsError {
 				errMark = "  (error)"
 			}
-			fmt.Fprintf(w, "  line %-7d %-16s %10s%s\n", o.Line, tool, humanBytes(int64(o.Bytes)), errMark)
+			fmt.Fprintf(w, "  line %-7d %-16s %10s%s\n", o.Line, tool, ui.Bytes(int64(o.Bytes)), errMark)
 		}
 	}
 
@@ -202,7 +205,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 		if s.Chain.Sidechain {
 			side = " (a subagent's sidechain)"
 		}
-		fmt.Fprintf(w, "  active chain%s: %d records, %d API messages, walked from line %d", side, s.Chain.Records, s.Chain.Messages, s.Chain.StartLine)
+		fmt.Fprintf(w, "  active chain%s: %s records, %s API messages, walked from line %d", side, ui.Count(s.Chain.Records), ui.Count(s.Chain.Messages), s.Chain.StartLine)
 		switch {
 		case s.Chain.Boundary > 0:
 			fmt.Fprintf(w, " back to the compact boundary at line %d", s.Chain.Boundary)
@@ -221,7 +224,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 			if b.Trigger != "" {
 				fmt.Fprintf(w, " (%s", b.Trigger)
 				if b.PreTokens > 0 {
-					fmt.Fprintf(w, ", %d tokens before", b.PreTokens)
+					fmt.Fprintf(w, ", %s tokens before", ui.Count(b.PreTokens))
 				}
 				fmt.Fprint(w, ")")
 			}
@@ -263,8 +266,8 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 	fmt.Fprintf(w, "\nresume context\n")
 	if a.LastUsage != nil {
 		u := a.LastUsage
-		fmt.Fprintf(w, "  last recorded usage: %d tokens (input %d + cache read %d + cache creation %d + output %d)\n",
-			u.Total(), u.Input, u.CacheRead, u.CacheCreation, u.Output)
+		fmt.Fprintf(w, "  last recorded usage: %s tokens (input %s + cache read %s + cache creation %s + output %s)\n",
+			ui.Count(u.Total()), ui.Count(u.Input), ui.Count(u.CacheRead), ui.Count(u.CacheCreation), ui.Count(u.Output))
 	} else {
 		fmt.Fprintf(w, "  last recorded usage: none on the active chain\n")
 	}
@@ -273,7 +276,7 @@ func printAnalysis(w io.Writer, r analyzeReport, sp spark) {
 		if e.Sampled {
 			how = "sampled and scaled"
 		}
-		fmt.Fprintf(w, "  cl100k estimate: %d tokens over %s of text", e.Tokens, humanBytes(e.Bytes))
+		fmt.Fprintf(w, "  cl100k estimate: %s tokens over %s of text", ui.Count(e.Tokens), ui.Bytes(e.Bytes))
 		if e.Images > 0 {
 			fmt.Fprintf(w, " and %d images", e.Images)
 		}
@@ -296,6 +299,6 @@ func printStats(w io.Writer, m map[string]transcript.Stat, total int64) {
 	})
 	for _, k := range names {
 		st := m[k]
-		fmt.Fprintf(w, "  %-36s %7d %10s  %6s\n", k, st.Count, humanBytes(st.Bytes), percent(st.Bytes, total))
+		fmt.Fprintf(w, "  %-36s %7d %10s  %6s\n", k, st.Count, ui.Bytes(st.Bytes), ui.Percent(st.Bytes, total))
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/report"
 	"ccm/transcript"
 )
 
@@ -16,6 +17,9 @@ type globalOptions struct {
 	ClaudeDir string // Claude config dir: --claude-dir, $CLAUDE_CONFIG_DIR, ~/.claude
 	CacheDir  string // CCM store root: --cache-dir, $CCM_CACHE_DIR, <claude dir>/cache/ccm
 	JSON      bool   // machine-readable output
+	Wide      bool   // tables print every cell whole, ids in full
+	Terminal  bool   // stdout is a terminal: tables fit its width, bars are drawn
+	ASCII     bool   // the terminal cannot show Unicode: tables shorten with "..."
 	Stdin     io.Reader
 	Stdout    io.Writer
 	Stderr    io.Writer
@@ -40,6 +44,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "claude-dir", Usage: "Claude Code config directory", Sources: cli.EnvVars("CLAUDE_CONFIG_DIR"), TakesFile: true},
 			&cli.StringFlag{Name: "cache-dir", Usage: "CCM store directory (default <claude-dir>/cache/ccm)", Sources: cli.EnvVars("CCM_CACHE_DIR"), TakesFile: true},
 			&cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"},
+			&cli.BoolFlag{Name: "wide", Usage: "print tables whole: full session ids and paths, no fitting to the terminal"},
 		},
 		Commands: []*cli.Command{
 			// transcript engine
@@ -115,8 +120,29 @@ func requireConfigDir(cmd *cli.Command) {
 		return
 	}
 	cmd.Before = func(ctx context.Context, c *cli.Command) (context.Context, error) {
+		if readsOnlyNamedFiles(c) {
+			return ctx, nil
+		}
 		return ctx, transcript.CheckConfigDir(globals(c).ClaudeDir)
 	}
+}
+
+// readsOnlyNamedFiles reports whether c only reads the transcripts named
+// on its command line: check, analyze, audit and report of files, and a
+// dry run of purge on files. Such a run needs no config dir (a newcomer's
+// first command, purge --dry-run on the shipped sample, runs on a machine
+// without one) and creates nothing anywhere.
+func readsOnlyNamedFiles(c *cli.Command) bool {
+	if c.Args().Len() == 0 || c.Bool("all") || c.Bool("current") || c.String("session") != "" {
+		return false
+	}
+	switch c.Name {
+	case "check", "analyze", "audit", "report":
+		return true
+	case "purge":
+		return c.Bool("dry-run")
+	}
+	return false
 }
 
 // globals reads the global flags from any command of the tree.
@@ -126,6 +152,7 @@ func globals(cmd *cli.Command) globalOptions {
 		ClaudeDir: transcript.ConfigDir(cmd.String("claude-dir")),
 		CacheDir:  cmd.String("cache-dir"),
 		JSON:      cmd.Bool("json"),
+		Wide:      cmd.Bool("wide"),
 		Stdin:     root.Reader,
 		Stdout:    root.Writer,
 		Stderr:    root.ErrWriter,
@@ -133,5 +160,7 @@ func globals(cmd *cli.Command) globalOptions {
 	if g.Stdin == nil {
 		g.Stdin = os.Stdin
 	}
+	g.Terminal = isTerminal(g.Stdout)
+	g.ASCII = !report.UnicodeTerminal(os.Getenv)
 	return g
 }

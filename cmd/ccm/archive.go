@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/sessions/archive"
 	"ccm/transcript"
@@ -21,19 +23,20 @@ import (
 
 type archiveOptions struct {
 	globalOptions
-	OlderThan time.Duration // 0: the default below cleanupPeriodDays
-	Project   string
-	MinSize   int64
-	To        string // a folder, or s3://BUCKET/PREFIX
-	Endpoint  string
-	DryRun    bool
-	Verbose   bool
-	Jobs      int
-	Quiet     bool // maintain: no plan lines
-	HaveLock  bool // maintain holds the maintenance lock already
-	Now       time.Time
-	remote    *remoteArchive // --to s3://...
-	Failed    *itemErrors    // maintain's, shared by its parts; nil: the run's own
+	// Select chooses the sessions; without --older-than the policy's age
+	// is the default below cleanupPeriodDays, except for sessions named
+	// (FILE, --current, --session), which have none.
+	Select   sessions.Selector
+	To       string // a folder, or s3://BUCKET/PREFIX
+	Endpoint string
+	DryRun   bool
+	Verbose  bool // kept sessions in the plan too, and the plan printed after the summary
+	Jobs     int
+	Quiet    bool // maintain: no progress bar, no warnings of its own
+	HaveLock bool // maintain holds the maintenance lock already
+	Now      time.Time
+	Failed   *itemErrors    // maintain's, shared by its parts; nil: the run's own
+	remote   *remoteArchive // --to s3://...
 }
 
 func newArchiveCommand() *cli.Command {
@@ -52,58 +55,38 @@ touched, and a session written to while it is archived stays where it is
 (reported). A session unarchive brought back counts its age from then. An
 archive or unarchive that was killed is finished or undone first.
 
+The summary comes first, then with -v the plan, a reason per session. Without a selector every
+session is considered. The default --older-than stays below Claude Code's
+cleanupPeriodDays (30 days unless the settings say otherwise): a week
+before it, or half of it for periods under two weeks;
+CCM_ARCHIVE_OLDER_THAN_DAYS overrides it. A session named (FILE, --current,
+--session) has no default age: it is archived unless it is live.
+
 --to s3://BUCKET/PREFIX archives into S3-compatible object storage instead,
 under PREFIX/<machine>/ (docs/remote.md): each archive carries its stubs'
 content, and is uploaded and confirmed by the server, manifest last, before
 the originals are removed.
 
-The plan comes first, a reason per session. The default --older-than stays
-below Claude Code's cleanupPeriodDays (30 days unless the settings say
-otherwise): a week before it, or half of it for periods under two weeks;
-CCM_ARCHIVE_OLDER_THAN_DAYS overrides it.
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "older-than", Usage: "only sessions not written for `AGE` (30d, 36h)"},
-			&cli.StringFlag{Name: "project", Usage: "only sessions of project `P` (a path or folder name)"},
-			&cli.StringFlag{Name: "min-size", Usage: "only sessions of at least `SIZE` (e.g. 10MB)"},
+		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive), or s3://BUCKET/PREFIX"},
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the sessions kept and why"},
+			dryRunFlag(""),
+			verboseFlag("the plan: every session archived, and every session kept, each with why"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions archived at once (default: number of CPUs)"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() > 0 {
-				return usagef("archive takes no arguments (see ccm archive --help)")
+			sel, err := selectorFrom(cmd, true)
+			if err != nil {
+				return err
 			}
-			o := archiveOptions{globalOptions: globals(cmd), Project: cmd.String("project"), To: cmd.String("to"), Endpoint: cmd.String("endpoint"),
+			o := archiveOptions{globalOptions: globals(cmd), Select: sel, To: cmd.String("to"), Endpoint: cmd.String("endpoint"),
 				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
-			if s := cmd.String("older-than"); s != "" {
-				d, err := parseAge("older-than", s)
-				if err != nil {
-					return err
-				}
-				o.OlderThan = d
-			}
-			if s := cmd.String("min-size"); s != "" {
-				n, err := parseSize(s)
-				if err != nil {
-					return usagef("--min-size: %v", err)
-				}
-				o.MinSize = n
-			}
 			return runArchive(ctx, o)
 		},
 	}
-}
-
-// defaultArchiveAge keeps ccm ahead of Claude Code's sweep: a week before
-// it, or half the period when that is shorter than two weeks.
-func defaultArchiveAge(ret sessions.Retention) time.Duration {
-	p := ret.Period()
-	margin := min(7*24*time.Hour, p/2)
-	return p - margin
 }
 
 // archivePlanItem is one session's decision.
@@ -164,6 +147,11 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 		}
 	} else {
 		fmt.Fprintln(o.Stdout, archiveSummaryLine(sum))
+		if o.Verbose {
+			if err := printArchivePlan(o.globalOptions, sum); err != nil {
+				return err
+			}
+		}
 	}
 	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
@@ -171,16 +159,49 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 	return nil
 }
 
+// printArchivePlan prints archive's plan after its summary: each session
+// archived (or to be, or left in place, or failed) and, as -v collected
+// them, each session kept, with why.
+func printArchivePlan(g globalOptions, s *archiveSummary) error {
+	t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Shrink: true, Min: 16}, ui.Col{Shrink: true, Min: 20})
+	// The sessions archived first, then those kept.
+	items := slices.Clone(s.Items)
+	slices.SortStableFunc(items, func(a, b *archivePlanItem) int {
+		switch {
+		case a.Archive == b.Archive:
+			return 0
+		case a.Archive:
+			return -1
+		}
+		return 1
+	})
+	for _, it := range items {
+		action, why := "keep", it.Reason
+		switch {
+		case !it.Archive:
+		case it.Result == "":
+			action = "archive"
+		default:
+			action = it.Result
+		}
+		if it.Error != "" && it.Archive {
+			why += ": " + it.Error
+		}
+		t.Add(action, shortID(g, it.Session), ui.Bytes(it.Bytes), shortHome(it.Project), why)
+	}
+	return writeTable(g, t)
+}
+
 func archiveSummaryLine(s *archiveSummary) string {
 	if s.DryRun {
-		line := fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, humanBytes(s.Bytes), s.Root)
+		line := fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, ui.Bytes(s.Bytes), s.Root)
 		if s.Failed > 0 {
 			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
 		}
 		return line
 	}
 	return fmt.Sprintf("archive: archived %d of %d sessions, %s into %s (%d left in place: written to meanwhile, %d failed)",
-		s.Archived, s.Planned, humanBytes(s.Bytes), humanBytes(s.Packed), s.LeftLive, s.Failed)
+		s.Archived, s.Planned, ui.Bytes(s.Bytes), ui.Bytes(s.Packed), s.LeftLive, s.Failed)
 }
 
 // archiveSessions plans and (unless a dry run) archives; it prints the plan
@@ -193,12 +214,17 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		o.Now = time.Now()
 	}
 	ret := sessions.ReadRetention(o.ClaudeDir)
-	age := o.OlderThan
-	if age == 0 {
+	named := len(o.Select.Args) > 0 || o.Select.Current || o.Select.Session != ""
+	age := o.Select.OlderThan
+	switch {
+	case age > 0:
+	case named:
+		// What the user named is archived whatever its age.
+	default:
 		age = archiveAge(o.globalOptions, ret)
 	}
-	if ret.Paused == "" && age >= ret.Period() && !o.JSON {
-		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", humanAge(age), ret.Days)
+	if ret.Paused == "" && age > 0 && age >= ret.Period() && !o.JSON {
+		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", ui.Age(age), ret.Days)
 	}
 	// A local archive folder, or, with --to s3://, the staging folder the
 	// archives are packed into before they are uploaded (markers and the
@@ -251,44 +277,33 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if err != nil {
 		return nil, err
 	}
-	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
+	sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{Now: o.Now, Sessions: true})
 	if err != nil {
 		return nil, err
 	}
-	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: humanAge(age), Root: sumRoot, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
+	if err := wholeSessionsOnly(o.globalOptions, "archive", sel); err != nil {
+		return nil, err
+	}
+	rows, scanErrs := sessions.Rows(ctx, o.ClaudeDir, sel, sessions.Options{Now: o.Now})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: ui.Age(age), Root: sumRoot, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
 		Recovered: recovered, Failed: recoverFailed}
 	// Folders and transcripts the scan could not read are failed items:
 	// reported and counted, the rest archived.
 	sum.Failed += failed.addAll(scanErrs)
 	var todo []*archivePlanItem
-	for _, r := range rows {
-		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, row: r}
-		idle := o.Now.Sub(r.ModTime)
-		unarchived := back.Since(r.ID)
+	for _, d := range archive.Decide(rows, archive.Policy{Age: age, Retention: ret, Unarchived: back, Now: o.Now}) {
+		r := d.Row
+		it := &archivePlanItem{Project: r.Project, Session: r.ID, Bytes: r.TotalBytes, Archive: d.Archive, Reason: d.Reason, row: r}
 		switch {
-		case r.Live:
-			it.Reason = "live: " + r.LiveReason
-		case unarchived.After(r.ModTime) && o.Now.Sub(unarchived) < age:
-			it.Reason = fmt.Sprintf("unarchived %s ago, under %s", humanAge(o.Now.Sub(unarchived)), humanAge(age))
-		case idle < age:
-			it.Reason = fmt.Sprintf("written %s ago, under %s", humanAge(idle), humanAge(age))
-		case r.TotalBytes < o.MinSize:
-			it.Reason = fmt.Sprintf("%s, under --min-size", humanBytes(r.TotalBytes))
-		case r.Error != "":
-			it.Reason, it.Result, it.Error = "unreadable: "+r.Error, "failed", r.Error
-			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, r.Error)) {
+		case d.Unreadable != "":
+			it.Result, it.Error = "failed", d.Unreadable
+			if failed.add(fmt.Errorf("%s: %s", r.Session.Main.Path, d.Unreadable)) {
 				sum.Failed++
 			}
-		default:
-			it.Archive = true
-			it.Reason = fmt.Sprintf("not written for %s (limit %s)", humanAge(idle), humanAge(age))
-			switch at := ret.SweepAt(r.ModTime); {
-			case at.IsZero():
-			case at.Before(o.Now):
-				it.Reason += "; due for Claude Code's sweep"
-			default:
-				it.Reason += fmt.Sprintf("; Claude Code would delete it in %s", humanAge(at.Sub(o.Now)))
-			}
+		case d.Archive:
 			todo = append(todo, it)
 			sum.Planned++
 			sum.Bytes += r.TotalBytes
@@ -297,13 +312,11 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			sum.Items = append(sum.Items, it)
 		}
 	}
-	if !o.JSON && !o.Quiet {
-		for _, it := range sum.Items {
-			verb := "keep   "
-			if it.Archive {
-				verb = "archive"
-			}
-			fmt.Fprintf(o.Stdout, "%s  %s  %s  %s  %s\n", verb, it.Session, humanBytes(it.Bytes), shortHome(it.Project), it.Reason)
+	if o.Verbose {
+		// What the narrowing selectors left out is kept too, with why.
+		for _, k := range sel.Skipped {
+			sum.Items = append(sum.Items, &archivePlanItem{Project: sessions.DecodeFolderGuess(k.Project), Session: k.Session.ID,
+				Bytes: k.Size, Reason: skipReason(k, o.Select, o.Now)})
 		}
 	}
 	if o.DryRun || len(todo) == 0 {
@@ -407,7 +420,17 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	})
 	close(packed)
 	<-finished
-	if err := forgetUnarchived(o, back, rows, todo); err != nil {
+	var inPlace map[string]bool // nil: not every session was looked at
+	if o.Select.All && o.Select.Project == "" && len(sel.Failed) == 0 {
+		inPlace = map[string]bool{}
+		for _, r := range rows {
+			inPlace[r.ID] = true
+		}
+		for _, k := range sel.Skipped {
+			inPlace[k.Session.ID] = true
+		}
+	}
+	if err := forgetUnarchived(o, back, inPlace, todo); err != nil {
 		return sum, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -499,3 +522,28 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 // archives about 10% larger (4.1x instead of 4.5x smaller than the
 // transcripts).
 var archiveLevel = zstd.SpeedFastest
+
+// wholeSessionsOnly refuses a transcript named on the command line that
+// is not a session of the config dir (a subagent transcript, a file
+// elsewhere): archive and export (verb) work on whole sessions. Ones a
+// walk found are left out quietly.
+func wholeSessionsOnly(g globalOptions, verb string, sel *sessions.Selection) error {
+	keep := sel.Todo[:0]
+	for _, t := range sel.Todo {
+		switch {
+		case t.Session != nil:
+			keep = append(keep, t)
+		case t.Named:
+			return usagef("%s: not a session of %s (%s works on whole sessions)", t.Path, transcript.ProjectsDir(g.ClaudeDir), verb)
+		}
+	}
+	sel.Todo = keep
+	skipped := sel.Skipped[:0]
+	for _, k := range sel.Skipped {
+		if k.Session != nil {
+			skipped = append(skipped, k)
+		}
+	}
+	sel.Skipped = skipped
+	return nil
+}

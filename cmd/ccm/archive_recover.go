@@ -20,7 +20,7 @@ func archiveAge(g globalOptions, ret sessions.Retention) time.Duration {
 	if d := maintainConfig(g).Number("CCM_ARCHIVE_OLDER_THAN_DAYS"); d >= 0 {
 		return time.Duration(d * 24 * float64(time.Hour))
 	}
-	return defaultArchiveAge(ret)
+	return archive.DefaultAge(ret)
 }
 
 // recoverArchives finishes or undoes the archives and unarchives an
@@ -107,19 +107,20 @@ func unarchivedPath(g globalOptions) string {
 }
 
 // forgetUnarchived drops from the unarchive record the sessions archived
-// again and, after a scan of every project, those no longer in place.
-func forgetUnarchived(o archiveOptions, back *archive.Unarchived, rows []*sessions.Row, todo []*archivePlanItem) error {
+// again and, when every session was looked at (inPlace not nil), those
+// no longer in place.
+func forgetUnarchived(o archiveOptions, back *archive.Unarchived, inPlace map[string]bool, todo []*archivePlanItem) error {
 	if len(back.Sessions) == 0 {
 		return nil
 	}
 	keep := map[string]bool{}
-	if o.Project != "" {
+	if inPlace == nil {
 		for id := range back.Sessions {
 			keep[id] = true
 		}
 	} else {
-		for _, r := range rows {
-			keep[r.ID] = true
+		for id := range inPlace {
+			keep[id] = true
 		}
 	}
 	for _, it := range todo {

@@ -2,28 +2,32 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib/monitor"
+	"ccm/internal/fsutil"
+	"ccm/internal/ui"
+	"ccm/sessions"
+	"ccm/transcript"
 	"ccm/transcript/audit"
 )
 
 // auditOptions are the inputs of ccm audit.
 type auditOptions struct {
 	globalOptions
-	inputOptions
-	Top int
+	Select sessions.Selector
+	Top    int
 }
 
 func newAuditCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "audit",
 		Usage:     "show which tools' outputs fill a session's context, and what /compact or a purge would save",
-		ArgsUsage: "[FILE]",
+		ArgsUsage: "[FILE|DIR...]",
 		Description: `Reads the transcript after its last compact boundary (what came before is no
 longer in the context) and prints the context fill from the last recorded
 usage, the bytes and estimated tokens (bytes / 4) each tool's outputs put
@@ -32,18 +36,23 @@ suggestion: what /compact should drop, and what ccm purge --current would
 save at least, by moving the outputs over 1,000 bytes from before the last
 two prompts to the store (purge's defaults), less 400 bytes of stub each.
 It is the report the context monitor's warning carries past
-CONTEXT_AUDIT_THRESHOLD_PCT.
+CONTEXT_AUDIT_THRESHOLD_PCT. Several transcripts are audited in turn
+(--json: a list, one object when one file is named).
+
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "current", Usage: "audit the newest session of the working directory"},
-			&cli.StringFlag{Name: "session", Usage: "audit the session with this id"},
+		Flags: append(selectorFlags(),
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many consumers"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
+			}
 			return runAudit(ctx, auditOptions{
 				globalOptions: globals(cmd),
-				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session")},
+				Select:        sel,
 				Top:           cmd.Int("top"),
 			})
 		},
@@ -76,26 +85,48 @@ func runAudit(ctx context.Context, o auditOptions) error {
 	if o.Top < 1 {
 		return usagef("--top must be 1 or more")
 	}
-	if len(o.Args) > 1 {
-		return usagef("give one transcript")
-	}
-	files, err := resolveInputs(o.globalOptions, o.inputOptions)
+	files, err := resolveInputs(ctx, o.globalOptions, o.Select)
 	if err != nil {
 		return err
 	}
-	path := files[0].Path
-	f, err := os.Open(path)
+	reports := []auditReport{}
+	for i, t := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i > 0 && !o.JSON {
+			fmt.Fprintln(o.Stdout)
+		}
+		r, err := auditFile(t.Path, o)
+		if err != nil {
+			return err
+		}
+		reports = append(reports, r)
+	}
+	if o.JSON {
+		var v any = reports
+		if len(files) == 1 && files[0].Named {
+			v = reports[0] // one file named: one object, as before
+		}
+		return writeJSON(o.Stdout, v)
+	}
+	return nil
+}
+
+// auditFile audits one transcript, printing the report unless --json.
+func auditFile(path string, o auditOptions) (auditReport, error) {
+	f, err := openTranscript(path)
 	if err != nil {
-		return fileError(path, err)
+		return auditReport{}, err
 	}
 	defer f.Close()
 	a := audit.New()
 	if err := a.Update(f, true); err != nil {
-		return fileError(path, err)
+		return auditReport{}, fileError(path, err)
 	}
 	fill, err := monitor.ReadFill(path, envInt("CONTEXT_MAX_TOKENS"))
 	if err != nil {
-		return fileError(path, err)
+		return auditReport{}, fileError(path, err)
 	}
 	r := auditReport{Path: path, FillTokens: fill.Tokens, Window: fill.Window, FillPct: fill.Pct(), FillKnown: fill.Known,
 		TotalBytes: a.Total, TotalTokens: a.Total / audit.BytesPerToken, PurgeableBytes: a.Purgeable,
@@ -104,13 +135,11 @@ func runAudit(ctx context.Context, o auditOptions) error {
 		r.Consumers = append(r.Consumers, auditConsumer{Key: c.Key, Calls: c.Count, Bytes: c.Bytes, Tokens: c.Tokens()})
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return r, nil
 	}
 	fmt.Fprintf(o.Stdout, "%s\n", path)
 	if fill.Known {
-		fmt.Fprintf(o.Stdout, "Context fill: %.0f%% (%d of %d tokens, last recorded usage)\n", fill.Pct(), fill.Tokens, fill.Window)
+		fmt.Fprintf(o.Stdout, "Context fill: %.0f%% (%s of %s tokens, last recorded usage)\n", fill.Pct(), ui.Count(fill.Tokens), ui.Count(fill.Window))
 	} else {
 		fmt.Fprintln(o.Stdout, "Context fill: unknown (no usage recorded since the last compaction)")
 	}
@@ -122,7 +151,37 @@ func runAudit(ctx context.Context, o auditOptions) error {
 	if r.Suggestion != "" {
 		fmt.Fprintln(o.Stdout, r.Suggestion)
 	}
-	return nil
+	return r, nil
+}
+
+// openTranscript opens a transcript that a command reads only part of,
+// refusing what indexFile refuses (a folder, an empty file, a file that is
+// not a transcript) in the same words.
+func openTranscript(path string) (*os.File, error) {
+	f, err := fsutil.OpenRegular(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		err = fileError(path, err)
+	case fi.IsDir():
+		err = fmt.Errorf("%s: is a directory", path)
+	case fi.Size() == 0:
+		err = fmt.Errorf("%s: %w", path, errEmptyFile)
+	default:
+		if err = transcript.Sniff(f); err != nil {
+			err = fileError(path, err)
+		} else if _, err = f.Seek(0, io.SeekStart); err != nil {
+			err = fileError(path, err)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // envInt reads a non-negative integer from the environment (0 when unset

@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/prune"
+	"ccm/internal/ui"
 )
 
 // ---- last
@@ -85,7 +85,7 @@ bytes on disk, lines and source. -n 0 lists all.
 // listStore lists the store and reports entries with unusable metadata
 // on stderr; bad is true when there were any (exit status 1).
 func listStore(ctx context.Context, g globalOptions, st *ccm.Store) (l *ccm.Listing, bad bool, err error) {
-	l, err = st.List(ctx, listProgress(newProgress(g.Stderr)))
+	l, err = st.List(ctx, ui.DoneTotal(newProgress(g.Stderr).Progress(), "reading the store"))
 	if err != nil {
 		return nil, false, storeErrorHint(err)
 	}
@@ -136,10 +136,17 @@ func runCacheLs(ctx context.Context, o cacheLsOptions) error {
 			return err
 		}
 	} else {
-		for _, e := range es {
+		// The key stays whole, to be copied; a narrow terminal drops the
+		// lines, the bytes on disk, then the creation time.
+		cols := []ui.Col{{}, {}, {}, {Right: true}, {Right: true}, {Right: true}, {Shrink: true}}
+		rows := make([][]string, len(es))
+		for i, e := range es {
 			m := e.Meta
-			fmt.Fprintf(o.Stdout, "%s  %s  %-4s  %9s  %9s  %7d  %s\n", m.CreatedAt.Local().Format("2006-01-02 15:04"), e.Key,
-				m.Pinned.Level, prune.HumanBytes(m.BytesUncompressed), prune.HumanBytes(e.DiskBytes()), m.Lines, m.Source.Summary())
+			rows[i] = []string{m.CreatedAt.Local().Format("2006-01-02 15:04"), string(e.Key), m.Pinned.Level.String(),
+				ui.Bytes(m.BytesUncompressed), ui.Bytes(e.DiskBytes()), ui.Count(m.Lines), m.Source.Summary()}
+		}
+		if err := writeTable(o.globalOptions, fittedTable(o.globalOptions, cols, rows, 5, 4, 0)); err != nil {
+			return err
 		}
 	}
 	if bad {
@@ -204,18 +211,18 @@ func runCacheStats(ctx context.Context, g globalOptions) error {
 
 func printStoreStats(w io.Writer, root string, s ccm.Stats) error {
 	fmt.Fprintf(w, "store:               %s\n", root)
-	fmt.Fprintf(w, "items:               %d\n", s.Items)
-	fmt.Fprintf(w, "bytes on disk:       %s (%d)\n", prune.HumanBytes(s.DiskBytes), s.DiskBytes)
-	fmt.Fprintf(w, "bytes uncompressed:  %s (%d)\n", prune.HumanBytes(s.BytesUncompressed), s.BytesUncompressed)
+	fmt.Fprintf(w, "items:               %s\n", ui.Count(s.Items))
+	fmt.Fprintf(w, "bytes on disk:       %s (%s)\n", ui.Bytes(s.DiskBytes), ui.Count(s.DiskBytes))
+	fmt.Fprintf(w, "bytes uncompressed:  %s (%s)\n", ui.Bytes(s.BytesUncompressed), ui.Count(s.BytesUncompressed))
 	fmt.Fprintf(w, "compression ratio:   %.2fx\n", s.Ratio)
-	fmt.Fprintf(w, "pinned hard:         %d\n", s.Hard)
-	fmt.Fprintf(w, "pinned soft:         %d\n", s.Soft)
-	fmt.Fprintf(w, "unpinned:            %d\n", s.Unpinned)
+	fmt.Fprintf(w, "pinned hard:         %s\n", ui.Count(s.Hard))
+	fmt.Fprintf(w, "pinned soft:         %s\n", ui.Count(s.Soft))
+	fmt.Fprintf(w, "unpinned:            %s\n", ui.Count(s.Unpinned))
 	fmt.Fprintf(w, "oldest access:       %s\n", fmtMinute(s.OldestAccess))
 	fmt.Fprintf(w, "newest access:       %s\n", fmtMinute(s.NewestAccess))
 	if s.Packs > 0 {
 		fmt.Fprintf(w, "packs:               %d (%d blobs in them, the rest in blob files; %s unused)\n",
-			s.Packs, s.Packed, prune.HumanBytes(s.PackDeadBytes))
+			s.Packs, s.Packed, ui.Bytes(s.PackDeadBytes))
 	}
 	for _, x := range []struct {
 		n    int

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/prune"
+	"ccm/internal/ui"
 )
 
 // ---- verify
@@ -58,7 +58,7 @@ func runCacheVerify(ctx context.Context, o cacheVerifyOptions) error {
 			}
 		}
 	}
-	rep, err := st.VerifyAll(ctx, keys, listProgress(newProgress(o.Stderr)))
+	rep, err := st.VerifyAll(ctx, keys, ui.DoneTotal(newProgress(o.Stderr).Progress(), "verifying the store"))
 	if err != nil {
 		return storeErrorHint(err)
 	}
@@ -75,7 +75,7 @@ func runCacheVerify(ctx context.Context, o cacheVerifyOptions) error {
 			}
 			fmt.Fprintf(o.Stdout, "damaged  %s  %s\n", name, d.Reason)
 		}
-		_, err = fmt.Fprintf(o.Stdout, "verified %d blobs (%s): %d damaged\n", rep.Blobs, prune.HumanBytes(rep.Bytes), len(rep.Damaged))
+		_, err = fmt.Fprintf(o.Stdout, "verified %s blobs (%s): %s damaged\n", ui.Count(rep.Blobs), ui.Bytes(rep.Bytes), ui.Count(len(rep.Damaged)))
 	}
 	if err != nil {
 		return err

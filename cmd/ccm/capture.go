@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
+	"ccm/internal/ui"
 )
 
 // captureStatsOptions are the inputs of ccm capture stats.
@@ -116,16 +116,16 @@ func runCaptureStats(_ context.Context, o captureStatsOptions) error {
 		return list[i].Tool+list[i].Pattern < list[j].Tool+list[j].Pattern
 	})
 	if o.JSON {
-		return json.NewEncoder(o.Stdout).Encode(map[string]any{"groups": list, "total": total})
+		return writeJSON(o.Stdout, map[string]any{"groups": list, "total": total})
 	}
 	if total.Captures == 0 {
 		fmt.Fprintln(o.Stdout, "no captures yet")
 		return nil
 	}
-	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tool\tpattern\tcaptures\tbytes\tnot read by the model\t")
+	t := ui.NewTable(ui.Col{Name: "tool"}, ui.Col{Name: "pattern", Shrink: true}, ui.Col{Name: "captures", Right: true},
+		ui.Col{Name: "bytes", Right: true}, ui.Col{Name: "not read by the model", Right: true})
 	for _, g := range append(list, total) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t\n", g.Tool, g.Pattern, g.Captures, g.Bytes, g.Saved)
+		t.Add(g.Tool, g.Pattern, ui.Count(g.Captures), ui.Bytes(g.Bytes), ui.Bytes(g.Saved))
 	}
-	return tw.Flush()
+	return writeTable(o.globalOptions, t)
 }

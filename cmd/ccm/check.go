@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
 // checkOptions are the inputs of ccm check.
 type checkOptions struct {
 	globalOptions
-	inputOptions
+	Select sessions.Selector
 	Strict bool
 	Quiet  bool
 }
@@ -29,25 +29,29 @@ one line per problem: path:line: error|warning: what.
 
 Errors break a resume: a Messages API rule broken on the active chain (an
 unanswered tool_use, a tool_result without its tool_use, empty content or
-text, unsigned thinking) or a parentUuid naming a missing record, which
-silently drops history. In subagent files, parents in the main session are
-expected. Warnings do not break a resume: torn, invalid or NUL lines,
-duplicate uuids, records off the active chain, placeholder signatures.
-Directories are walked for *.jsonl: <claude dir>/projects and the folders
-inside it (after resolving symlinks); --recursive allows any other folder.
+text, thinking unsigned or with a placeholder signature) or a parentUuid
+naming a missing record, which silently drops history. In subagent files,
+parents in the main session are expected. Warnings do not break a resume: torn, invalid or NUL lines,
+duplicate uuids, records off the active chain, a last tool call still
+without a result. Without a selector every session is checked. The last
+line is the verdict (36 sessions: 0 errors, 19 warnings), unless one file
+was named and nothing was printed of it.
+
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "current", Usage: "check the newest session of the working directory"},
-			&cli.StringFlag{Name: "session", Usage: "check the session with this id"},
-			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
+		Flags: append(selectorFlags(),
 			&cli.BoolFlag{Name: "strict", Usage: "exit 1 on warnings too"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print errors only"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sel, err := selectorFrom(cmd, true)
+			if err != nil {
+				return err
+			}
 			return runCheck(ctx, checkOptions{
 				globalOptions: globals(cmd),
-				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true, AnyDir: cmd.Bool("recursive")},
+				Select:        sel,
 				Strict:        cmd.Bool("strict"),
 				Quiet:         cmd.Bool("quiet"),
 			})
@@ -75,14 +79,15 @@ type jsonFinding struct {
 // a transcript has errors (or warnings under --strict), and an I/O error
 // when a file could not be read; files after a failing one are still checked.
 func runCheck(ctx context.Context, o checkOptions) error {
-	files, err := resolveInputs(o.globalOptions, o.inputOptions)
+	files, err := resolveInputs(ctx, o.globalOptions, o.Select)
 	if err != nil {
 		return err
 	}
 	boundMemory(readMemoryLimit)
-	var results []checkResult
+	results := []checkResult{}
 	var ioErr error
 	failed := false
+	errs, warns, unread := 0, 0, 0
 	for _, in := range files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -96,6 +101,7 @@ func runCheck(ctx context.Context, o checkOptions) error {
 				if !o.Quiet && !o.JSON {
 					fmt.Fprintf(o.Stdout, "%s: warning: empty file\n", in.Path)
 				}
+				warns++
 				continue
 			}
 			res.Failure = err.Error()
@@ -104,6 +110,7 @@ func runCheck(ctx context.Context, o checkOptions) error {
 				fmt.Fprintf(o.Stderr, "ccm: %v\n", err)
 			}
 			ioErr = err
+			unread++
 			continue
 		}
 		fs := transcript.Check(ix, transcript.CheckOptions{Subagent: transcript.IsSubagentPath(in.Path)})
@@ -124,12 +131,18 @@ func runCheck(ctx context.Context, o checkOptions) error {
 		if res.Errors > 0 || (o.Strict && res.Warnings > 0) {
 			failed = true
 		}
+		errs += res.Errors
+		warns += res.Warnings
 		results = append(results, res)
 	}
+	// The verdict: always for a selection of sessions or several files;
+	// one file named says nothing more when nothing was printed of it.
+	printed := errs > 0 || (warns > 0 && !o.Quiet) || ioErr != nil
+	if !o.JSON && (len(files) != 1 || !files[0].Named || printed) {
+		fmt.Fprintln(o.Stdout, checkVerdict(o.Select, len(files), errs, warns, unread))
+	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
+		if err := writeJSON(o.Stdout, results); err != nil {
 			return err
 		}
 	}
@@ -140,4 +153,18 @@ func runCheck(ctx context.Context, o checkOptions) error {
 		return errFindings
 	}
 	return nil
+}
+
+// checkVerdict is check's last line: how many transcripts (sessions,
+// when sessions were selected rather than files) and what was found.
+func checkVerdict(sel sessions.Selector, n, errs, warns, unread int) string {
+	noun := "session"
+	if len(sel.Args) > 0 {
+		noun = "transcript"
+	}
+	s := fmt.Sprintf("%d %s: %d %s, %d %s", n, plural(n, noun), errs, plural(errs, "error"), warns, plural(warns, "warning"))
+	if unread > 0 {
+		s += fmt.Sprintf(", %d unreadable", unread)
+	}
+	return s
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/internal/ui"
 	"ccm/sessions/clean"
 	"ccm/transcript"
 )
@@ -18,8 +19,9 @@ type cleanOptions struct {
 	globalOptions
 	Policy   clean.Policy
 	DryRun   bool
+	Verbose  bool // the plan after the summary
 	Jobs     int
-	Quiet    bool // maintain: no plan lines
+	Quiet    bool // maintain: no progress bar
 	HaveLock bool // maintain holds the maintenance lock already
 	Now      time.Time
 	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
@@ -57,17 +59,18 @@ last 2 minutes, a file open for writing) is counted in the summary, with why.
 			&cli.BoolFlag{Name: "temp", Usage: "remove temp files left by killed ccm runs"},
 			&cli.BoolFlag{Name: "orphans", Usage: "remove subagent folders whose session is gone"},
 			&cli.BoolFlag{Name: "empty", Usage: "remove empty and zero-byte sessions"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
+			dryRunFlag(""),
+			verboseFlag("the plan: every file or folder removed, and what safety keeps, each with why"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: number of CPUs)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("clean takes no arguments (see ccm clean --help)")
 			}
-			o := cleanOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))}
+			o := cleanOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			pol := clean.Policy{Temps: cmd.Bool("temp"), Orphans: cmd.Bool("orphans"), Empty: cmd.Bool("empty")}
 			if cmd.IsSet("backups-older-than") {
-				d, err := parseAge("backups-older-than", cmd.String("backups-older-than"))
+				d, err := parseDuration("backups-older-than", cmd.String("backups-older-than"))
 				if err != nil {
 					return err
 				}
@@ -112,6 +115,11 @@ func runClean(ctx context.Context, o cleanOptions) error {
 		}
 	} else {
 		fmt.Fprintln(o.Stdout, cleanSummaryLine(sum))
+		if o.Verbose {
+			if err := printCleanPlan(o.globalOptions, sum.Plan); err != nil {
+				return err
+			}
+		}
 	}
 	if sum.Failed > 0 {
 		return silentError{code: exitFindings}
@@ -119,10 +127,37 @@ func runClean(ctx context.Context, o cleanOptions) error {
 	return nil
 }
 
+// printCleanPlan prints clean's plan after its summary: what it removes
+// (or removed, or failed to), what safety keeps, each with why.
+func printCleanPlan(g globalOptions, p *clean.Plan) error {
+	if p == nil || len(p.Items)+len(p.Spared) == 0 {
+		return nil
+	}
+	t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Shrink: true, Min: 20}, ui.Col{Shrink: true, Min: 20})
+	for _, it := range p.Items {
+		action := "remove"
+		switch it.Result {
+		case "removed":
+			action = "removed"
+		case "failed":
+			action = "failed"
+		}
+		why := it.Reason
+		if it.Error != "" {
+			why += ": " + it.Error
+		}
+		t.Add(action, it.Kind, ui.Bytes(it.Bytes), shortHome(it.Path), why)
+	}
+	for _, s := range p.Spared {
+		t.Add("keep", s.Kind, ui.Bytes(s.Bytes), shortHome(s.Path), s.Reason)
+	}
+	return writeTable(g, t)
+}
+
 func cleanSummaryLine(s *cleanSummary) string {
-	line := fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, humanBytes(s.Freed), s.Failed)
+	line := fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, ui.Bytes(s.Freed), s.Failed)
 	if s.DryRun {
-		line = fmt.Sprintf("clean: would remove %d items, %s", s.Planned, humanBytes(s.Bytes))
+		line = fmt.Sprintf("clean: would remove %d items, %s", s.Planned, ui.Bytes(s.Bytes))
 		if s.Failed > 0 {
 			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
 		}
@@ -139,7 +174,7 @@ func keptSummary(p *clean.Plan) string {
 	}
 	var b strings.Builder
 	for _, g := range p.SparedGroups() {
-		fmt.Fprintf(&b, "; kept %d %s (%s): %s", g.Count, plural(g.Count, cleanNoun(g.Kind)), humanBytes(g.Bytes), g.Reason)
+		fmt.Fprintf(&b, "; kept %d %s (%s): %s", g.Count, plural(g.Count, cleanNoun(g.Kind)), ui.Bytes(g.Bytes), g.Reason)
 	}
 	return b.String()
 }
@@ -185,14 +220,6 @@ func cleanConfigDir(ctx context.Context, o cleanOptions) (*cleanSummary, error) 
 	// and the rest cleaned.
 	sum := &cleanSummary{DryRun: o.DryRun, Planned: len(plan.Items), Bytes: plan.Bytes, Plan: plan, Errors: errStrings(errs)}
 	sum.Failed += failed.addAll(errs)
-	if !o.JSON && !o.Quiet {
-		for _, it := range plan.Items {
-			fmt.Fprintf(o.Stdout, "remove  %-6s  %s  %s  %s\n", it.Kind, humanBytes(it.Bytes), it.Path, it.Reason)
-		}
-		for _, s := range plan.Spared {
-			fmt.Fprintf(o.Stdout, "keep    %-6s  %s  %s  %s\n", s.Kind, humanBytes(s.Bytes), s.Path, s.Reason)
-		}
-	}
 	if o.DryRun {
 		return sum, nil
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -89,9 +88,7 @@ func runCompress(_ context.Context, o compressOptions) error {
 		r.TokensIn, r.TokensOut = n, n
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
+		return writeJSON(o.Stdout, map[string]any{
 			"level": level.String(), "level_used": r.Level.String(),
 			"chars_before": len([]rune(in)), "chars_after": len([]rune(r.Text)),
 			"tokens_before": r.TokensIn, "tokens_after": r.TokensOut, "text": r.Text,

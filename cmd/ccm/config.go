@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
+	"ccm/internal/ui"
 )
 
 // configOptions are the inputs of ccm config.
@@ -22,7 +21,8 @@ func newConfigCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "config",
 		Usage: "print the hooks' effective configuration and where each value comes from",
-		Description: `Prints every variable ccm reads as NAME=value, followed by its source: env
+		Description: `Prints every variable ccm reads, grouped by the feature it configures (a
+comment line names the feature), as NAME=value followed by its source: env
 (the process environment), config.env (<ccm home>/config.env), a file of an
 earlier tool (agentihooks' ~/.agentihooks/.env and *.env, or
 $AGENTIHOOKS_HOME; claude-context-manager's <claude dir>/hooks/config.py,
@@ -42,6 +42,7 @@ output is itself a valid config.env.
 
 type configEntry struct {
 	Name   string `json:"name"`
+	Group  string `json:"group"` // the feature it configures
 	Value  string `json:"value"`
 	Source string `json:"source"`
 	Help   string `json:"help"`
@@ -54,20 +55,21 @@ func runConfig(_ context.Context, o configOptions) error {
 	}
 	cfg := hooklib.LoadConfig(o.ClaudeDir, lookup)
 	cfg.Validate()
-	var entries []configEntry
-	for _, v := range hooklib.Vars {
-		val := cfg.Lookup(v.Name)
-		entries = append(entries, configEntry{v.Name, val.Value, val.Source, v.Help})
+	groups := hooklib.Groups()
+	entries := []configEntry{}
+	for _, g := range groups {
+		for _, v := range g.Vars {
+			val := cfg.Lookup(v.Name)
+			entries = append(entries, configEntry{v.Name, g.Feature, val.Value, val.Source, v.Help})
+		}
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
 		legacy := []map[string]any{}
 		for _, f := range cfg.Legacy {
-			legacy = append(legacy, map[string]any{"path": f.Path, "tool": f.Tool, "unreadable": nonNil(f.Unreadable)})
+			legacy = append(legacy, map[string]any{"path": f.Path, "tool": f.Tool, "unreadable": f.Unreadable})
 		}
-		return enc.Encode(map[string]any{"config_file": cfg.File, "variables": entries, "warnings": nonNil(cfg.Warnings),
-			"earlier_tools_files": legacy, "not_used": nonNil(cfg.Unused)})
+		return writeJSON(o.Stdout, map[string]any{"config_file": cfg.File, "variables": entries, "warnings": cfg.Warnings,
+			"earlier_tools_files": legacy, "not_used": cfg.Unused})
 	}
 	fmt.Fprintf(o.Stdout, "# ccm: flag > environment > %s > the earlier tools' files > default\n", cfg.File)
 	for _, f := range cfg.Legacy {
@@ -76,12 +78,16 @@ func runConfig(_ context.Context, o configOptions) error {
 			fmt.Fprintf(o.Stdout, "# not read, %s %s\n", f.Label, u)
 		}
 	}
-	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
-	for _, e := range entries {
-		fmt.Fprintf(tw, "%s=%s\t# %s\n", e.Name, quoteEnv(e.Value), e.Source)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+	for _, g := range groups {
+		fmt.Fprintf(o.Stdout, "\n# %s: %s\n", g.Feature, g.About)
+		t := ui.NewTable(ui.Col{}, ui.Col{})
+		for _, v := range g.Vars {
+			val := cfg.Lookup(v.Name)
+			t.Add(v.Name+"="+quoteEnv(val.Value), "# "+val.Source)
+		}
+		if err := t.Write(o.Stdout, 0); err != nil {
+			return err
+		}
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(o.Stdout, "# warning: %s\n", w)
@@ -90,13 +96,6 @@ func runConfig(_ context.Context, o configOptions) error {
 		fmt.Fprintf(o.Stdout, "# not used by ccm: %s\n", u)
 	}
 	return nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // quoteEnv quotes a value for config.env when it holds spaces or #.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/internal/ui"
 	"ccm/sessions/usage"
 )
 
@@ -67,38 +67,30 @@ func runDu(ctx context.Context, o duOptions) error {
 		}
 		return duStatus(o.globalOptions, rep)
 	}
-	tty := isTerminal(o.Stdout)
+	tty := o.Terminal
 	size := func(n int64) string {
 		if tty {
-			return humanBytes(n)
+			return ui.Bytes(n)
 		}
 		return fmt.Sprint(n)
 	}
-	var tw interface {
-		Write([]byte) (int, error)
-		Flush() error
-	} = tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if !tty {
-		tw = plainWriter{o.Stdout}
+	cats := usage.ProjectCategories
+	cols := []ui.Col{{Name: "TOTAL", Right: true}}
+	for _, c := range cats {
+		cols = append(cols, ui.Col{Name: duLabels[c], Right: true})
 	}
-	cols := usage.ProjectCategories
-	if tty {
-		head := []string{"TOTAL"}
-		for _, c := range cols {
-			head = append(head, duLabels[c])
-		}
-		fmt.Fprintf(tw, "%s\t  PROJECT\n", strings.Join(head, "\t"))
-	}
-	sep := "" // the tab ends the last number; a terminal gets a gap too
-	if tty {
-		sep = "  "
-	}
+	cols = append(cols, ui.Col{Name: "PROJECT", Shrink: true, Min: 30})
+	var rows [][]string
 	line := func(total int64, bytes map[string]int64, name string) {
 		cells := []string{size(total)}
-		for _, c := range cols {
+		for _, c := range cats {
 			cells = append(cells, size(bytes[c]))
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\n", strings.Join(cells, "\t"), sep, name)
+		if tty {
+			rows = append(rows, append(cells, name))
+		} else {
+			fmt.Fprintf(o.Stdout, "%s\t%s\n", strings.Join(cells, "\t"), name)
+		}
 	}
 	for _, r := range rep.Projects {
 		line(r.Total, r.Bytes, shortHome(r.Project))
@@ -109,8 +101,17 @@ func runDu(ctx context.Context, o duOptions) error {
 	}
 	line(globalTotal, rep.Global, fmt.Sprintf("(no project: shell snapshots %s, CCM store %s)", size(rep.Global[usage.Shell]), size(rep.Global[usage.Store])))
 	line(rep.Total, rep.Totals, "TOTAL")
-	if err := tw.Flush(); err != nil {
-		return err
+	if tty {
+		// A narrow terminal drops the categories that hold least first:
+		// the total and the largest stay.
+		optional := make([]int, len(cats))
+		for i := range cats {
+			optional[i] = i + 1
+		}
+		sort.SliceStable(optional, func(a, b int) bool { return rep.Totals[cats[optional[a]-1]] < rep.Totals[cats[optional[b]-1]] })
+		if err := writeTable(o.globalOptions, fittedTable(o.globalOptions, cols, rows, optional...)); err != nil {
+			return err
+		}
 	}
 	return duStatus(o.globalOptions, rep)
 }
@@ -124,9 +125,3 @@ func duStatus(g globalOptions, rep *usage.Report) error {
 	}
 	return failed.status()
 }
-
-// plainWriter writes tab-separated lines as they are, for pipes.
-type plainWriter struct{ w io.Writer }
-
-func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p plainWriter) Flush() error                { return nil }

@@ -140,7 +140,7 @@ var examples = map[string][]string{
 		`echo '{"hook_event_name":"UserPromptSubmit","session_id":"s1","prompt":"hi"}' | ccm hook`,
 	},
 	"ccm install": {
-		"ccm install --dry-run                    # the resulting settings.json, nothing written",
+		"ccm install --dry-run -v                 # the changes and the resulting settings.json, nothing written",
 		"ccm install --scope project              # the team's .claude/settings.json, calling ccm from PATH",
 		"ccm install --scope local --no-capture",
 	},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/sessions/archive"
 	"ccm/sessions/bundle"
@@ -22,66 +22,63 @@ import (
 
 type exportOptions struct {
 	globalOptions
-	IDs       []string
-	Project   string
-	All       bool
-	OlderThan time.Duration
-	Out       string // FILE, DIR or s3://BUCKET/PREFIX
-	Endpoint  string
-	Redact    bool
-	DryRun    bool
-	Jobs      int
-	Now       time.Time
+	Select   sessions.Selector
+	Out      string // FILE, DIR or s3://BUCKET/PREFIX
+	Endpoint string
+	Redact   bool
+	DryRun   bool
+	Verbose  bool // the plan after the summary
+	Jobs     int
+	Now      time.Time
 }
 
 func newExportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write sessions as self-contained bundles, to move them to another machine or path",
-		ArgsUsage: "ID... | --project P | --all",
+		ArgsUsage: "[FILE|DIR...] -o FILE|DIR|s3://BUCKET/PREFIX",
 		Description: `Writes one bundle per session: a verified archive (the format of ccm archive)
-of its transcript, its subagents/ and tool-results/ folders, purge backups,
-file-history and todos, the stored content of every stub it holds, and a
-manifest with every file's SHA-256 (not its purge backups). The session stays where it is. Each
-bundle is read back and checked before it is published; a session being
-written is exported up to its last whole record.
+of its transcript, its subagents/ and tool-results/ folders, file-history
+and todos, the stored content of every stub it holds, and a manifest with
+every file's SHA-256 (not its purge backups). The session stays where it
+is. Each bundle is read back and checked before it is published; a session
+being written is exported up to its last whole record.
 
 -o FILE writes one session's bundle to FILE (name it .tar.zst); -o DIR
 writes DIR/<session>.tar.zst for each, with its manifest beside it as
-<session>.manifest.json (ccm import reads it instead of unpacking twice); -o s3://BUCKET/PREFIX uploads each to
-PREFIX/<machine>/<project folder>/<session>.tar.zst with its manifest written
-last (see docs/remote.md), each upload checked by the server against the
-archive's SHA-256.
+<session>.manifest.json (ccm import reads it instead of unpacking twice);
+-o s3://BUCKET/PREFIX uploads each to PREFIX/<machine>/<project
+folder>/<session>.tar.zst with its manifest written last (see
+docs/remote.md), each upload checked by the server against the archive's
+SHA-256.
 
 --redact replaces every match of the patterns in CCM_REDACT_FILE (default
 <ccm home>/redact.txt, one regular expression a line) with [REDACTED], in
 every file and stored content that leaves the machine; the manifest says
 how many patterns and matches (never the patterns).
 
-ccm import puts a bundle's session back, on this machine or another, under
-another project path if asked.
+The summary comes first, then with -v the plan: each session, its size and
+where its bundle goes. ccm import puts a bundle's session back, on this
+machine or another, under another project path if asked.
+
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
+		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "where bundles go: `FILE`, DIR or s3://BUCKET/PREFIX"},
-			&cli.StringFlag{Name: "project", Usage: "every session of project `P` (a path or folder name)"},
-			&cli.BoolFlag{Name: "all", Usage: "every session"},
-			&cli.StringFlag{Name: "older-than", Usage: "only sessions not written for `AGE` (30d, 36h)"},
 			&cli.BoolFlag{Name: "redact", Usage: "replace the patterns of CCM_REDACT_FILE in what leaves the machine"},
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing"},
+			dryRunFlag("the sessions are chosen, nothing is packed or written"),
+			verboseFlag("the plan: each session, its size and where its bundle goes"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions exported at once (default: number of CPUs)"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			o := exportOptions{globalOptions: globals(cmd), IDs: cmd.Args().Slice(), Project: cmd.String("project"), All: cmd.Bool("all"),
-				Out: cmd.String("output"), Endpoint: cmd.String("endpoint"), Redact: cmd.Bool("redact"), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs"))}
-			if s := cmd.String("older-than"); s != "" {
-				d, err := parseAge("older-than", s)
-				if err != nil {
-					return err
-				}
-				o.OlderThan = d
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
 			}
+			o := exportOptions{globalOptions: globals(cmd), Select: sel, Out: cmd.String("output"), Endpoint: cmd.String("endpoint"),
+				Redact: cmd.Bool("redact"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			return runExport(ctx, o)
 		},
 	}
@@ -107,8 +104,8 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if o.Out == "" {
 		return usagef("export needs -o FILE, DIR or s3://BUCKET/PREFIX (see ccm export --help)")
 	}
-	if len(o.IDs) == 0 && o.Project == "" && !o.All || len(o.IDs) > 0 && o.All {
-		return usagef("give session ids, --project P or --all (see ccm export --help)")
+	if !o.Select.Given() {
+		return usagef("give sessions: FILE|DIR, --current, --session ID, --project P or --all (see ccm export --help)")
 	}
 	if o.Jobs < 0 {
 		return usagef("--jobs must be positive")
@@ -135,26 +132,32 @@ func runExport(ctx context.Context, o exportOptions) error {
 		}
 		defer target.Close()
 	}
-	rows, scanErrs, err := sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Now: o.Now})
+	sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{Now: o.Now, Sessions: true})
 	if err != nil {
 		return err
 	}
-	for _, e := range scanErrs {
-		fmt.Fprintf(o.Stderr, "ccm: %v\n", e)
-	}
-	rows, err = selectRows(rows, o.IDs)
-	if err != nil {
+	if err := wholeSessionsOnly(o.globalOptions, "export", sel); err != nil {
 		return err
 	}
-	var items []*exportItem
+	rows, scanErrs := sessions.Rows(ctx, o.ClaudeDir, sel, sessions.Options{Now: o.Now})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// What the scan could not read is a failed item, reported and
+	// counted; the rest is exported.
+	failed := newItemErrors(o.globalOptions)
+	failed.addAll(scanErrs)
+	items := []*exportItem{}
 	for _, r := range rows {
-		if o.OlderThan > 0 && o.Now.Sub(r.ModTime) < o.OlderThan {
-			continue
+		it := &exportItem{Session: r.ID, Project: r.Project, Bytes: r.TotalBytes, Snapshot: r.Live, row: r}
+		if r.Error != "" {
+			it.Result, it.Error = "failed", r.Error
+			failed.add(fmt.Errorf("%s: %s", r.Path, r.Error))
 		}
-		items = append(items, &exportItem{Session: r.ID, Project: r.Project, Bytes: r.TotalBytes, Snapshot: r.Live, row: r})
+		items = append(items, it)
 	}
-	if len(items) == 0 {
-		return errors.New("no session to export")
+	if len(items) == 0 && failed.count() == 0 {
+		return usagef("no session to export (ccm sessions lists them)")
 	}
 	file := target == nil && strings.HasSuffix(o.Out, archive.Ext)
 	if file && len(items) > 1 {
@@ -169,16 +172,9 @@ func runExport(ctx context.Context, o exportOptions) error {
 		default:
 			it.Dest = filepath.Join(o.Out, it.Session+archive.Ext)
 		}
-		if !o.JSON {
-			note := ""
-			if it.Snapshot {
-				note = "  (live: up to its last whole record)"
-			}
-			fmt.Fprintf(o.Stdout, "export  %s  %s  %s  -> %s%s\n", it.Session, humanBytes(it.Bytes), shortHome(it.Project), it.Dest, note)
-		}
 	}
 	if o.DryRun {
-		return exportReport(o, items, true)
+		return exportReport(o, items, failed, true)
 	}
 	outDir := o.Out
 	if file {
@@ -202,7 +198,6 @@ func runExport(ctx context.Context, o exportOptions) error {
 	if target != nil {
 		machine = target.Machine
 	}
-	failed := newItemErrors(o.globalOptions)
 	fail := func(it *exportItem, err error) {
 		it.Result, it.Error = "failed", err.Error()
 		failed.add(fmt.Errorf("%s: %w", it.Session, err))
@@ -210,6 +205,9 @@ func runExport(ctx context.Context, o exportOptions) error {
 	var mu sync.Mutex
 	forEach(ctx, o.Stderr, o.JSON, "exporting", len(items), o.Jobs, func(i int) {
 		it := items[i]
+		if it.Result == "failed" {
+			return // unreadable, and said
+		}
 		err := exportOne(ctx, o, it, st, red, target, filepath.Join(stage, it.Session), machine, todos)
 		mu.Lock()
 		defer mu.Unlock()
@@ -226,9 +224,9 @@ func runExport(ctx context.Context, o exportOptions) error {
 		return err
 	}
 	for _, it := range publishBundles(items) {
-		fail(it, errors.New(it.Error))
+		failed.add(fmt.Errorf("%s: %s", it.Session, it.Error))
 	}
-	return exportReport(o, items, false)
+	return exportReport(o, items, failed, false)
 }
 
 // exportOne makes one session's bundle in stage: uploaded when the
@@ -325,33 +323,62 @@ func publishBundles(items []*exportItem) (failed []*exportItem) {
 	return failed
 }
 
-func exportReport(o exportOptions, items []*exportItem, dry bool) error {
-	failed, done := 0, 0
+// exportReport prints the summary and, with -v, the plan after it; or
+// the one JSON document.
+func exportReport(o exportOptions, items []*exportItem, failed *itemErrors, dry bool) error {
+	done := 0
 	var bytes, packed int64
 	for _, it := range items {
 		bytes += it.Bytes
 		packed += it.Packed
-		switch it.Result {
-		case "failed":
-			failed++
-		case "exported":
+		if it.Result == "exported" {
 			done++
 		}
 	}
 	if o.JSON {
-		if err := writeJSON(o.Stdout, map[string]any{"dry_run": dry, "destination": o.Out, "sessions": items, "failed": failed}); err != nil {
+		if err := writeJSON(o.Stdout, map[string]any{"dry_run": dry, "destination": o.Out, "sessions": items,
+			"failed": failed.count(), "errors": failed.strings()}); err != nil {
 			return err
 		}
-	} else if dry {
-		fmt.Fprintf(o.Stdout, "export: would export %d sessions, %s, to %s\n", len(items), humanBytes(bytes), o.Out)
 	} else {
-		fmt.Fprintf(o.Stdout, "export: exported %d of %d sessions, %s into %s, to %s (%d failed)\n", done, len(items), humanBytes(bytes), humanBytes(packed), o.Out, failed)
+		if dry {
+			fmt.Fprintf(o.Stdout, "export: would export %d sessions, %s, to %s\n", len(items), ui.Bytes(bytes), o.Out)
+		} else {
+			fmt.Fprintf(o.Stdout, "export: exported %d of %d sessions, %s into %s, to %s (%d failed)\n",
+				done, len(items), ui.Bytes(bytes), ui.Bytes(packed), o.Out, failed.count())
+		}
+		if o.Verbose {
+			if err := printExportPlan(o.globalOptions, items); err != nil {
+				return err
+			}
+		}
 	}
-	if failed > 0 {
+	if n := failed.count(); n > 0 {
 		if len(items) == 1 {
 			return silentError{code: exitError}
 		}
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// printExportPlan lists each session after the summary: what was done
+// with it (or would be), its size, its project and where its bundle goes.
+func printExportPlan(g globalOptions, items []*exportItem) error {
+	t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{Right: true}, ui.Col{Shrink: true, Min: 16}, ui.Col{Shrink: true, Min: 20})
+	for _, it := range items {
+		action := it.Result
+		if action == "" {
+			action = "export"
+		}
+		where := "-> " + it.Dest
+		switch {
+		case it.Error != "":
+			where += ": " + it.Error
+		case it.Snapshot:
+			where += " (live: up to its last whole record)"
+		}
+		t.Add(action, shortID(g, it.Session), ui.Bytes(it.Bytes), shortHome(it.Project), where)
+	}
+	return writeTable(g, t)
 }

@@ -1,6 +1,6 @@
 package main
 
-import "os"
+import "ccm/sessions"
 
 // readMemoryLimit is the runtime's soft memory limit for the commands that
 // index a whole transcript without counting tokens (check, analyze
@@ -35,14 +35,12 @@ func purgeMemoryLimitFor(largest int64, store bool) int64 {
 	return max(purgeMemoryLimit, live*14/10)
 }
 
-// largestFile is the size of the largest of files (0 when none can be
-// read; purge reports those itself).
-func largestFile(files []inputFile) int64 {
+// largestFile is the size of the largest of files, as the selection
+// found them.
+func largestFile(files []sessions.Target) int64 {
 	var n int64
 	for _, f := range files {
-		if fi, err := os.Stat(f.Path); err == nil && fi.Mode().IsRegular() {
-			n = max(n, fi.Size())
-		}
+		n = max(n, f.File.Size)
 	}
 	return n
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,10 +13,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/sessions/archive"
 	"ccm/sessions/bundle"
-	"ccm/sessions/remote"
 	"ccm/transcript"
 )
 
@@ -28,6 +27,7 @@ type importOptions struct {
 	NewID      bool
 	KeepMTimes bool
 	DryRun     bool
+	Verbose    bool // each session's plan after the summary
 	Endpoint   string
 	Jobs       int
 	Now        time.Time
@@ -61,8 +61,13 @@ physical path). The files get the current time (an old session would be
 deleted by Claude Code's sweep at its next start); --keep-mtimes keeps the
 archived ones.
 
-An s3:// URL with session ids finds each among every machine's bundles
-and archives under the prefix (the newest, when several machines have it).
+An s3:// URL with session ids (whole, or a prefix of 4 characters or more
+that starts no other) finds each among every machine's bundles and
+archives under the prefix (the newest, when several machines have it).
+
+The summary comes first, then the command that resumes each session; with
+-v each session's plan follows: its project path old and new, its folder,
+its new id, the records moved, the files and the stubs' content.
 
 A bundle is read as ccm unarchive reads an archive: every member against
 its SHA-256, nothing outside the session's own paths, the stored content
@@ -76,13 +81,14 @@ unless --allow-missing-content, which names the stubs that stay stubs.
 			&cli.BoolFlag{Name: "new-id", Usage: "give the imported session a new id"},
 			&cli.BoolFlag{Name: "keep-mtimes", Usage: "keep the files' archived modification times"},
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "import even if the bundle's stored content is missing or corrupt (its stubs stay stubs)"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "check the bundle and print the plan; write nothing"},
+			dryRunFlag("each bundle is read and checked whole, and what is in the way named"),
+			verboseFlag("each session's plan: project, folder, id, records, files and stored content"),
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "bundles imported at once (default: number of CPUs)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runImport(ctx, importOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Cwd: cmd.String("cwd"),
-				NewID: cmd.Bool("new-id"), KeepMTimes: cmd.Bool("keep-mtimes"), DryRun: cmd.Bool("dry-run"), Endpoint: cmd.String("endpoint"),
+				NewID: cmd.Bool("new-id"), KeepMTimes: cmd.Bool("keep-mtimes"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Endpoint: cmd.String("endpoint"),
 				Jobs: int(cmd.Int("jobs")), AllowMissingContent: cmd.Bool("allow-missing-content")})
 		},
 	}
@@ -162,16 +168,16 @@ func runImport(ctx context.Context, o importOptions) error {
 		p.Bundle = names[i]
 		plans = append(plans, p)
 		transcripts = append(transcripts, p.Transcripts...)
-		if !o.JSON {
-			printImport(o, p)
-		}
 	}
-	// The reference index learns of the new transcripts.
+	// The reference index learns of the new transcripts, so that prune
+	// reads what they reference without walking the config dir.
 	noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), transcripts...)
 	if o.JSON {
 		if err := writeJSON(o.Stdout, map[string]any{"dry_run": o.DryRun, "sessions": plans, "failed": failed.count(), "errors": failed.strings()}); err != nil {
 			return err
 		}
+	} else {
+		printImports(o, plans, failed.count())
 	}
 	return failed.status()
 }
@@ -185,23 +191,52 @@ func importError(err error, allowed bool) error {
 	return err
 }
 
-// printImport prints one import's plan (or what was done), and the
-// command that resumes the session.
-func printImport(o importOptions, p *bundle.Plan) {
+// printImports prints the summary, the command that resumes each
+// session, its warnings, and with -v each session's plan.
+func printImports(o importOptions, plans []*bundle.Plan, failed int) {
+	w := o.Stdout
+	files := 0
+	var bytes int64
+	for _, p := range plans {
+		files += p.Files
+		bytes += p.Bytes
+	}
 	verb := "imported"
 	if o.DryRun {
 		verb = "would import"
 	}
-	id := p.Session
-	if p.NewID != "" {
-		id = p.NewID
+	fmt.Fprintf(w, "import: %s %d of %d sessions, %s files, %s (%d failed)\n", verb, len(plans), len(plans)+failed, ui.Count(files), ui.Bytes(bytes), failed)
+	for _, p := range plans {
+		id := p.Session
+		if p.NewID != "" {
+			id = p.NewID
+		}
+		for _, warn := range p.Warnings {
+			fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s\n", id, warn)
+		}
+		switch {
+		case len(p.StaysStub) == 0:
+		case len(p.BadContent) > 0:
+			fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs, their content is missing or corrupt in the bundle and not in the store: %s\n",
+				id, len(p.StaysStub), strings.Join(p.StaysStub, ", "))
+		default:
+			fmt.Fprintf(o.Stderr, "ccm: warning: %s: the content of %d stubs is in neither the bundle nor the store: they stay stubs\n", id, len(p.StaysStub))
+		}
+		if o.Verbose {
+			printImportPlan(o, p)
+		}
+		fmt.Fprintf(w, "resume: %s\n", p.Resume)
 	}
+}
+
+// printImportPlan prints what one import does (or would do).
+func printImportPlan(o importOptions, p *bundle.Plan) {
+	w := o.Stdout
 	from := ""
 	if p.Machine != "" {
 		from = " (exported on " + p.Machine + ")"
 	}
-	w := o.Stdout
-	fmt.Fprintf(w, "%s %s from %s%s\n", verb, p.Session, p.Bundle, from)
+	fmt.Fprintf(w, "%s from %s%s\n", p.Session, p.Bundle, from)
 	if p.OldRoot != p.NewRoot {
 		fmt.Fprintf(w, "  project   %s -> %s\n", p.OldRoot, p.NewRoot)
 	} else {
@@ -211,8 +246,8 @@ func printImport(o importOptions, p *bundle.Plan) {
 	if p.NewID != "" {
 		fmt.Fprintf(w, "  new id    %s (%d records' sessionId)\n", p.NewID, p.Renumbered)
 	}
-	fmt.Fprintf(w, "  records   %d with their cwd moved; the conversation unchanged\n", p.Located)
-	fmt.Fprintf(w, "  files     %d, %s", p.Files, humanBytes(p.Bytes))
+	fmt.Fprintf(w, "  records   %s with their cwd moved; the conversation unchanged\n", ui.Count(p.Located))
+	fmt.Fprintf(w, "  files     %s, %s", ui.Count(p.Files), ui.Bytes(p.Bytes))
 	if p.Unchanged > 0 {
 		fmt.Fprintf(w, " (%d there already, identical)", p.Unchanged)
 	}
@@ -221,18 +256,6 @@ func printImport(o importOptions, p *bundle.Plan) {
 	if len(p.Redacted) > 0 {
 		fmt.Fprintf(w, "  redacted  %s\n", strings.Join(p.Redacted, ", "))
 	}
-	for _, warn := range p.Warnings {
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s\n", warn)
-	}
-	switch {
-	case len(p.StaysStub) == 0:
-	case len(p.BadContent) > 0:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs, their content is missing or corrupt in the bundle and not in the store: %s\n",
-			id, len(p.StaysStub), strings.Join(p.StaysStub, ", "))
-	default:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: the content of %d stubs is in neither the bundle nor the store: they stay stubs\n", id, len(p.StaysStub))
-	}
-	fmt.Fprintf(w, "resume: %s\n", p.Resume)
 }
 
 // fetchRemote downloads the bundles an s3:// argument list names into
@@ -270,18 +293,19 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 	if err != nil {
 		return nil, nil, err
 	}
-	picked := make([]*remote.Listed, len(ids))
-	for i, id := range ids {
-		if picked[i], err = pickRemote(list, id, t); err != nil {
-			return nil, nil, err
-		}
+	picked, missing, err := list.Select(ids, sessions.Selector{}, time.Now(), false)
+	if err != nil {
+		return nil, nil, archiveSelectError(err)
 	}
-	files, urls = make([]string, len(ids)), make([]string, len(ids))
-	errs := make([]error, len(ids))
-	forEach(ctx, io.Discard, true, "", len(ids), 4, func(i int) { // network-bound: as many as the helpers
+	if len(missing) > 0 {
+		return nil, nil, usagef("no session %s under %s (ccm sessions --archived --from %s lists them)", missing[0], t, t)
+	}
+	files, urls = make([]string, len(picked)), make([]string, len(picked))
+	errs := make([]error, len(picked))
+	forEach(ctx, io.Discard, true, "", len(picked), 4, func(i int) { // network-bound: as many as the helpers
 		m := picked[i].Manifest
 		files[i] = archive.ArchivePath(filepath.Join(stage, strconv.Itoa(i)), m.Folder, m.Session)
-		errs[i] = t.Fetch(ctx, *picked[i], files[i])
+		errs[i] = t.Fetch(ctx, picked[i], files[i])
 		urls[i] = picked[i].URL
 	})
 	if err := ctx.Err(); err != nil {
@@ -293,25 +317,4 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 		}
 	}
 	return files, urls, nil
-}
-
-// pickRemote finds one session among a listing: by id or a prefix of 8
-// characters or more, the newest archive when several machines hold it.
-func pickRemote(list *remote.Listing, id string, t *remote.Target) (*remote.Listed, error) {
-	var found []remote.Listed
-	sessions := map[string]bool{}
-	for _, l := range list.Archives {
-		if matchID(l.Manifest.Session, id) {
-			found = append(found, l)
-			sessions[l.Manifest.Session] = true
-		}
-	}
-	if len(found) == 0 {
-		return nil, fmt.Errorf("no session %s under %s (ccm sessions --archived --from %s lists them)", id, t, t)
-	}
-	if len(sessions) > 1 {
-		return nil, usagef("%s names %d sessions under %s: give more of the id", id, len(sessions), t)
-	}
-	sort.Slice(found, func(i, j int) bool { return found[i].Manifest.Created.After(found[j].Manifest.Created) })
-	return &found[0], nil
 }

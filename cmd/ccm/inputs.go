@@ -7,31 +7,8 @@ import (
 	"path/filepath"
 
 	"ccm/internal/fsutil"
-	"ccm/sessions/locate"
 	"ccm/transcript"
 )
-
-// inputOptions select transcripts: explicit files and directories, the
-// current session of the working directory, or a session id.
-type inputOptions = locate.Selection
-
-// inputFile is one transcript to work on.
-type inputFile = locate.File
-
-// resolveInputs turns the selection into a list of files (locate.Files),
-// with the CLI's wording of its errors.
-func resolveInputs(g globalOptions, o inputOptions) ([]inputFile, error) {
-	files, err := locate.Files(g.ClaudeDir, o)
-	var ue *locate.UsageError
-	var fe *locate.FileError
-	switch {
-	case errors.As(err, &ue):
-		return nil, usagef("%s", ue.Msg)
-	case errors.As(err, &fe):
-		return nil, fileError(fe.Path, fe.Err)
-	}
-	return files, err
-}
 
 // fileError words an error about a file without Go's "stat"/"open" prefix
 // noise but with the path and the cause.

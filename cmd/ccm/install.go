@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,10 +21,11 @@ import (
 // installOptions are the inputs of ccm install and ccm uninstall.
 type installOptions struct {
 	globalOptions
-	Scope  string
-	DryRun bool
-	Exe    string // the ccm the hooks run; "" for this binary
-	Now    time.Time
+	Scope   string
+	DryRun  bool
+	Verbose bool   // the resulting settings file after the changes
+	Exe     string // the ccm the hooks run; "" for this binary
+	Now     time.Time
 	// Features are the optional hooks left out (--no-capture, ...).
 	Features install.Features
 	// Autocompact, when > 0, is set as CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
@@ -39,7 +41,8 @@ func installFlags() []cli.Flag {
 				}
 				return nil
 			}},
-		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the resulting settings.json to stdout and change nothing"},
+		dryRunFlag("the changes to settings.json and the slash commands"),
+		verboseFlag("the resulting settings.json after the changes"),
 		&cli.StringFlag{Name: "ccm", Usage: "path of the ccm binary the hooks run (default: this binary)", TakesFile: true},
 	}
 }
@@ -115,7 +118,7 @@ read-only, is refused. ccm uninstall removes exactly what install added.
 }
 
 func installOptionsFrom(cmd *cli.Command) installOptions {
-	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Exe: cmd.String("ccm"),
+	return installOptions{globalOptions: globals(cmd), Scope: cmd.String("scope"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Exe: cmd.String("ccm"),
 		Features: install.Features{NoCapture: cmd.Bool("no-capture"), NoMemory: cmd.Bool("no-memory"),
 			NoMonitor: cmd.Bool("no-monitor"), NoPreserve: cmd.Bool("no-preserve"), NoColdTasks: cmd.Bool("no-cold-tasks")}}
 }
@@ -166,37 +169,48 @@ func runInstall(_ context.Context, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	reportInstall(o, r, "ccm is already installed in "+r.Settings)
-	return nil
+	return reportInstall(o, r, "ccm is already installed in "+r.Settings)
 }
 
-// reportInstall prints what changed. A dry run prints the settings file
-// that would result to stdout and the changes to stderr, so its stdout can
-// be used as a settings file.
-func reportInstall(o installOptions, r install.Result, nothing string) {
+// reportInstall prints what changed, or with -n what would, a change a
+// line; -v adds the settings file that results (--json carries it too).
+func reportInstall(o installOptions, r install.Result, nothing string) error {
+	if o.JSON {
+		out := map[string]any{"settings": r.Settings, "dry_run": o.DryRun, "changed": r.Changed, "backup": r.Backup,
+			"changes": r.Changes, "notes": r.Notes}
+		if json.Valid(r.Content) {
+			out["content"] = json.RawMessage(r.Content)
+		}
+		return writeJSON(o.Stdout, out)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(o.Stderr, "ccm: note: %s\n", n)
 	}
-	if o.DryRun {
-		o.Stdout.Write(r.Content)
-		for _, c := range r.Changes {
-			fmt.Fprintf(o.Stderr, "would %s\n", c)
-		}
-		return
-	}
-	if len(r.Changes) == 0 {
+	switch {
+	case len(r.Changes) == 0:
 		fmt.Fprintln(o.Stdout, nothing)
-		return
+	case o.DryRun:
+		for _, c := range r.Changes {
+			fmt.Fprintf(o.Stdout, "would %s\n", c)
+		}
+		fmt.Fprintln(o.Stdout, "(dry run: nothing was written; -v prints the resulting settings)")
+	default:
+		if r.Backup != "" {
+			fmt.Fprintf(o.Stdout, "backed up %s to %s\n", r.Settings, r.Backup)
+		}
+		for _, c := range r.Changes {
+			fmt.Fprintln(o.Stdout, c)
+		}
+		if r.Changed {
+			fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
+		}
 	}
-	if r.Backup != "" {
-		fmt.Fprintf(o.Stdout, "backed up %s to %s\n", r.Settings, r.Backup)
+	if o.Verbose {
+		fmt.Fprintf(o.Stdout, "%s:\n", r.Settings)
+		_, err := o.Stdout.Write(r.Content)
+		return err
 	}
-	for _, c := range r.Changes {
-		fmt.Fprintln(o.Stdout, c)
-	}
-	if r.Changed {
-		fmt.Fprintf(o.Stdout, "updated %s\n", r.Settings)
-	}
+	return nil
 }
 
 // sharedCommand is how hooks in a team-shared settings file call ccm: a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 	"ccm/prune"
 	"ccm/sessions"
 	"ccm/sessions/clean"
@@ -18,6 +20,7 @@ import (
 type maintainOptions struct {
 	globalOptions
 	DryRun   bool
+	Verbose  bool // each part's plan after the summary
 	Jobs     int
 	LockWait time.Duration // for the store's lock
 	Now      time.Time
@@ -41,22 +44,28 @@ references (ccm prune --help): when that content alone keeps the store over
 CCM_PRUNE_MAX_SIZE_MB, the summary says how much, and the ccm prune command
 that would evict it, and maintain still exits 0.
 
-Prints nothing when there was nothing to do, else one summary line. Exits
+Prints nothing when there was nothing to do, else one summary line (-v: then
+the plan of each part, every item with why, what is kept too). Exits
 non-zero only on a real failure; a store locked by another ccm for longer
 than --lock-wait is one (exit 4), after the summary of what was done.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done and change nothing"},
+			dryRunFlag(""),
+			verboseFlag("the plan of each part: sessions archived and kept, files removed and kept, blobs pruned, each with why"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions worked on at once (default: number of CPUs)"},
-			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
+			lockWaitFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("maintain takes no arguments (see ccm maintain --help)")
 			}
-			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Jobs: int(cmd.Int("jobs")),
-				LockWait: cmd.Duration("lock-wait")})
+			wait, err := parseDuration("lock-wait", cmd.String("lock-wait"))
+			if err != nil {
+				return err
+			}
+			return runMaintain(ctx, maintainOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs")),
+				LockWait: wait})
 		},
 	}
 }
@@ -76,6 +85,7 @@ type pruneOutcome struct {
 	// OverLimit says what keeps the store over its size limit (referenced
 	// content, and the command that would evict it), "" when nothing.
 	OverLimit string `json:"over_limit,omitempty"`
+	plan      []byte // the plan's lines, for -v
 }
 
 func runMaintain(ctx context.Context, o maintainOptions) error {
@@ -99,7 +109,7 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	failed := newItemErrors(o.globalOptions) // one rule and one count for all three parts
 	quiet := o.globalOptions
 	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
-		ao := archiveOptions{globalOptions: quiet, DryRun: o.DryRun, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
+		ao := archiveOptions{globalOptions: quiet, Select: sessions.Selector{All: true}, DryRun: o.DryRun, Verbose: o.Verbose, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
 		if to := cfg.String("CCM_ARCHIVE_TO"); to != "" {
 			if !isRemote(to) {
 				return usagef("CCM_ARCHIVE_TO=%s: want s3://BUCKET/PREFIX (CCM_ARCHIVE_DIR names a folder)", to)
@@ -107,7 +117,7 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 			ao.To = to
 		}
 		if mb := cfg.Number("CCM_ARCHIVE_MIN_SIZE_MB"); mb > 0 {
-			ao.MinSize = int64(mb * prune.MiB)
+			ao.Select.MinSize = int64(mb * prune.MiB)
 		}
 		s, err := archiveSessions(ctx, ao)
 		if err != nil {
@@ -165,8 +175,19 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		if err := writeJSON(o.Stdout, sum); err != nil {
 			return err
 		}
-	} else if line := maintainLine(sum, o.DryRun); line != "" {
-		fmt.Fprintln(o.Stdout, line)
+	} else {
+		line := maintainLine(sum, o.DryRun)
+		if line == "" && o.Verbose {
+			line = "maintain: nothing to do"
+		}
+		if line != "" {
+			fmt.Fprintln(o.Stdout, line)
+		}
+		if o.Verbose {
+			if err := printMaintainPlan(o, sum); err != nil {
+				return err
+			}
+		}
 	}
 	if pruneErr != nil {
 		return fmt.Errorf("prune: %w", pruneErr)
@@ -203,6 +224,13 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	}
 	defer plan.Close()
 	out := &pruneOutcome{OverLimit: plan.OverLimitLine()}
+	if o.Verbose && !o.JSON {
+		var b bytes.Buffer
+		if err := plan.WritePlan(&b, true); err != nil {
+			return nil, err
+		}
+		out.plan = b.Bytes()
+	}
 	if o.DryRun {
 		out.Deleted = len(plan.Deletions)
 		for _, d := range plan.Deletions {
@@ -223,14 +251,38 @@ func maintainPrune(ctx context.Context, o maintainOptions, ageDays, sizeMB float
 	return out, err
 }
 
+// printMaintainPlan prints, after the summary, each part's plan under a
+// line naming the part.
+func printMaintainPlan(o maintainOptions, s *maintainSummary) error {
+	if s.Archive != nil && len(s.Archive.Items) > 0 {
+		fmt.Fprintln(o.Stdout, "archive:")
+		if err := printArchivePlan(o.globalOptions, s.Archive); err != nil {
+			return err
+		}
+	}
+	if s.Clean != nil && s.Clean.Plan != nil && len(s.Clean.Plan.Items)+len(s.Clean.Plan.Spared) > 0 {
+		fmt.Fprintln(o.Stdout, "clean:")
+		if err := printCleanPlan(o.globalOptions, s.Clean.Plan); err != nil {
+			return err
+		}
+	}
+	if s.Prune != nil && len(s.Prune.plan) > 0 {
+		fmt.Fprintln(o.Stdout, "prune:")
+		if _, err := o.Stdout.Write(s.Prune.plan); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // maintainLine is the one summary line, "" when nothing was done.
 func maintainLine(s *maintainSummary, dry bool) string {
 	var parts []string
 	if a := s.Archive; a != nil && (a.Planned > 0 || a.Failed > 0) {
 		if dry {
-			parts = append(parts, fmt.Sprintf("would archive %d sessions (%s)", a.Planned, humanBytes(a.Bytes)))
+			parts = append(parts, fmt.Sprintf("would archive %d sessions (%s)", a.Planned, ui.Bytes(a.Bytes)))
 		} else {
-			p := fmt.Sprintf("archived %d sessions (%s into %s)", a.Archived, humanBytes(a.Bytes), humanBytes(a.Packed))
+			p := fmt.Sprintf("archived %d sessions (%s into %s)", a.Archived, ui.Bytes(a.Bytes), ui.Bytes(a.Packed))
 			if a.LeftLive > 0 {
 				p += fmt.Sprintf(", %d left in place (written to)", a.LeftLive)
 			}
@@ -242,9 +294,9 @@ func maintainLine(s *maintainSummary, dry bool) string {
 	}
 	if c := s.Clean; c != nil && (c.Planned > 0 || c.Failed > 0) {
 		if dry {
-			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, humanBytes(c.Bytes)))
+			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, ui.Bytes(c.Bytes)))
 		} else {
-			p := fmt.Sprintf("removed %d backups/temp files/folders (%s)", c.Removed, humanBytes(c.Freed))
+			p := fmt.Sprintf("removed %d backups/temp files/folders (%s)", c.Removed, ui.Bytes(c.Freed))
 			if c.Failed > 0 {
 				p += fmt.Sprintf(", %d failed", c.Failed)
 			}
@@ -256,7 +308,7 @@ func maintainLine(s *maintainSummary, dry bool) string {
 		if dry {
 			verb = "would prune"
 		}
-		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, humanBytes(p.Freed)))
+		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, ui.Bytes(p.Freed)))
 	}
 	if p := s.Prune; p != nil && p.OverLimit != "" {
 		// Once, and not a failure: the store is over its limit only by

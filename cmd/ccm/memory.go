@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v3"
@@ -15,6 +15,8 @@ import (
 // memoryOptions are the inputs of ccm memory list and clear.
 type memoryOptions struct {
 	globalOptions
+	DryRun  bool // clear: say how many, remove none
+	Verbose bool // clear: list the lessons removed
 }
 
 func newMemoryCommand() *cli.Command {
@@ -32,16 +34,23 @@ entries.
 		Commands: []*cli.Command{
 			{
 				Name:  "list",
-				Usage: "print the lessons, oldest first (--json: one object per line)",
+				Usage: "print the lessons, oldest first",
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return runMemoryList(ctx, memoryOptions{globals(cmd)})
+					if cmd.Args().Len() > 0 {
+						return usagef("list takes no arguments")
+					}
+					return runMemoryList(ctx, memoryOptions{globalOptions: globals(cmd)})
 				},
 			},
 			{
 				Name:  "clear",
 				Usage: "remove every lesson",
+				Flags: []cli.Flag{dryRunFlag(""), verboseFlag("the lessons removed")},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return runMemoryClear(ctx, memoryOptions{globals(cmd)})
+					if cmd.Args().Len() > 0 {
+						return usagef("clear takes no arguments")
+					}
+					return runMemoryClear(ctx, memoryOptions{globals(cmd), cmd.Bool("dry-run"), cmd.Bool("verbose")})
 				},
 			},
 		},
@@ -60,38 +69,59 @@ func runMemoryList(_ context.Context, o memoryOptions) error {
 		return fmt.Errorf("tool memory %s: %w", m.Path, err)
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.Stdout)
-		for _, e := range all {
-			e.Hash = e.Key()
-			if err := enc.Encode(e); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeJSON(o.Stdout, lessonsJSON(all))
 	}
 	if len(all) == 0 {
 		fmt.Fprintf(o.Stdout, "no lessons in %s\n", m.Path)
 		return nil
 	}
+	printLessons(o.Stdout, all)
+	return nil
+}
+
+// lessonsJSON is the lessons as --json lists them, [] when there is none.
+func lessonsJSON(all []memory.Entry) []memory.Entry {
+	out := make([]memory.Entry, len(all))
+	for i, e := range all {
+		e.Hash = e.Key()
+		out[i] = e
+	}
+	return out
+}
+
+func printLessons(w io.Writer, all []memory.Entry) {
 	for _, e := range all {
 		proj := e.Project
 		if proj == "" {
 			proj = "(any project)"
 		}
-		fmt.Fprintf(o.Stdout, "%s  %s\n", e.Line(), proj)
+		fmt.Fprintf(w, "%s  %s\n", e.Line(), proj)
 	}
-	return nil
 }
 
 func runMemoryClear(ctx context.Context, o memoryOptions) error {
 	m := memoryStore(o)
-	n, err := m.Clear(ctx)
-	if err != nil {
-		return fmt.Errorf("tool memory %s: %w", m.Path, err)
+	var all []memory.Entry
+	if o.DryRun || o.Verbose {
+		var err error
+		if all, err = m.List(); err != nil {
+			return fmt.Errorf("tool memory %s: %w", m.Path, err)
+		}
+	}
+	n, verb := len(all), "would clear"
+	if !o.DryRun {
+		var err error
+		if n, err = m.Clear(ctx); err != nil {
+			return fmt.Errorf("tool memory %s: %w", m.Path, err)
+		}
+		verb = "cleared"
 	}
 	if o.JSON {
-		return json.NewEncoder(o.Stdout).Encode(map[string]any{"cleared": n, "path": m.Path})
+		return writeJSON(o.Stdout, map[string]any{"dry_run": o.DryRun, "cleared": n, "path": m.Path})
 	}
-	fmt.Fprintf(o.Stdout, "cleared %d lesson(s) from %s\n", n, m.Path)
+	fmt.Fprintf(o.Stdout, "%s %d %s from %s\n", verb, n, plural(n, "lesson"), m.Path)
+	if o.Verbose {
+		printLessons(o.Stdout, all)
+	}
 	return nil
 }

@@ -15,12 +15,14 @@ import (
 	"ccm/hooklib"
 	"ccm/hooklib/install"
 	"ccm/hooklib/migrate"
+	"ccm/internal/ui"
 )
 
 // migrateOptions are the inputs of ccm migrate.
 type migrateOptions struct {
 	globalOptions
 	DryRun, Yes, Undo bool
+	Verbose           bool   // every file the plan writes, after the findings
 	ProjectDir        string // "" for the working directory
 	Lookup            func(string) (string, bool)
 	Exe               string // the ccm the hooks run; "" for this binary
@@ -53,12 +55,13 @@ and stops there (an undo cut short is finished the same way).
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
+			dryRunFlag("its findings, a line each"),
+			verboseFlag("the plan in full: each handler replaced, each line and file imported"),
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "apply the plan without asking"},
 			&cli.BoolFlag{Name: "undo", Usage: "put back what the latest migration changed"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return runMigrate(ctx, migrateOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Yes: cmd.Bool("yes"), Undo: cmd.Bool("undo")})
+			return runMigrate(ctx, migrateOptions{globalOptions: globals(cmd), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Yes: cmd.Bool("yes"), Undo: cmd.Bool("undo")})
 		},
 	}
 }
@@ -115,15 +118,22 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 		return err
 	}
 	if o.JSON && (o.DryRun || !o.Yes) {
-		return writeJSON(o.Stdout, map[string]any{"plan": nonNilItems(plan.Items), "changes": plan.Changes()})
+		return writeJSON(o.Stdout, map[string]any{"plan": plan.Items, "changes": plan.Changes()})
 	}
 	if len(plan.Items) == 0 {
 		fmt.Fprintln(o.Stdout, "migrate: found nothing of claude-context-manager, agentihooks or claude-agentic-framework")
 		return nil
 	}
 	if !o.JSON {
+		t := ui.NewTable(ui.Col{}, ui.Col{}, ui.Col{Shrink: true, Min: 30})
 		for _, it := range plan.Items {
-			fmt.Fprintf(o.Stdout, "%-12s %-24s %s\n", it.Action, it.Tool, it.What)
+			t.Add(it.Action, it.Tool, it.What)
+		}
+		if err := writeTable(o.globalOptions, t); err != nil {
+			return err
+		}
+		if o.Verbose {
+			printMigratePlan(o, plan)
 		}
 	}
 	if !plan.Changes() {
@@ -186,7 +196,7 @@ func runMigrate(ctx context.Context, o migrateOptions) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if o.JSON {
-		return writeJSON(o.Stdout, map[string]any{"plan": nonNilItems(plan.Items), "manifest": man})
+		return writeJSON(o.Stdout, map[string]any{"plan": plan.Items, "manifest": man})
 	}
 	if man == "" {
 		fmt.Fprintln(o.Stdout, "migrate: nothing to change")
@@ -233,11 +243,30 @@ func runMigrateUndo(o migrateOptions, mo migrate.Options) error {
 	return nil
 }
 
-func nonNilItems(it []migrate.Item) []migrate.Item {
-	if it == nil {
-		return []migrate.Item{}
+// printMigratePlan prints, after the findings, everything the plan
+// writes: each handler replaced, each config.env line, each file imported.
+func printMigratePlan(o migrateOptions, p *migrate.Plan) {
+	w := o.Stdout
+	for _, st := range p.Settings {
+		if st.Problem != "" {
+			continue
+		}
+		for _, h := range st.Handlers {
+			fmt.Fprintf(w, "  replace     %s hook of %s in %s: %s\n", h.Event, h.Tool, shortHome(st.Path), h.Command)
+		}
 	}
-	return it
+	for _, c := range p.Config {
+		fmt.Fprintf(w, "  config.env  %s\n", c)
+	}
+	if p.ToolMemoryFrom != "" {
+		fmt.Fprintf(w, "  import      %s into %s\n", shortHome(p.ToolMemoryFrom), shortHome(p.ToolMemoryTo))
+	}
+	for _, f := range p.Summaries {
+		fmt.Fprintf(w, "  copy        %s into %s\n", shortHome(f), shortHome(p.SummaryDir))
+	}
+	for _, f := range p.OldCommands {
+		fmt.Fprintf(w, "  replace     %s (ccm's slash command takes its place)\n", shortHome(f))
+	}
 }
 
 // discard is an io.Writer that drops everything.

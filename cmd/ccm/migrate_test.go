@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,19 @@ func runMigrateCycle(t *testing.T, tool string, check func(root string, out stri
 	if !strings.Contains(out.String(), "dry run: nothing was changed") {
 		t.Errorf("dry run output:\n%s", out)
 	}
+	// -v adds, after the findings, each thing the plan would write.
+	out.Reset()
+	o.Verbose = true
+	if err := runMigrate(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^  (replace|config\.env|import|copy) +\S`).MatchString(out.String()) {
+		t.Errorf("dry run -v output has no line of the plan:\n%s", out)
+	}
+	if d := diffSnapshots(orig, snapshot(t, root)); len(d) > 0 {
+		t.Fatalf("dry run -v changed %v", d)
+	}
+	o.Verbose = false
 	o.DryRun = false
 	if err := runMigrate(ctx, o); err != nil {
 		t.Fatal(err)
@@ -205,7 +219,7 @@ func TestMigrateAgenticFramework(t *testing.T) {
 		if strings.Contains(s, "auto_context_manager") || strings.Contains(s, "pre_compact_preserve") || strings.Contains(s, "PostCompact") {
 			t.Errorf("hooks not taken over:\n%s", s)
 		}
-		sum := filepath.Join(claude, "ccm", "compressed-context", "3f2a9c1d0b7e.json")
+		sum := filepath.Join(claude, "ccm", "compressed_context", "3f2a9c1d0b7e.json") // coldtask.Dir: ccm tasks reads it
 		if mustRead(t, sum) != mustRead(t, filepath.Join(claude, "data", "compressed_context", "3f2a9c1d0b7e.json")) {
 			t.Error("summary not imported byte for byte")
 		}

@@ -3,21 +3,22 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
-	"ccm/prune"
+	"ccm/internal/ui"
 )
 
 type pinOptions struct {
 	globalOptions
-	Key    string
-	Last   bool
-	Level  string
-	Reason string
+	Key     string
+	Last    bool
+	Level   string
+	Reason  string
+	DryRun  bool
+	Verbose bool // the blob's metadata after the line
 }
 
 func newPinCommand() *cli.Command {
@@ -34,13 +35,15 @@ none unpins. --last pins the most recently stored key.
 			&cli.StringFlag{Name: "level", Value: "soft", Usage: "soft, hard or none"},
 			&cli.StringFlag{Name: "reason", Usage: "why it is pinned"},
 			&cli.BoolFlag{Name: "last", Usage: "pin the most recently stored key"},
+			dryRunFlag(""),
+			verboseFlag("the blob's metadata"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
 				return usagef("pin takes one KEY")
 			}
 			return runPin(ctx, pinOptions{globalOptions: globals(cmd), Key: cmd.Args().First(), Last: cmd.Bool("last"),
-				Level: cmd.String("level"), Reason: cmd.String("reason")})
+				Level: cmd.String("level"), Reason: cmd.String("reason"), DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose")})
 		},
 	}
 }
@@ -58,19 +61,29 @@ func runPin(ctx context.Context, o pinOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := st.SetPin(ctx, k, level, o.Reason)
-	if err != nil {
+	var m *ccm.Meta
+	if o.DryRun {
+		// What SetPin checks first: the blob is there, its metadata readable.
+		if m, err = st.Stat(k); err != nil {
+			return err
+		}
+		m.Pinned.Level, m.Pinned.Reason = level, o.Reason
+	} else if m, err = st.SetPin(ctx, k, level, o.Reason); err != nil {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.Stdout, map[string]any{"key": k, "pinned": m.Pinned})
+		return writeJSON(o.Stdout, map[string]any{"key": k, "pinned": m.Pinned, "dry_run": o.DryRun})
 	}
+	verb := map[[2]bool]string{{false, false}: "pinned", {false, true}: "unpinned", {true, false}: "would pin", {true, true}: "would unpin"}[[2]bool{o.DryRun, level == ccm.PinNone}]
 	if level == ccm.PinNone {
-		_, err = fmt.Fprintf(o.Stdout, "unpinned %s\n", k)
+		fmt.Fprintf(o.Stdout, "%s %s\n", verb, k)
 	} else {
-		_, err = fmt.Fprintf(o.Stdout, "pinned %s as %s\n", k, level)
+		fmt.Fprintf(o.Stdout, "%s %s as %s\n", verb, k, level)
 	}
-	return err
+	if o.Verbose {
+		return printMeta(o.globalOptions, m)
+	}
+	return nil
 }
 
 func newUnpinCommand() *cli.Command {
@@ -81,12 +94,13 @@ func newUnpinCommand() *cli.Command {
 		Description: `Sets the pin level of a stored blob to none, so every prune rule applies to it.
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "last", Usage: "unpin the most recently stored key"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "last", Usage: "unpin the most recently stored key"}, dryRunFlag(""), verboseFlag("the blob's metadata")},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 1 {
 				return usagef("unpin takes one KEY")
 			}
-			return runPin(ctx, pinOptions{globalOptions: globals(cmd), Key: cmd.Args().First(), Last: cmd.Bool("last"), Level: "none"})
+			return runPin(ctx, pinOptions{globalOptions: globals(cmd), Key: cmd.Args().First(), Last: cmd.Bool("last"), Level: "none",
+				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose")})
 		},
 	}
 }
@@ -147,7 +161,7 @@ func runPins(ctx context.Context, g globalOptions) error {
 		}
 		err = writeJSON(g.Stdout, items)
 	} else {
-		err = printPins(g.Stdout, items)
+		err = printPins(g, items)
 	}
 	if err != nil {
 		return err
@@ -158,15 +172,17 @@ func runPins(ctx context.Context, g globalOptions) error {
 	return nil
 }
 
-func printPins(w io.Writer, items []pinItem) error {
+// printPins lists the pinned blobs: level, size, tool, key (whole, to be
+// copied) and reason; a narrow terminal drops the tool, then the size.
+func printPins(g globalOptions, items []pinItem) error {
 	if len(items) == 0 {
-		_, err := fmt.Fprintln(w, "no pinned blobs")
+		_, err := fmt.Fprintln(g.Stdout, "no pinned blobs")
 		return err
 	}
-	for _, p := range items {
-		if _, err := fmt.Fprintf(w, "%-4s  %9s  %-10s  %s  %s\n", p.Level, prune.HumanBytes(p.Bytes), p.Tool, p.Key, p.Reason); err != nil {
-			return err
-		}
+	cols := []ui.Col{{}, {Right: true}, {}, {}, {Shrink: true}}
+	rows := make([][]string, len(items))
+	for i, p := range items {
+		rows[i] = []string{p.Level.String(), ui.Bytes(p.Bytes), p.Tool, string(p.Key), p.Reason}
 	}
-	return nil
+	return writeTable(g, fittedTable(g, cols, rows, 2, 1))
 }

@@ -24,7 +24,7 @@ type pruneOptions struct {
 	DryRun     bool
 	Verbose    bool
 	LockWait   time.Duration
-	// The Python tool's one-action spellings.
+	// claude-context-manager's one-action spellings.
 	Stats    bool
 	ListPins bool
 	Pin      string
@@ -73,13 +73,13 @@ without a live blob are removed, packs at least 20% unused are rewritten
 (their live blobs copied into a new pack) and packs under 4 MB are merged
 into it, each step crash-safe.
 
---dry-run prints the plan, one line per blob with the reason it goes, then
-the repack: each pack removed or rewritten and each blob copied, with why
-(--verbose: also what stays and why), and changes nothing. A real run prints
-one summary line, for cron. Prune takes the store's lock exclusively and
+Prune prints one summary line, for cron; --dry-run changes nothing and
+prints the same line with "would". -v adds the plan after it: one line per
+blob with the reason it goes or stays, then the repack: each pack removed or
+rewritten and each blob copied, with why. Prune takes the store's lock exclusively and
 waits at most --lock-wait for running purges and hooks.
 
-The Python tool's spellings still work, one per run: --stats, --list-pins,
+claude-context-manager's spellings still work, one per run: --stats, --list-pins,
 --pin KEY --level soft|hard [--reason R], --unpin KEY.
 
 ` + exitStatusHelp,
@@ -88,9 +88,9 @@ The Python tool's spellings still work, one per run: --stats, --list-pins,
 			&cli.StringFlag{Name: "max-size-mb", Usage: "delete until the store is at most `N` MB on disk"},
 			&cli.BoolFlag{Name: "gc-unreferenced", Usage: "delete unpinned blobs no transcript references"},
 			&cli.BoolFlag{Name: "evict-referenced", Usage: "let --max-age-days and --max-size-mb delete blobs that transcripts, backups or archives reference (their stubs stay stubs)"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list what is kept and why"},
-			&cli.DurationFlag{Name: "lock-wait", Value: ccm.DefaultLockWait, Usage: "how long to wait for the store lock"},
+			dryRunFlag(""),
+			verboseFlag("the plan: every blob deleted and kept, and the repack, each with why"),
+			lockWaitFlag(),
 			&cli.BoolFlag{Name: "stats", Usage: "print store statistics (as ccm cache stats)"},
 			&cli.BoolFlag{Name: "list-pins", Usage: "list pinned blobs (as ccm pins)"},
 			&cli.StringFlag{Name: "pin", Usage: "pin `KEY` (needs --level)"},
@@ -100,10 +100,14 @@ The Python tool's spellings still work, one per run: --stats, --list-pins,
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
-				return usagef("prune takes no arguments, only flags (see ccm prune --help)")
+				return usagef("prune takes no arguments (see ccm prune --help)")
+			}
+			wait, err := parseDuration("lock-wait", cmd.String("lock-wait"))
+			if err != nil {
+				return err
 			}
 			o := pruneOptions{globalOptions: globals(cmd), GC: cmd.Bool("gc-unreferenced"), Evict: cmd.Bool("evict-referenced"), DryRun: cmd.Bool("dry-run"),
-				Verbose: cmd.Bool("verbose"), LockWait: cmd.Duration("lock-wait"), Stats: cmd.Bool("stats"),
+				Verbose: cmd.Bool("verbose"), LockWait: wait, Stats: cmd.Bool("stats"),
 				ListPins: cmd.Bool("list-pins"), Pin: cmd.String("pin"), Level: cmd.String("level"),
 				Reason: cmd.String("reason"), Unpin: cmd.String("unpin")}
 			if cmd.IsSet("max-age-days") {
@@ -173,7 +177,7 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 	if err != nil {
 		return err
 	}
-	// The Python tool ran one action per invocation; combining them with
+	// claude-context-manager ran one action per invocation; combining them with
 	// rules is more likely a mistake than a wish, so it is refused.
 	var actions []string
 	for _, a := range []struct {
@@ -199,9 +203,9 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 		if o.Level != "soft" && o.Level != "hard" {
 			return usagef("--pin needs --level soft or --level hard")
 		}
-		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Pin, Level: o.Level, Reason: o.Reason})
+		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Pin, Level: o.Level, Reason: o.Reason, DryRun: o.DryRun, Verbose: o.Verbose})
 	case o.Unpin != "":
-		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Unpin, Level: "none"})
+		return runPin(ctx, pinOptions{globalOptions: o.globalOptions, Key: o.Unpin, Level: "none", DryRun: o.DryRun, Verbose: o.Verbose})
 	case !pol.Any():
 		return usagef("nothing to do: give --gc-unreferenced, --max-age-days N or --max-size-mb N (see ccm prune --help)")
 	}
@@ -212,11 +216,7 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 	if o.LockWait > 0 {
 		st.LockWait = o.LockWait
 	}
-	bar := newProgress(o.Stderr)
-	var progress prune.Progress
-	if bar != nil {
-		progress = bar
-	}
+	progress := newProgress(o.Stderr).Progress()
 	plan, err := prune.Prepare(ctx, st, pol, prune.Options{ClaudeDir: o.ClaudeDir, ArchiveDir: archiveRoot(o.globalOptions, ""), DryRun: o.DryRun, Progress: progress})
 	if errors.Is(err, ccm.ErrNoStore) {
 		// A fresh install has no store yet: nothing to prune is not a
@@ -235,17 +235,17 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 	}
 	switch {
 	case o.JSON:
-		if err := plan.WriteJSON(o.Stdout, res, o.Verbose); err != nil {
+		if err := writeJSON(o.Stdout, pruneJSON(plan, res, o.Verbose)); err != nil {
 			return err
 		}
 	default:
-		if o.DryRun || o.Verbose {
-			if err := plan.WritePlan(o.Stdout, o.Verbose); err != nil {
-				return err
-			}
-		}
 		if _, err := fmt.Fprintln(o.Stdout, plan.Summary(res)); err != nil {
 			return err
+		}
+		if o.Verbose {
+			if err := plan.WritePlan(o.Stdout, true); err != nil {
+				return err
+			}
 		}
 	}
 	if execErr != nil {
@@ -266,6 +266,30 @@ func runPrune(ctx context.Context, o pruneOptions) error {
 
 // reportNothingToPrune answers a prune run on a store that does not exist
 // yet: exit 0 with one line naming where ccm looked.
+// pruneReport is prune's --json document: the summary, the plan (the
+// blobs kept listed only with -v: they can be the whole store) and, after
+// a real run, its result.
+type pruneReport struct {
+	DryRun  bool          `json:"dry_run"`
+	Summary string        `json:"summary"`
+	Plan    prunePlan     `json:"plan"`
+	Result  *prune.Result `json:"result,omitempty"`
+}
+
+type prunePlan struct {
+	*prune.Plan
+	Kept *[]prune.Decision `json:"kept,omitempty"` // shadows the plan's: nil without -v
+}
+
+func pruneJSON(plan *prune.Plan, res *prune.Result, verbose bool) pruneReport {
+	r := pruneReport{DryRun: res == nil, Summary: plan.Summary(res), Plan: prunePlan{Plan: plan}, Result: res}
+	if verbose {
+		kept := plan.Kept
+		r.Plan.Kept = &kept
+	}
+	return r
+}
+
 func reportNothingToPrune(o pruneOptions, root string) error {
 	if o.JSON {
 		return writeJSON(o.Stdout, map[string]any{"store": root, "exists": false, "deletions": []any{}, "bytes_before": 0, "bytes_after": 0})

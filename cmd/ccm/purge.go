@@ -2,40 +2,33 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/ccm"
 	"ccm/hooklib"
-	"ccm/internal/batch"
 	"ccm/purge"
-	"ccm/sessions/locate"
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
 // purgeOptions are the inputs of ccm purge.
 type purgeOptions struct {
 	globalOptions
-	inputOptions
-	Purge     purge.Options
-	All       bool
-	OlderThan time.Duration
-	MinSize   int64
-	Jobs      int
-	Verbose   bool
-	Restart   bool
-	Analyze   bool
-	NoTokens  bool
+	Select   sessions.Selector
+	Purge    purge.Options
+	Jobs     int
+	Verbose  bool
+	Restart  bool
+	Analyze  bool
+	NoTokens bool
 }
 
 func newPurgeCommand() *cli.Command {
@@ -83,18 +76,15 @@ writing or whose project a Claude Code client runs in (in a batch, or run
 from inside Claude Code, or where the system cannot tell, any file written
 to in the last 2 minutes). Purging a purged file changes nothing.
 
-Batch: --all purges every session of every project; directories are walked
-for *.jsonl: <claude dir>/projects and the folders inside it (after resolving
-symlinks), any other folder only with --recursive. Sessions written to in the last 2 minutes are skipped unless
-named. Use ccm purge --current from inside Claude Code (/purge).
+Batch: a folder, --all, --project or a narrowing selector purges many
+files, --jobs at once; live sessions are skipped unless named. Use
+ccm purge --current from inside Claude Code (/purge).
+
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "current", Aliases: []string{"c"}, Usage: "purge the newest session of the working directory (a live session: its last turn is left alone)"},
-			&cli.StringFlag{Name: "session", Usage: "purge the session with this id"},
-			&cli.BoolFlag{Name: "all", Usage: "purge every session of every project"},
-			&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "also walk folders outside <claude dir>/projects"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan (every change, with its line and reason) and what it would save; write nothing at all"},
+		Flags: append(selectorFlags(),
+			dryRunFlag("what it would save; with -v every change, with its line and reason; nothing at all is written"),
 			&cli.IntFlag{Name: "threshold", Value: 5000, Usage: "move tool output larger than this many bytes to the store (else $CCM_STUB_THRESHOLD_BYTES, see ccm config)"},
 			&cli.IntFlag{Name: "recent-turns", Value: 2, Usage: "the recent window starts no earlier than the Nth-last user prompt (0: only the latest assistant message stays)"},
 			&cli.IntFlag{Name: "recent-results", Value: 10, Usage: "...and no earlier than the Nth-last tool result (0: no such bound)"},
@@ -103,7 +93,7 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "keep-duplicate-outputs", Usage: "keep earlier copies of tool outputs repeated byte for byte"},
 			&cli.BoolFlag{Name: "keep-old-todos", Usage: "keep TodoWrite lists a later TodoWrite replaced"},
 			&cli.BoolFlag{Name: "keep-hook-context", Usage: "keep hook context replayed on resume that a later hook gave again"},
-			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for the Python tool's scripts: mapped to --recent-turns (10 lines a turn; else $CCM_RECENT_LINES_WINDOW)"},
+			&cli.IntFlag{Name: "recent-lines", Usage: "accepted for claude-context-manager's scripts: mapped to --recent-turns (10 lines a turn; else $CCM_RECENT_LINES_WINDOW)"},
 			&cli.BoolFlag{Name: "keep-thinking", Usage: "keep all thinking blocks"},
 			&cli.BoolFlag{Name: "remove-thinking", Usage: "remove old thinking blocks (the default)"},
 			&cli.BoolFlag{Name: "keep-progress", Usage: "keep progress records"},
@@ -116,14 +106,12 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "inject-compaction", Usage: "write a compaction pair in front of the last --keep-turns turns"},
 			&cli.BoolFlag{Name: "no-inject-compaction", Usage: "do not inject a compaction (the default)"},
 			&cli.IntFlag{Name: "keep-turns", Value: 4, Usage: "turns kept after an injected compaction"},
-			&cli.DurationFlag{Name: "older-than", Usage: "batch: only sessions not modified for this long (e.g. 72h)"},
-			&cli.StringFlag{Name: "min-size", Usage: "batch: only files at least this large (e.g. 10MB)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "batch: files purged at once (default: number of CPUs)"},
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate of the resume context"},
 			&cli.BoolFlag{Name: "analyze", Usage: "only analyze (as ccm analyze)"},
 			&cli.BoolFlag{Name: "restart", Aliases: []string{"r"}, Usage: "print the command that resumes the purged session"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "report every step"},
-		},
+			verboseFlag("every step: a dry run's plan, each file of a batch, the counts that are zero"),
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o, err := purgeOptionsFrom(cmd)
 			if err != nil {
@@ -137,11 +125,13 @@ named. Use ccm purge --current from inside Claude Code (/purge).
 // purgeOptionsFrom checks every flag up front, before any work.
 func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	g := globals(cmd)
+	sel, err := selectorFrom(cmd, false)
+	if err != nil {
+		return purgeOptions{}, err
+	}
 	o := purgeOptions{
 		globalOptions: g,
-		inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session"), Dirs: true, AnyDir: cmd.Bool("recursive")},
-		All:           cmd.Bool("all"),
-		OlderThan:     cmd.Duration("older-than"),
+		Select:        sel,
 		Jobs:          cmd.Int("jobs"),
 		Verbose:       cmd.Bool("verbose"),
 		Restart:       cmd.Bool("restart"),
@@ -166,8 +156,8 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	p.ArchiveCompacted = cmd.Bool("archive-compacted")
 	p.InjectCompaction = cmd.Bool("inject-compaction")
 	p.KeepTurns = cmd.Int("keep-turns")
-	p.Live = o.Current
-	p.LiveWindow = purge.ActiveWindow
+	p.Live = sel.Current
+	p.InferLive = true
 	switch {
 	case p.Threshold < 1:
 		return o, usagef("--threshold must be a positive number of bytes")
@@ -181,14 +171,12 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 		return o, usagef("--keep-turns must be 1 or more")
 	case o.Jobs < 0:
 		return o, usagef("--jobs must be 1 or more")
-	case o.OlderThan < 0:
-		return o, usagef("--older-than must not be negative")
 	case p.KeepThinking && cmd.Bool("remove-thinking"):
 		return o, usagef("--keep-thinking and --remove-thinking contradict each other")
 	case p.InjectCompaction && cmd.Bool("no-inject-compaction"):
 		return o, usagef("--inject-compaction and --no-inject-compaction contradict each other")
 	}
-	// The earlier tool's settings (environment, config.env, its config.py)
+	// claude-context-manager's settings (environment, config.env, its config.py)
 	// stand in for flags that were not given.
 	cfg := hooklib.LoadConfig(g.ClaudeDir, os.LookupEnv)
 	if !cmd.IsSet("threshold") && cfg.Lookup("CCM_STUB_THRESHOLD_BYTES").IsSet() {
@@ -226,90 +214,37 @@ func purgeOptionsFrom(cmd *cli.Command) (purgeOptions, error) {
 	default:
 		return o, usagef("--backup must be link, copy, zstd or none, not %q", b)
 	}
-	if s := cmd.String("min-size"); s != "" {
-		n, err := parseSize(s)
-		if err != nil {
-			return o, usagef("--min-size: %v", err)
-		}
-		o.MinSize = n
-	}
 	o.Purge = p
 	return o, nil
 }
 
-// parseSize reads sizes such as 500, 10KB, 1.5MB, 2GB (powers of 1000;
-// KiB, MiB, GiB are powers of 1024).
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToUpper(s))
-	mult := 1.0
-	for _, u := range []struct {
-		suffix string
-		m      float64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
-	}
-	var f float64
-	if _, err := fmt.Sscanf(t, "%g", &f); err != nil || f < 0 || t == "" {
-		return 0, fmt.Errorf("%q is not a size (try 10MB)", s)
-	}
-	return int64(f * mult), nil
-}
+// ccmHome is where ccm keeps its own state (sessions.Home).
+func ccmHome(g globalOptions) string { return sessions.Home(g.ClaudeDir) }
 
-// ccmHome is where ccm keeps its own state (locate.Home).
-func ccmHome(g globalOptions) string { return locate.Home(g.ClaudeDir) }
-
-// storeRoot is the CCM store's directory (locate.Store).
-func storeRoot(g globalOptions) string { return locate.Store(g.ClaudeDir, g.CacheDir) }
+// storeRoot is the CCM store's directory (sessions.StoreDir).
+func storeRoot(g globalOptions) string { return sessions.StoreDir(g.ClaudeDir, g.CacheDir) }
 
 func runPurge(ctx context.Context, o purgeOptions) error {
 	noteFallbacks(o.Stderr, o.Verbose)
 	if o.Analyze {
-		return runAnalyze(ctx, analyzeOptions{globalOptions: o.globalOptions, inputOptions: o.inputOptions, Top: 10})
+		return runAnalyze(ctx, analyzeOptions{globalOptions: o.globalOptions, Select: o.Select, Top: 10})
 	}
-	isBatch := o.All || o.OlderThan > 0 || o.MinSize > 0
-	var files []inputFile
-	var unread []batch.Failure // folders a batch could not read: reported, the rest purged
-	if o.All {
-		if len(o.Args) > 0 || o.Current || o.Session != "" {
-			return usagef("--all purges every session; give no files, --current or --session with it")
-		}
-		ss, failed, err := transcript.AllSessions(o.ClaudeDir)
-		if err != nil {
-			return err
-		}
-		if len(ss) == 0 && len(failed) == 0 {
-			return fmt.Errorf("no sessions under %s", transcript.ProjectsDir(o.ClaudeDir))
-		}
-		for _, err := range failed {
-			var pe *fs.PathError
-			path := ""
-			if errors.As(err, &pe) {
-				path = pe.Path
-			}
-			unread = append(unread, batch.Failure{Path: path, Err: err})
-		}
-		for _, s := range ss {
-			files = append(files, inputFile{Path: s.Path})
-		}
-	} else {
-		var err error
-		sel := o.inputOptions
-		sel.Skip = func(path string, err error) { unread = append(unread, batch.Failure{Path: path, Err: err}) }
-		if files, err = resolveInputs(o.globalOptions, sel); err != nil {
-			return err
-		}
+	sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{})
+	if err != nil {
+		return err
 	}
-	if len(unread) > 0 {
-		isBatch = true
+	if o.Select.All && len(sel.Todo)+len(sel.Skipped)+len(sel.Failed) == 0 {
+		return fmt.Errorf("no sessions under %s", transcript.ProjectsDir(o.ClaudeDir))
 	}
-	for _, f := range files {
-		if !f.Named {
+	// Many files, or files a narrowing selector or a walk chose: a batch,
+	// which carries on past a file it cannot purge and skips live ones.
+	isBatch := len(sel.Skipped) > 0 || len(sel.Failed) > 0 || o.Select.OlderThan > 0 || o.Select.MinSize > 0 || o.Select.Project != ""
+	for _, t := range sel.Todo {
+		if !t.Named {
 			isBatch = true
 		}
 	}
+	files := sel.Todo
 	if !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
 		st, err := ccm.Open(storeRoot(o.globalOptions))
 		if err != nil {
@@ -322,7 +257,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	// on by default for single files, off for batches.
 	o.Purge.Tokens = !o.NoTokens && !isBatch
 	if isBatch {
-		return runPurgeBatch(ctx, o, files, unread)
+		return runPurgeBatch(ctx, o, sel)
 	}
 	boundMemory(purgeMemoryLimitFor(largestFile(files), o.Purge.Store != nil))
 	var failed error
@@ -333,7 +268,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 		// a fresh copy or checkout has a new mtime and no writer.
 		// Run from inside Claude Code (CLAUDECODE is set for its tools),
 		// the file may be that session's own: the mtime rule stays.
-		opt.LiveNeedsWriter = f.Named && !o.Current && os.Getenv("CLAUDECODE") == ""
+		opt.LiveNeedsWriter = f.Named && !o.Select.Current && os.Getenv("CLAUDECODE") == ""
 		rep, err := purge.File(ctx, f.Path, opt)
 		if err != nil {
 			failed = purgeError(f.Path, err)
@@ -423,12 +358,6 @@ func purgeError(path string, err error) error {
 		return err
 	}
 	return fileError(path, err)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // printRestart tells how to resume the purged session: the running Claude

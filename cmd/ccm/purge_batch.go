@@ -3,16 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"ccm/internal/batch"
+	"ccm/internal/ui"
 	"ccm/purge"
+	"ccm/sessions"
 )
-
-// activeWindow is how recently a session may have been written to before
-// a batch leaves it alone: it is probably in use.
-const activeWindow = purge.ActiveWindow
 
 // batchSummary is the JSON form of a batch purge.
 type batchSummary struct {
@@ -36,16 +37,13 @@ type batchFailure struct {
 	Error string `json:"error"`
 }
 
-// runPurgeBatch purges many files with --jobs workers; a failing file (or
-// a folder that could not be read, in unread) is reported and the rest
-// carries on (itemErrors).
-func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unread []batch.Failure) error {
-	cands := make([]batch.Candidate, len(files))
-	for i, f := range files {
-		cands[i] = batch.Candidate{Path: f.Path, Named: f.Named}
-	}
-	sel := batch.Select(cands, batch.Criteria{Now: time.Now(), Active: activeWindow, OlderThan: o.OlderThan, MinSize: o.MinSize})
-	sum := batchSummary{Files: len(files), Reports: []*purge.Report{}, Failures: []batchFailure{}, SkippedList: []string{}}
+// runPurgeBatch purges the selected files with --jobs workers; a failing
+// file (or a folder that could not be read) is reported and the rest
+// carries on (itemErrors). The narrowing selectors' leftovers, live
+// sessions not named (the live rule, sessions.Liveness) and empty files
+// are skipped.
+func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection) error {
+	sum := batchSummary{Files: len(sel.Todo) + len(sel.Skipped), Reports: []*purge.Report{}, Failures: []batchFailure{}, SkippedList: []string{}}
 	failed := newItemErrors(o.globalOptions)
 	fail := func(path string, err error) {
 		if failed.add(err) {
@@ -53,15 +51,32 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 			sum.Failures = append(sum.Failures, batchFailure{path, err.Error()})
 		}
 	}
-	for _, f := range append(unread, sel.Failed...) {
+	for _, f := range sel.Failed {
 		fail(f.Path, fileError(f.Path, f.Err))
 	}
-	sum.Skipped = len(sel.Skipped)
-	sum.SkippedList = append(sum.SkippedList, sel.Skipped...)
-	var bar *termProgress
+	for _, s := range sel.Skipped {
+		sum.SkippedList = append(sum.SkippedList, s.Path)
+	}
+	var outside []string // folders walked outside the config dir
+	for _, a := range o.Select.Args {
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() && !sessions.InsideProjects(o.ClaudeDir, a) {
+			outside = append(outside, a)
+		}
+	}
+	live := sessions.NewLiveness(o.ClaudeDir, time.Now(), outside...)
+	var todo []string
+	for _, t := range sel.Todo {
+		if t.File.Size == 0 || (!t.Named && live.Live(t.File) != "") {
+			sum.SkippedList = append(sum.SkippedList, t.Path)
+			continue
+		}
+		todo = append(todo, t.Path)
+	}
+	sum.Skipped = len(sum.SkippedList)
+	var bar *ui.Bars
 	if !o.JSON {
 		if bar = newProgress(o.Stderr); bar != nil {
-			bar.Start("purging", int64(len(sel.Todo)), false)
+			bar.Start("purging", int64(len(todo)), false)
 		}
 	}
 	if st := o.Purge.Store; st != nil && !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
@@ -72,8 +87,8 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		o.Purge.Batch = shared
 	}
 	var mu sync.Mutex
-	batch.Run(ctx, len(sel.Todo), o.Jobs, func(i int) {
-		path := sel.Todo[i]
+	batch.Run(ctx, len(todo), o.Jobs, func(i int) {
+		path := todo[i]
 		rep, err := purge.File(ctx, path, o.Purge)
 		mu.Lock()
 		defer mu.Unlock()
@@ -92,10 +107,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		} else {
 			sum.Unchanged++
 		}
-		if o.Verbose && !o.JSON {
-			printPurgeReport(o.Stdout, rep, false)
-		}
-	}, bar.add)
+	}, bar.Inc)
 	bar.Finish()
 	if o.Purge.Batch != nil {
 		// Every purge synced what it stored; this closes the pack.
@@ -116,11 +128,20 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, files []inputFile, unrea
 		if o.Purge.DryRun {
 			verb = "would purge"
 		}
-		fmt.Fprintf(o.Stdout, "%s %d of %d files (%d unchanged, %d skipped, %d failed): %s -> %s, %d stubs, %d repairs\n",
-			verb, sum.Purged, sum.Files, sum.Unchanged, sum.Skipped, sum.Failed,
-			humanBytes(sum.BytesBefore), humanBytes(sum.BytesAfter), sum.Stubs, sum.Repairs)
+		fmt.Fprintf(o.Stdout, "%s %s of %s files (%s unchanged, %s skipped, %s failed): %s -> %s, %s stubs, %s repairs\n",
+			verb, ui.Count(sum.Purged), ui.Count(sum.Files), ui.Count(sum.Unchanged), ui.Count(sum.Skipped), ui.Count(sum.Failed),
+			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), ui.Count(sum.Stubs), ui.Count(sum.Repairs))
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
+		}
+		if o.Verbose {
+			// After the summary, each file's report, in path order (the
+			// workers finish in any order).
+			reps := slices.Clone(sum.Reports)
+			slices.SortFunc(reps, func(a, b *purge.Report) int { return strings.Compare(a.Path, b.Path) })
+			for _, rep := range reps {
+				printPurgeReport(o.Stdout, rep, false)
+			}
 		}
 	}
 	return failed.status()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ccm/internal/ui"
 	"ccm/purge"
 	"ccm/transcript/rewrite"
 )
@@ -23,29 +24,28 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		return
 	}
 	fmt.Fprintf(w, "%s %s\n", verb, r.Path)
-	printPlan(w, r.Plan)
 	fmt.Fprintf(w, "  size        %s\n", sizeChange(r))
 	if r.Live {
 		fmt.Fprintf(w, "  live        Claude Code is writing this session: its current turn was left as it is\n")
 	}
 	s := r.Stats
 	if s.ThinkingRemoved > 0 || verbose {
-		fmt.Fprintf(w, "  thinking    %d blocks removed (%d records that held only thinking dropped)\n", s.ThinkingRemoved, s.DroppedThinking)
+		fmt.Fprintf(w, "  thinking    %s blocks removed (%s records that held only thinking dropped)\n", ui.Count(s.ThinkingRemoved), ui.Count(s.DroppedThinking))
 	}
 	if s.Stubs > 0 || verbose {
 		where := "moved to the CCM store"
 		if r.DryRun {
 			where = "would move to the CCM store"
 		}
-		fmt.Fprintf(w, "  stubs       %d outputs, inputs and images (%s) %s\n", s.Stubs, humanBytes(s.StubbedBytes), where)
+		fmt.Fprintf(w, "  stubs       %s outputs, inputs and images (%s) %s\n", ui.Count(s.Stubs), ui.Bytes(s.StubbedBytes), where)
 	}
 	if s.StaleReads+s.DuplicateOutputs+s.OldTodos+s.ReplayedHooks > 0 || verbose {
 		fmt.Fprintf(w, "  compacted   %d stale reads, %d duplicate outputs, %d superseded todo lists, %d replayed hook contexts (among the stubs)\n", s.StaleReads, s.DuplicateOutputs, s.OldTodos, s.ReplayedHooks)
 	}
 	if s.DroppedProgress+s.DroppedBookkeeping+s.DroppedArchived > 0 || verbose {
-		fmt.Fprintf(w, "  dropped     %d progress, %d per-turn bookkeeping records", s.DroppedProgress, s.DroppedBookkeeping)
+		fmt.Fprintf(w, "  dropped     %s progress, %s per-turn bookkeeping records", ui.Count(s.DroppedProgress), ui.Count(s.DroppedBookkeeping))
 		if s.DroppedArchived > 0 {
-			fmt.Fprintf(w, ", %d records before the compact boundary archived", s.DroppedArchived)
+			fmt.Fprintf(w, ", %s records before the compact boundary archived", ui.Count(s.DroppedArchived))
 		}
 		fmt.Fprintln(w)
 	}
@@ -55,7 +55,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  repairs     none needed\n")
 	}
 	if s.Reparented > 0 && verbose {
-		fmt.Fprintf(w, "  relinked    %d records whose parent was dropped now point at its nearest kept ancestor\n", s.Reparented)
+		fmt.Fprintf(w, "  relinked    %s records whose parent was dropped now point at its nearest kept ancestor\n", ui.Count(s.Reparented))
 	}
 	if s.Injected {
 		fmt.Fprintf(w, "  compaction  injected in front of the kept turns (Claude Code resumes from it)\n")
@@ -63,7 +63,7 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  compaction  not injected: %s\n", s.InjectSkipped)
 	}
 	if s.ArchivedLines > 0 {
-		fmt.Fprintf(w, "  archive     %d lines before the compact boundary moved to the store as one blob\n", s.ArchivedLines)
+		fmt.Fprintf(w, "  archive     %s lines before the compact boundary moved to the store as one blob\n", ui.Count(s.ArchivedLines))
 	} else if s.ArchiveSkipped != "" {
 		fmt.Fprintf(w, "  archive     not archived: %s\n", s.ArchiveSkipped)
 	}
@@ -71,10 +71,10 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  context     not estimated: %s\n", r.EstimateError)
 	}
 	if r.TokensBefore != nil && r.TokensAfter != nil {
-		fmt.Fprintf(w, "  context     about %d -> %d tokens on resume (cl100k estimate)\n", r.TokensBefore.Tokens, r.TokensAfter.Tokens)
+		fmt.Fprintf(w, "  context     about %s -> %s tokens on resume (cl100k estimate)\n", ui.Count(r.TokensBefore.Tokens), ui.Count(r.TokensAfter.Tokens))
 	}
 	if r.TailBytes > 0 {
-		fmt.Fprintf(w, "  appended    %s written by Claude Code during the purge carried over\n", humanBytes(r.TailBytes))
+		fmt.Fprintf(w, "  appended    %s written by Claude Code during the purge carried over\n", ui.Bytes(r.TailBytes))
 	}
 	if r.Swaps > 1 {
 		fmt.Fprintf(w, "  in order    lines appended during the rename were put in their place (%d renames)\n", r.Swaps)
@@ -84,8 +84,14 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
 	}
 	printWriters(w, r.Holders, r.Backup, verbose)
+	if len(r.Plan) > 0 && !verbose {
+		fmt.Fprintf(w, "  plan        %s steps (-v lists them)\n", ui.Count(len(r.Plan)))
+	}
 	if r.DryRun {
 		fmt.Fprintf(w, "  (dry run: nothing was written)\n")
+	}
+	if verbose {
+		printPlan(w, r.Plan)
 	}
 }
 
@@ -93,12 +99,12 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 // when the file grew, by how much and why. A negative saving reads like a
 // bug.
 func sizeChange(r *purge.Report) string {
-	from, to := humanBytes(r.BytesBefore), humanBytes(r.BytesAfter)
+	from, to := ui.Bytes(r.BytesBefore), ui.Bytes(r.BytesAfter)
 	if r.BytesAfter > r.BytesBefore {
-		return fmt.Sprintf("%s -> %s (grew by %s: %s)", from, to, humanBytes(r.BytesAfter-r.BytesBefore), growthReason(r))
+		return fmt.Sprintf("%s -> %s (grew by %s: %s)", from, to, ui.Bytes(r.BytesAfter-r.BytesBefore), growthReason(r))
 	}
 	saved := r.BytesBefore - r.BytesAfter
-	return fmt.Sprintf("%s -> %s (%s saved, %s)", from, to, humanBytes(saved), percent(saved, r.BytesBefore))
+	return fmt.Sprintf("%s -> %s (%s saved, %s)", from, to, ui.Bytes(saved), ui.Percent(saved, r.BytesBefore))
 }
 
 // growthReason says what made a purged file larger than it was: records
@@ -156,7 +162,7 @@ func repairParts(s purge.Stats) []string {
 		{s.RenamedDuplicateIDs, "duplicate tool ids renamed"},
 		{s.DroppedEmpty, "empty records removed"},
 		{s.RemovedEmptyText, "empty text blocks removed"},
-		{s.RemovedBrokenThinking, "unsigned thinking blocks removed"},
+		{s.RemovedBrokenThinking, "unsigned or placeholder-signed thinking blocks removed"},
 	} {
 		if r.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", r.n, r.what))
@@ -209,16 +215,17 @@ func joinInts(ns []int) string {
 }
 
 // printPlan prints a dry run's plan, a step a line: the line of the
-// original file, the action, where in the record, and why.
+// original file, the action, where in the record, and why. It comes after
+// the summary, which a plan of thousands of steps would push off screen.
 func printPlan(w io.Writer, steps []purge.Step) {
 	if len(steps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  plan        %d steps\n", len(steps))
+	fmt.Fprintf(w, "  plan        %s steps\n", ui.Count(len(steps)))
 	for _, s := range steps {
 		where := s.Where
 		if s.Action == "stub" {
-			where = fmt.Sprintf("%s (%s) -> %s", s.Where, humanBytes(s.Bytes), s.Key)
+			where = fmt.Sprintf("%s (%s) -> %s", s.Where, ui.Bytes(s.Bytes), s.Key)
 		}
 		if where != "" {
 			where += ": "

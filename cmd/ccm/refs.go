@@ -9,7 +9,7 @@ import (
 	"ccm/ccm"
 	"ccm/internal/fsutil"
 	"ccm/prune"
-	"ccm/sessions/locate"
+	"ccm/sessions"
 	"ccm/transcript"
 )
 
@@ -73,7 +73,7 @@ func noteTranscripts(ctx context.Context, g globalOptions, paths ...string) {
 	for _, p := range paths {
 		switch {
 		case p == "":
-		case locate.InsideProjects(g.ClaudeDir, filepath.Dir(p)):
+		case sessions.InsideProjects(g.ClaudeDir, filepath.Dir(p)):
 			inside = append(inside, p)
 		default:
 			outside = append(outside, absPath(p))
@@ -109,7 +109,7 @@ func noteTranscripts(ctx context.Context, g globalOptions, paths ...string) {
 func recordOutside(ctx context.Context, g globalOptions, paths ...string) {
 	var outside []string
 	for _, p := range paths {
-		if p != "" && !locate.InsideProjects(g.ClaudeDir, filepath.Dir(p)) {
+		if p != "" && !sessions.InsideProjects(g.ClaudeDir, filepath.Dir(p)) {
 			outside = append(outside, absPath(p))
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/agent"
-	"ccm/sessions"
 	"ccm/sessions/remote"
 )
 
@@ -90,40 +89,4 @@ func newSessionID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// matchID reports whether a session id is the one given: the whole id,
-// or a prefix of at least 8 characters (what tables show).
-func matchID(id, given string) bool {
-	return id == given || len(given) >= 8 && strings.HasPrefix(id, given)
-}
-
-// selectRows picks the rows the ids name (each must name exactly one),
-// or all rows when no id is given.
-func selectRows(rows []*sessions.Row, ids []string) ([]*sessions.Row, error) {
-	if len(ids) == 0 {
-		return rows, nil
-	}
-	var out []*sessions.Row
-	for _, id := range ids {
-		var found []*sessions.Row
-		for _, r := range rows {
-			if matchID(r.ID, id) {
-				found = append(found, r)
-			}
-		}
-		switch len(found) {
-		case 0:
-			return nil, fmt.Errorf("no session %s (ccm sessions lists them)", id)
-		case 1:
-			out = append(out, found[0])
-		default:
-			var names []string
-			for _, r := range found {
-				names = append(names, r.ID)
-			}
-			return nil, usagef("%s names %d sessions: %s", id, len(found), strings.Join(names, ", "))
-		}
-	}
-	return out, nil
 }

@@ -18,13 +18,13 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/purge"
 	"ccm/report"
+	"ccm/sessions"
 )
 
 // reportOptions are the inputs of ccm report.
 type reportOptions struct {
 	globalOptions
-	inputOptions
-	All     bool
+	Select  sessions.Selector
 	Output  string
 	Open    bool
 	NoPurge bool
@@ -37,7 +37,7 @@ func newReportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "write a self-contained HTML page: context per request, what a purge would leave, what takes the disk",
-		ArgsUsage: "[FILE...]",
+		ArgsUsage: "[FILE|DIR...]",
 		Description: `Per session: the context of every request from its recorded usage (input,
 cache read, cache creation, output) against the model's window and its 70,
 80 and 90 % lines, with compact boundaries and ccm purges marked; the
@@ -46,7 +46,9 @@ run) as a second curve; the top consumers by tool and by Bash command; bytes
 by category, the largest tool outputs and what ccm check finds.
 
 --all: disk per project (as ccm du) and the largest sessions with size, age,
-context at the last usage and whether they resume cleanly (ccm check).
+context at the last usage and whether they resume cleanly (ccm check);
+--project, --older-than and --min-size narrow that page (alone too).
+FILE|DIR..., --current and --session give the pages of those sessions.
 
 One HTML file with inline CSS and SVG and a little inline script for sorting
 and the hover read-out; it loads nothing from the network. Every string from
@@ -58,22 +60,24 @@ run, which reads the transcript twice more: it is drawn for transcripts up to
 standard output. With --json, the figures of each session are printed as JSON
 instead of a page.
 
+` + selectorHelp + `
+
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "current", Usage: "the newest session of the working directory"},
-			&cli.StringFlag{Name: "session", Usage: "the session with this id"},
-			&cli.BoolFlag{Name: "all", Usage: "every session of every project: disk per project and the largest sessions"},
+		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the page to `FILE.html` (- for standard output)", TakesFile: true},
 			&cli.BoolFlag{Name: "open", Usage: "open the page in the default browser"},
 			&cli.BoolFlag{Name: "no-purge", Usage: "skip the purge dry run (no second curve)"},
 			&cli.BoolFlag{Name: "purge", Usage: "draw the purge curve also for transcripts over 300 MB"},
 			&cli.IntFlag{Name: "top", Value: 30, Usage: "with --all: list and check this many of the largest sessions"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
+			}
 			return runReport(ctx, reportOptions{
 				globalOptions: globals(cmd),
-				inputOptions:  inputOptions{Args: cmd.Args().Slice(), Current: cmd.Bool("current"), Session: cmd.String("session")},
-				All:           cmd.Bool("all"),
+				Select:        sel,
 				Output:        cmd.String("output"),
 				Open:          cmd.Bool("open"),
 				NoPurge:       cmd.Bool("no-purge"),
@@ -86,13 +90,13 @@ instead of a page.
 
 // runReport collects the figures, renders the page and writes it.
 func runReport(ctx context.Context, o reportOptions) error {
-	if o.All && (len(o.Args) > 0 || o.Current || o.Session != "") {
-		return usagef("give files, --current, --session or --all, not several of them")
-	}
+	// A page over many sessions (--all, or only narrowing selectors), or
+	// the pages of the sessions named.
+	all := o.Select.Given() && len(o.Select.Args) == 0 && !o.Select.Current && o.Select.Session == ""
 	if o.Top < 0 {
 		return usagef("--top must be 0 or more")
 	}
-	if o.JSON && o.All {
+	if o.JSON && all {
 		return usagef("report --all writes HTML only; ccm sessions --json and ccm du --json give its figures")
 	}
 	if o.Purge && o.NoPurge {
@@ -104,17 +108,20 @@ func runReport(ctx context.Context, o reportOptions) error {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	var files []inputFile
-	if !o.All {
+	var files []sessions.Target
+	if !all {
 		var err error
-		if files, err = resolveInputs(o.globalOptions, o.inputOptions); err != nil {
+		if files, err = resolveInputs(ctx, o.globalOptions, o.Select); err != nil {
 			return err
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("no session to report on: --project, --older-than or --min-size left out every one selected")
 		}
 	}
 	out := o.Output
 	if out == "" {
 		out = "ccm-report-all.html"
-		if !o.All {
+		if !all {
 			out = "ccm-report-" + strings.TrimSuffix(filepath.Base(files[0].Path), ".jsonl") + ".html"
 		}
 	}
@@ -125,21 +132,21 @@ func runReport(ctx context.Context, o reportOptions) error {
 		}
 	}
 	title := "ccm report: all sessions"
-	if !o.All {
+	if !all {
 		title = "ccm report: " + strings.TrimSuffix(filepath.Base(files[0].Path), ".jsonl")
 	}
 	p := report.NewPage(title, version(), o.ClaudeDir, o.Now)
-	if o.All {
+	if all {
 		v, err := report.Overview(ctx, report.OverviewOptions{ClaudeDir: o.ClaudeDir, StoreRoot: storeRoot(o.globalOptions),
-			ArchiveRoot: archiveRoot(o.globalOptions, ""), Now: o.Now, Top: o.Top})
+			ArchiveRoot: archiveRoot(o.globalOptions, ""), Now: o.Now, Top: o.Top, Select: o.Select})
 		if err != nil {
 			return err
 		}
 		p.SetOverview(v)
 	} else {
 		popt := purge.DefaultOptions()
-		popt.LiveWindow = purge.ActiveWindow
-		popt.Live = o.Current
+		popt.InferLive = true
+		popt.Live = o.Select.Current
 		for _, in := range files {
 			if err := ctx.Err(); err != nil {
 				return err

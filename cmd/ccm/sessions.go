@@ -8,20 +8,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"ccm/hooklib"
+	"ccm/internal/ui"
 	"ccm/report"
 	"ccm/sessions"
 	"ccm/sessions/archive"
+	"ccm/transcript"
 )
 
 type sessionsOptions struct {
 	globalOptions
-	Project  string
+	Select   sessions.Selector
 	Sort     string // size, age, tokens
 	Archived bool
 	Jobs     int
@@ -49,11 +50,14 @@ A header and a size bar beside each size on a terminal (--ascii: '#' bars);
 tab-separated columns without a header when piped: project, session, size,
 records, modified, context, backups, backup bytes, state, swept at, title.
 --archived lists archived sessions from their manifests, without unpacking;
-with --from s3://BUCKET/PREFIX, every machine's archives in object storage.
+with --from s3://BUCKET/PREFIX, every machine's archives in object storage
+(selected by --session, --project, --all, --older-than and --min-size).
+Without a selector every session is listed.
+
+` + selectorHelp + `
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "project", Usage: "only sessions of project `P` (a path or folder name)"},
+		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "sort", Value: "age", Usage: "order: size, age (newest first) or tokens"},
 			&cli.BoolFlag{Name: "archived", Usage: "list archived sessions instead"},
 			&cli.StringFlag{Name: "to", Usage: "with --archived: the archive folder (default <ccm home>/archive)"},
@@ -61,12 +65,13 @@ with --from s3://BUCKET/PREFIX, every machine's archives in object storage.
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
 			&cli.BoolFlag{Name: "ascii", Usage: "draw the size bars in plain ASCII"},
-		},
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if cmd.Args().Len() > 0 {
-				return usagef("sessions takes no arguments (see ccm sessions --help)")
+			sel, err := selectorFrom(cmd, true)
+			if err != nil {
+				return err
 			}
-			o := sessionsOptions{globalOptions: globals(cmd), Project: cmd.String("project"), Sort: cmd.String("sort"),
+			o := sessionsOptions{globalOptions: globals(cmd), Select: sel, Sort: cmd.String("sort"),
 				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to"), ASCII: cmd.Bool("ascii"),
 				From: cmd.String("from"), Endpoint: cmd.String("endpoint")}
 			return runSessions(ctx, o)
@@ -75,6 +80,9 @@ with --from s3://BUCKET/PREFIX, every machine's archives in object storage.
 }
 
 func runSessions(ctx context.Context, o sessionsOptions) error {
+	if o.ASCII {
+		o.globalOptions.ASCII = true // the table's shortening as well as the bars
+	}
 	switch o.Sort {
 	case "size", "age", "tokens":
 	default:
@@ -91,22 +99,33 @@ func runSessions(ctx context.Context, o sessionsOptions) error {
 	if o.From != "" && !o.Archived {
 		return usagef("--from goes with --archived")
 	}
+	if o.Archived && (len(o.Select.Args) > 0 || o.Select.Current) {
+		return usagef("--archived lists archives: select them by --session, --project, --all, --older-than or --min-size")
+	}
 	if o.From != "" {
 		var err error
-		if rows, err = remoteArchivedRows(ctx, o.globalOptions, o.From, o.Endpoint, o.Project); err != nil {
+		if rows, err = remoteArchivedRows(ctx, o.globalOptions, o.From, o.Endpoint, o.Select, o.Now); err != nil {
 			return err
 		}
 	} else if o.Archived {
 		var err error
-		rows, errs, err = archivedRows(o.globalOptions, archiveRoot(o.globalOptions, o.To), o.Project)
+		rows, errs, err = archivedRows(o.globalOptions, archiveRoot(o.globalOptions, o.To), o.Select, o.Now)
 		if err != nil {
 			return err
 		}
 	} else {
-		var err error
-		counts := sessions.LoadCounts(filepath.Join(ccmHome(o.globalOptions), "cache", "line-counts.json"))
-		rows, errs, err = sessions.Scan(ctx, o.ClaudeDir, sessions.Options{Project: o.Project, Jobs: o.Jobs, Now: o.Now, Counts: counts})
+		sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{Now: o.Now, Sessions: true, Jobs: o.Jobs})
 		if err != nil {
+			return err
+		}
+		for _, t := range sel.Todo {
+			if t.Session == nil && t.Named {
+				return usagef("%s: not a session of %s (ccm sessions lists sessions)", t.Path, transcript.ProjectsDir(o.ClaudeDir))
+			}
+		}
+		counts := sessions.LoadCounts(filepath.Join(ccmHome(o.globalOptions), "cache", "line-counts.json"))
+		rows, errs = sessions.Rows(ctx, o.ClaudeDir, sel, sessions.Options{Jobs: o.Jobs, Now: o.Now, Counts: counts})
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := counts.Save(); err != nil {
@@ -151,11 +170,21 @@ func sortRows(rows []*sessions.Row, by string) {
 	})
 }
 
-// archivedRows lists archives as rows, from their sidecar manifests.
-func archivedRows(g globalOptions, root, project string) ([]*sessions.Row, []error, error) {
+// archivedRows lists archives as rows, from their sidecar manifests:
+// those sel chooses (--session, --project, --all and the narrowing
+// selectors; FILE|DIR and --current, which name sessions in place, are
+// refused before).
+func archivedRows(g globalOptions, root string, sel sessions.Selector, now time.Time) ([]*sessions.Row, []error, error) {
 	list, err := archive.List(root)
 	if err != nil {
 		return nil, nil, err
+	}
+	list, missing, err := archive.Select(list, nil, sel, now)
+	if err != nil {
+		return nil, nil, archiveSelectError(err)
+	}
+	if len(missing) > 0 {
+		return nil, nil, usagef("no archive of session %s under %s (ccm sessions --archived lists them)", missing[0], root)
 	}
 	var rows []*sessions.Row
 	var errs []error
@@ -164,35 +193,36 @@ func archivedRows(g globalOptions, root, project string) ([]*sessions.Row, []err
 			errs = append(errs, l.Err)
 			continue
 		}
-		m := l.Manifest
-		if project != "" && !sessions.MatchProject(project, m.Project, m.Folder) {
-			continue
-		}
-		r := &sessions.Row{Project: m.Project, Folder: m.Folder, ID: m.Session, Path: l.Path, Title: m.Title, Prompt: m.Prompt,
-			Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: l.Path, TotalBytes: m.Bytes}
-		for _, f := range m.Files {
-			switch {
-			case f.Path == m.Transcript():
-				r.Size = f.Size
-			case strings.Contains(f.Path, ".jsonl.backup."):
-				r.Backups++
-				r.BackupBytes += f.Size
-			case strings.Contains(f.Path, "/subagents/") || strings.Contains(f.Path, "/agent-"):
-				r.Subagents++
-				r.SubagentBytes += f.Size
-			case strings.Contains(f.Path, "/tool-results/"):
-				r.ToolResultBytes += f.Size
-			}
-		}
-		rows = append(rows, r)
+		rows = append(rows, archivedRow(l.Manifest, l.Path))
 	}
 	_ = g
 	return rows, errs, nil
 }
 
+// archivedRow is an archived session's row, from its manifest; where is
+// the archive (a path, or an s3:// URL).
+func archivedRow(m *archive.Manifest, where string) *sessions.Row {
+	r := &sessions.Row{Project: m.Project, Folder: m.Folder, ID: m.Session, Path: where, Title: m.Title, Prompt: m.Prompt,
+		Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: where, TotalBytes: m.Bytes}
+	for _, f := range m.Files {
+		switch {
+		case f.Path == m.Transcript():
+			r.Size = f.Size
+		case strings.Contains(f.Path, ".jsonl.backup."):
+			r.Backups++
+			r.BackupBytes += f.Size
+		case strings.Contains(f.Path, "/subagents/") || strings.Contains(f.Path, "/agent-"):
+			r.Subagents++
+			r.SubagentBytes += f.Size
+		case strings.Contains(f.Path, "/tool-results/"):
+			r.ToolResultBytes += f.Size
+		}
+	}
+	return r
+}
+
 func printSessions(o sessionsOptions, rows []*sessions.Row) error {
-	tty := isTerminal(o.Stdout)
-	if !tty {
+	if !o.Terminal {
 		// Plain columns for scripts: exact numbers, RFC 3339 times, tabs.
 		for _, r := range rows {
 			sweep := ""
@@ -210,42 +240,7 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(o.Stdout, 0, 0, 2, ' ', 0)
-	// A size bar beside each size, against the largest session listed.
-	var largest int64
-	for _, r := range rows {
-		largest = max(largest, r.SessionBytes())
-	}
-	ascii := o.ASCII || !report.UnicodeTerminal(os.Getenv)
-	fmt.Fprintln(tw, "PROJECT\tSESSION\tSIZE\t\tRECORDS\tMODIFIED\tCONTEXT\tBACKUPS\tSTATE\tSWEPT IN\tTITLE / FIRST PROMPT")
-	for _, r := range rows {
-		sweep := "-"
-		switch {
-		case r.Archived:
-		case r.SweepAt.IsZero():
-			sweep = "paused"
-		case r.SweepAt.Before(o.Now):
-			sweep = "due"
-		default:
-			sweep = humanAge(r.SweepAt.Sub(o.Now))
-		}
-		recs := strconv.FormatInt(r.Records, 10)
-		if r.RecordsEstimated {
-			recs = "~" + recs
-		}
-		ctx := "-"
-		if r.Context > 0 {
-			ctx = fmt.Sprintf("%dk", (r.Context+500)/1000)
-		}
-		backups := "-"
-		if r.Backups > 0 {
-			backups = fmt.Sprintf("%d, %s", r.Backups, humanBytes(r.BackupBytes))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shortHome(r.Project), r.ID, humanBytes(r.SessionBytes()),
-			report.Bar(r.SessionBytes(), largest, sessionBarWidth, ascii), recs,
-			r.ModTime.Local().Format("2006-01-02 15:04"), ctx, backups, state(r), sweep, cut(r.Label(), 60))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(o.globalOptions, sessionsTable(o, rows)); err != nil {
 		return err
 	}
 	if !o.Archived {
@@ -257,6 +252,80 @@ func printSessions(o sessionsOptions, rows []*sessions.Row) error {
 		fmt.Fprintf(o.Stdout, "%d sessions; %s\n", len(rows), note)
 	}
 	return nil
+}
+
+// The columns of the sessions table, and the order in which a narrow
+// terminal drops them: the size bar, the records, the sweep, the backups,
+// the context. The project and the title are shortened in the middle
+// first, down to their Min.
+const (
+	colProject = iota
+	colSession
+	colSize
+	colBar
+	colRecords
+	colModified
+	colContext
+	colBackups
+	colState
+	colSweep
+	colTitle
+)
+
+var sessionCols = []ui.Col{
+	colProject: {Name: "PROJECT", Shrink: true, Min: 16}, colSession: {Name: "SESSION"}, colSize: {Name: "SIZE", Right: true},
+	colBar: {}, colRecords: {Name: "RECORDS", Right: true}, colModified: {Name: "MODIFIED"}, colContext: {Name: "CONTEXT", Right: true},
+	colBackups: {Name: "BACKUPS"}, colState: {Name: "STATE"}, colSweep: {Name: "SWEPT IN"},
+	colTitle: {Name: "TITLE / FIRST PROMPT", Shrink: true, Min: 12},
+}
+
+// sessionsTable lays out the rows for a terminal, fitted to its width:
+// ids of 8 characters (the prefix every command takes), the project and
+// title shortened in the middle, the least needed columns dropped when
+// that is not enough. --wide prints them whole.
+func sessionsTable(o sessionsOptions, rows []*sessions.Row) *ui.Table {
+	// A size bar beside each size, against the largest session listed.
+	var largest int64
+	for _, r := range rows {
+		largest = max(largest, r.SessionBytes())
+	}
+	ascii := o.globalOptions.ASCII
+	cells := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		sweep := "-"
+		switch {
+		case r.Archived:
+		case r.SweepAt.IsZero():
+			sweep = "paused"
+		case r.SweepAt.Before(o.Now):
+			sweep = "due"
+		default:
+			sweep = ui.Age(r.SweepAt.Sub(o.Now))
+		}
+		recs := ui.Count(r.Records)
+		if r.RecordsEstimated {
+			recs = "~" + recs
+		}
+		ctx := "-"
+		if r.Context > 0 {
+			ctx = ui.Count(r.Context)
+		}
+		backups := "-"
+		if r.Backups > 0 {
+			backups = fmt.Sprintf("%d, %s", r.Backups, ui.Bytes(r.BackupBytes))
+		}
+		title := r.Label()
+		if !o.Wide {
+			title = cut(title, 200) // a first prompt can be pages long
+		}
+		row := make([]string, len(sessionCols))
+		row[colProject], row[colSession], row[colSize] = shortHome(r.Project), shortID(o.globalOptions, r.ID), ui.Bytes(r.SessionBytes())
+		row[colBar], row[colRecords] = report.Bar(r.SessionBytes(), largest, sessionBarWidth, ascii), recs
+		row[colModified], row[colContext], row[colBackups] = r.ModTime.Local().Format("2006-01-02 15:04"), ctx, backups
+		row[colState], row[colSweep], row[colTitle] = state(r), sweep, title
+		cells = append(cells, row)
+	}
+	return fittedTable(o.globalOptions, sessionCols, cells, colBar, colRecords, colSweep, colBackups, colContext)
 }
 
 // sessionBarWidth is the width of the size bars, in characters.

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"ccm/internal/ui"
 	"ccm/report"
 )
 
@@ -55,6 +56,6 @@ func printGrowth(w io.Writer, contexts []int64, sp spark) {
 	if len(contexts) > len([]rune(line)) {
 		per = fmt.Sprintf(", %.1f requests a column (each shows the largest)", float64(len(contexts))/float64(len([]rune(line))))
 	}
-	fmt.Fprintf(w, "  %d requests, first %d, peak %d, last %d tokens; full height is the %dk window%s\n",
-		len(contexts), contexts[0], peak, contexts[len(contexts)-1], window/1000, per)
+	fmt.Fprintf(w, "  %s requests, first %s, peak %s, last %s tokens; full height is the %s-token window%s\n",
+		ui.Count(len(contexts)), ui.Count(contexts[0]), ui.Count(peak), ui.Count(contexts[len(contexts)-1]), ui.Count(window), per)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"ccm/hooklib"
 	"ccm/hooklib/coldtask"
+	"ccm/sessions"
 )
 
 // tasksOptions are the inputs of ccm tasks.
@@ -35,7 +35,7 @@ oldest first, for every session or the one given.
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "session", Usage: "only the summaries of the session with this id"},
+			&cli.StringFlag{Name: "session", Usage: "only the summaries of the session with this `ID`, or the one whose id starts with it (4 characters or more)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runTasks(ctx, tasksOptions{globalOptions: globals(cmd), Session: cmd.String("session")})
@@ -46,9 +46,35 @@ oldest first, for every session or the one given.
 func runTasks(_ context.Context, o tasksOptions) error {
 	cfg := hooklib.LoadConfig(o.ClaudeDir, os.LookupEnv)
 	dir := coldtask.Dir(cfg.Home)
-	list, bad, err := coldtask.List(dir, o.Session)
+	list, bad, err := coldtask.List(dir, "")
 	if err != nil {
 		return fmt.Errorf("cold-task summaries %s: %w", dir, err)
+	}
+	if o.Session != "" {
+		// A session id by prefix, among the sessions that have summaries.
+		id, err := sessions.CheckID(o.Session)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		var ids []sessions.Match
+		seen := map[string]bool{}
+		for _, s := range list {
+			if !seen[s.SessionID] {
+				seen[s.SessionID] = true
+				ids = append(ids, sessions.Match{ID: s.SessionID})
+			}
+		}
+		m, ok, err := sessions.MatchID(id, ids)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		keep := list[:0]
+		for _, s := range list {
+			if ok && s.SessionID == m.ID {
+				keep = append(keep, s)
+			}
+		}
+		list = keep
 	}
 	for _, p := range bad {
 		fmt.Fprintf(o.Stderr, "ccm: %s: not a cold-task summary; skipped\n", p)
@@ -57,9 +83,7 @@ func runTasks(_ context.Context, o tasksOptions) error {
 		if list == nil {
 			list = []coldtask.Summary{}
 		}
-		enc := json.NewEncoder(o.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSON(o.Stdout, list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(o.Stdout, "no cold-task summaries in %s\n", dir)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/ccm"
+	"ccm/internal/ui"
 	"ccm/prune"
 	"ccm/sessions"
 	"ccm/sessions/archive"
@@ -21,16 +22,18 @@ import (
 
 type unarchiveOptions struct {
 	globalOptions
-	IDs      []string
-	Project  string
-	To       string
+	IDs    []string // whole, or unique prefixes
+	Select sessions.Selector
+	To     string
 	From     string // s3://BUCKET/PREFIX
 	Endpoint string
-	Force    bool
-	Touch    bool
+	Force  bool
+	Touch  bool
 	// AllowMissingContent restores a session whose archived content is
 	// missing or corrupt, naming the stubs that stay stubs.
 	AllowMissingContent bool
+	DryRun              bool
+	Verbose             bool
 	Jobs                int
 	Now                 time.Time
 }
@@ -39,7 +42,7 @@ func newUnarchiveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "unarchive",
 		Usage:     "put archived sessions back, byte for byte, where claude --resume finds them",
-		ArgsUsage: "ID... | --project P",
+		ArgsUsage: "ID... | --session ID | --project P | --all",
 		Description: `Verifies each archive completely (every member's SHA-256 against the
 manifest, the archive's own hash against its sidecar, every path against the
 session's own) and only then restores it: the stored content it carries
@@ -64,14 +67,18 @@ restored files the current time instead.
 An unarchive or archive that was interrupted (killed) is finished or
 undone by the next ccm archive, unarchive or maintain.
 
+Archived sessions are chosen by id (whole, or a prefix of 4 characters or
+more that starts no other archived session's id), --session, --project,
+--all, --older-than (their last write) and --min-size, as ccm sessions
+--archived lists them.
+
 --from s3://BUCKET/PREFIX restores from S3-compatible object storage (any
 machine's archives under the prefix, the newest when several have the
 session; docs/remote.md): each archive is downloaded and checked the same
 way, its stubs' content goes into the CCM store, and it stays in the bucket.
 
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "project", Usage: "every archived session of project `P`"},
+		Flags: append(archivedSelectorFlags(),
 			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
 			&cli.StringFlag{Name: "from", Usage: "restore from object storage: `s3://BUCKET/PREFIX`"},
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
@@ -79,11 +86,19 @@ way, its stubs' content goes into the CCM store, and it stays in the bucket.
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions restored at once (default: number of CPUs)"},
-		},
+			dryRunFlag("each archive is verified whole, and what is in the way named"),
+			verboseFlag("every file each session puts back, and where"),
+		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			o := unarchiveOptions{globalOptions: globals(cmd), IDs: cmd.Args().Slice(), Project: cmd.String("project"),
-				To: cmd.String("to"), From: cmd.String("from"), Endpoint: cmd.String("endpoint"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"),
-				AllowMissingContent: cmd.Bool("allow-missing-content"), Jobs: int(cmd.Int("jobs"))}
+			sel, err := selectorFrom(cmd, false)
+			if err != nil {
+				return err
+			}
+			ids := sel.Args
+			sel.Args = nil
+			o := unarchiveOptions{globalOptions: globals(cmd), IDs: ids, Select: sel,
+				To: cmd.String("to"), From: cmd.String("from"), Endpoint: cmd.String("endpoint"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), AllowMissingContent: cmd.Bool("allow-missing-content"),
+				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			return runUnarchive(ctx, o)
 		},
 	}
@@ -108,8 +123,11 @@ type unarchiveItem struct {
 }
 
 func runUnarchive(ctx context.Context, o unarchiveOptions) error {
-	if (len(o.IDs) > 0) == (o.Project != "") {
-		return usagef("give session ids or --project P (see ccm unarchive --help)")
+	if len(o.IDs) == 0 && !o.Select.Given() {
+		return usagef("give session ids, --session ID, --project P or --all (see ccm unarchive --help)")
+	}
+	if len(o.IDs) > 0 && (o.Select.All || o.Select.Session != "") {
+		return usagef("give session ids, --session ID or --all, not several of them")
 	}
 	if o.Jobs < 0 {
 		return usagef("--jobs must be positive")
@@ -123,40 +141,60 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 		return err // a missing config dir
 	}
-	lk, err := maintenanceLock(ctx, o.globalOptions)
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	st, err := openStore(o.globalOptions)
-	if err != nil {
-		return err
-	}
 	// The archives come from a folder, or, with --from, are downloaded
 	// into a staging folder first; either is recovered (a killed run
 	// finished or undone) before anything else.
 	root := archiveRoot(o.globalOptions, o.To)
 	if o.From != "" {
-		if root, err = remoteStage(o.globalOptions, "unarchive"); err != nil {
+		root = remoteStagePath(o.globalOptions, "unarchive")
+	}
+	var st *ccm.Store
+	var recovered []archive.Recovered
+	failed := 0
+	if !o.DryRun {
+		lk, err := maintenanceLock(ctx, o.globalOptions)
+		if err != nil {
 			return err
 		}
-	}
-	recovered, failed, err := recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions))
-	if err != nil {
-		return err
+		defer lk.Unlock()
+		if st, err = openStore(o.globalOptions); err != nil {
+			return err
+		}
+		if o.From != "" {
+			if _, err := remoteStage(o.globalOptions, "unarchive"); err != nil {
+				return err
+			}
+		}
+		if recovered, failed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions)); err != nil {
+			return err
+		}
 	}
 	var todo, here []*unarchiveItem
+	var err error
 	if o.From != "" {
-		var fetchFailed int
-		if todo, fetchFailed, err = fetchArchives(ctx, o, root); err != nil {
+		stage := root
+		if o.DryRun {
+			// A dry run downloads into a folder of its own, verifies
+			// there, and leaves nothing.
+			dir, done, err := stageDir(ctx, o.globalOptions, "", "unarchive-dry-")
+			if err != nil {
+				return err
+			}
+			defer done()
+			stage = dir
+		} else {
+			// A download not restored (refused) goes; one whose unarchive
+			// was interrupted keeps its marker, for the next run.
+			defer dropUnmarked(root)
+		}
+		if todo, err = fetchArchives(ctx, o, stage); err != nil {
 			return err
 		}
-		failed += fetchFailed
-		// A download not restored (refused) goes; one whose unarchive was
-		// interrupted keeps its marker, for the next run.
-		defer dropUnmarked(root)
 	} else if todo, here, err = localArchives(o, root); err != nil {
 		return err
+	}
+	if o.DryRun {
+		return unarchiveDryRun(ctx, o, todo, here)
 	}
 	// Record the unarchive first: a session put back stays, and the next
 	// archive counts its age from now. A session that fails to come back
@@ -175,6 +213,14 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		noteRefs(ctx, o.globalOptions, root, gone...)
 		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), transcripts...)
 	}()
+	for _, it := range todo {
+		if it.Result == "failed" { // its download
+			failed++
+			if !o.JSON {
+				fmt.Fprintf(o.Stderr, "ccm: %s\n", it.Error)
+			}
+		}
+	}
 	forEach(ctx, o.Stderr, o.JSON, "restoring", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
 		if it.Result == "failed" {
@@ -208,7 +254,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		}
 		if !o.Touch && ret.Paused == "" && o.Now.Sub(x.LastModified) >= ret.Period() {
 			it.Warning = fmt.Sprintf("last written %s ago, beyond cleanupPeriodDays (%g days): Claude Code's sweep deletes it at its next start (run with --touch, or resume it now)",
-				humanAge(o.Now.Sub(x.LastModified)), ret.Days)
+				ui.Age(o.Now.Sub(x.LastModified)), ret.Days)
 		}
 		if !o.JSON {
 			printRestored(o, it, x)
@@ -239,7 +285,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		}
 		if restored > 0 {
 			fmt.Fprintf(o.Stdout, "ccm archive and maintain leave the restored sessions here until they are left alone for %s, counted from now\n",
-				humanAge(archiveAge(o.globalOptions, ret)))
+				ui.Age(archiveAge(o.globalOptions, ret)))
 		}
 	}
 	if failed > 0 {
@@ -251,48 +297,35 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	return nil
 }
 
-// localArchives finds the archives of the ids (or the project) under
-// root; an id without an archive whose session is in place is here.
+// localArchives picks the archives under root the ids and selectors
+// choose; an id without an archive whose session is in place was
+// restored already (by an earlier, interrupted run of the same list,
+// say), and is here.
 func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem, err error) {
 	list, err := archive.List(root)
 	if err != nil {
 		return nil, nil, err
 	}
-	found := map[string]bool{}
-	for _, l := range list {
-		id, folder := "", ""
-		project := ""
-		if l.Manifest != nil {
-			id, folder, project = l.Manifest.Session, l.Manifest.Folder, l.Manifest.Project
-		} else {
-			id = trimExt(l.Path)
-		}
-		switch {
-		case o.Project != "":
-			if l.Manifest == nil || !sessions.MatchProject(o.Project, project, folder) {
-				continue
-			}
-		default:
-			if !contains(o.IDs, id) {
-				continue
-			}
-		}
-		found[id] = true
-		todo = append(todo, &unarchiveItem{Session: id, Archive: l.Path, Project: project, file: l.Path})
+	picked, missing, err := archive.Select(list, o.IDs, o.Select, o.Now)
+	if err != nil {
+		return nil, nil, archiveSelectError(err)
 	}
-	// An id without an archive whose session is in place was restored
-	// already (by an earlier, interrupted run of the same list, say).
-	for _, id := range o.IDs {
-		if found[id] {
-			continue
+	for _, l := range picked {
+		it := &unarchiveItem{Session: trimExt(l.Path), Archive: l.Path, file: l.Path}
+		if l.Manifest != nil {
+			it.Session, it.Project = l.Manifest.Session, l.Manifest.Project
 		}
-		if !sessionInPlace(o.ClaudeDir, id) {
-			return nil, nil, fmt.Errorf("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
+		todo = append(todo, it)
+	}
+	for _, id := range missing {
+		s, err := sessions.Find(o.ClaudeDir, id, nil)
+		if err != nil {
+			return nil, nil, usagef("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
 		}
-		here = append(here, &unarchiveItem{Session: id, Result: "in place"})
+		here = append(here, &unarchiveItem{Session: s.ID, Result: "in place"})
 	}
 	if len(todo) == 0 && len(here) == 0 {
-		return nil, nil, fmt.Errorf("no archived session of project %s under %s", o.Project, root)
+		return nil, nil, usagef("no archived session under %s matches (ccm sessions --archived lists them)", root)
 	}
 	return todo, here, nil
 }
@@ -335,18 +368,6 @@ func unarchiveIDs(items []*unarchiveItem) []string {
 	return ids
 }
 
-// sessionInPlace reports whether session id has a transcript in a
-// project folder of configDir.
-func sessionInPlace(configDir, id string) bool {
-	ps, _ := sessions.ListProjects(configDir)
-	for _, p := range ps {
-		if fi, err := os.Lstat(filepath.Join(p.Dir, id+".jsonl")); err == nil && fi.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
-}
-
 func trimExt(p string) string {
 	b := p
 	if i := len(b) - len(archive.Ext); i > 0 {
@@ -358,13 +379,4 @@ func trimExt(p string) string {
 		}
 	}
 	return b
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

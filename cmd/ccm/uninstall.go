@@ -34,6 +34,5 @@ func runUninstall(_ context.Context, o installOptions) error {
 	if err != nil {
 		return err
 	}
-	reportInstall(o, r, "ccm is not installed in "+r.Settings)
-	return nil
+	return reportInstall(o, r, "ccm is not installed in "+r.Settings)
 }

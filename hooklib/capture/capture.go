@@ -5,9 +5,10 @@
 // the tool ran (hookSpecificOutput.updatedToolOutput), as long as the
 // replacement has the tool's own output shape: a Read output that is not
 // Read's shape is rejected and the original goes through
-// (realclient-findings.md §7). So the tool runs once, where Claude Code
-// runs it, and only its result is swapped: the earlier intercept hooks ran
-// every command a second time, in the wrong directory (D3 #27, #28).
+// (docs/hooks-protocol.md, "Replacing a tool's output"). So the tool runs
+// once, where Claude Code runs it, and only its result is swapped:
+// claude-context-manager's intercept hooks ran every command a second time,
+// in the wrong directory (docs/earlier-tools.md).
 //
 // Decide looks at one call (tool name, tool_input, tool_response) and
 // returns what to store, or why the output passes through untouched.
@@ -25,14 +26,14 @@ import (
 )
 
 // Thresholds are the output sizes, in bytes, above which a tool's output
-// is captured. The names and defaults are the earlier tool's
+// is captured. The names and defaults are claude-context-manager's
 // (BASH_THRESHOLD, GLOB_THRESHOLD, GREP_THRESHOLD, READ_THRESHOLD); Other
 // applies to every other tool ccm knows the shape of.
 type Thresholds struct {
 	Bash, Glob, Grep, Read, Other int
 }
 
-// DefaultThresholds are the earlier tool's v1.0 values and 10,000 bytes
+// DefaultThresholds are claude-context-manager's v1.0 values and 10,000 bytes
 // for the rest.
 var DefaultThresholds = Thresholds{Bash: 2000, Glob: 2000, Grep: 2000, Read: 25000, Other: 10000}
 
@@ -130,11 +131,11 @@ func Decide(c Call, t Thresholds) (*Capture, string) {
 	return cp, ""
 }
 
-// bypassed reports whether a file is on the earlier tool's list of files
+// bypassed reports whether a file is on claude-context-manager's list of files
 // that always pass through in full: CLAUDE.md, README*, *.json, *.yaml,
 // *.yml, *.toml, *.lock and .env files. ".env" is matched as a name part
 // (.env, .env.local, prod.env), not as a substring: app.envoy.py is not an
-// env file (D3 #31).
+// env file (claude-context-manager matched a substring).
 func bypassed(path string) bool {
 	base := filepath.Base(path)
 	lower := strings.ToLower(base)

@@ -138,7 +138,7 @@ func TestThresholds(t *testing.T) {
 	}
 }
 
-// TestPassThrough: the seed's bypass list, paging Reads, subagents,
+// TestPassThrough: claude-context-manager's bypass list, paging Reads, subagents,
 // trivial and ccm commands, unknown tools and unexpected shapes pass
 // through untouched.
 func TestPassThrough(t *testing.T) {
@@ -180,7 +180,8 @@ func TestPassThrough(t *testing.T) {
 			t.Errorf("%s: captured=%v why=%q, want %q", c.name, cp != nil, why, c.why)
 		}
 	}
-	// D3 #31: .env is a name part, not a substring.
+	// .env is a name part, not a substring (claude-context-manager let
+	// app.envoy.py through).
 	for _, f := range []string{"app.envoy.py", "environment.go", "main.go"} {
 		if bypassed(f) {
 			t.Errorf("%s bypassed", f)

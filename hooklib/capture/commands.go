@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// trivialWords are the commands the earlier Bash interceptor let through
-// untouched (prior-art.md a.18 step 4 and its documentation's list): their
-// output is small or the model asked for exactly what it shows.
+// trivialWords are the commands claude-context-manager's Bash interceptor let
+// through untouched (docs/earlier-tools.md, and its documentation's list):
+// their output is small or the model asked for exactly what it shows.
 var trivialWords = map[string]bool{
 	"ls": true, "pwd": true, "whoami": true, "id": true, "date": true,
 	"echo": true, "printf": true, "cd": true, "mkdir": true, "touch": true,
@@ -22,8 +22,8 @@ var trivialWords = map[string]bool{
 var trivialGit = map[string]bool{"status": true, "branch": true, "remote": true, "config": true}
 
 // Trivial reports whether a Bash command is one whose output always
-// passes through: a single command (no &&, ;, | or newline) from the
-// earlier tool's list, `git status|branch|remote|config`, `git log -N`,
+// passes through: a single command (no &&, ;, | or newline) from
+// claude-context-manager's list, `git status|branch|remote|config`, `git log -N`,
 // `command -v`, or only VAR=value assignments.
 func Trivial(cmd string) bool {
 	cmd = strings.TrimSpace(cmd)

@@ -15,10 +15,10 @@ import (
 )
 
 // Preview sizes. The whole replacement stays under 2 KB: when the original
-// output was large, Claude Code 2.1.330 wraps even the replacement in its
-// own <persisted-output> block and shows the model only its first 2 KB
-// (realclient-findings.md §7), so the stub comes first and everything
-// fits in that window.
+// output was large, Claude Code 2.1.330 wraps even the replacement in its own
+// <persisted-output> block and shows the model only its first 2 KB
+// (docs/hooks-protocol.md, "Replacing a tool's output"), so the stub comes
+// first and everything fits in that window.
 const (
 	headBytes = 700
 	tailBytes = 500

@@ -99,7 +99,7 @@ var shapes = map[string]shape{
 		},
 		pick: func(r gjson.Result) (field, []byte, bool) {
 			if t, _, _ := Member(r.Raw, "type"); t != `"text"` {
-				return field{}, nil, false // images, PDFs, notebooks: their own shapes (D3 #29)
+				return field{}, nil, false // images, PDFs, notebooks: their own shapes (docs/earlier-tools.md)
 			}
 			file, off, ok := Member(r.Raw, "file")
 			if !ok {

@@ -4,9 +4,10 @@
 // history, so that the preservation block at the next compaction can carry
 // them verbatim instead of the compaction model re-deriving them.
 //
-// Each summary is one JSON file in the earlier tool's shape (seed 004,
-// "Summary File Format") and layout: <dir>/<md5(session_id:task_id)>.json,
-// where dir is <ccm home>/compressed_context.
+// Each summary is one JSON file in claude-agentic-framework's shape and
+// layout (docs/earlier-tools.md, "The cold-task summary"):
+// <dir>/<md5(session_id:task_id)>.json, where dir is <ccm
+// home>/compressed_context.
 package coldtask
 
 import (
@@ -26,7 +27,7 @@ import (
 	"ccm/transcript/worklog"
 )
 
-// Summary is one cold task's summary, in the earlier tool's JSON shape.
+// Summary is one cold task's summary, in claude-agentic-framework's JSON shape.
 type Summary struct {
 	SessionID      string   `json:"session_id"`
 	TaskID         string   `json:"task_id"`
@@ -40,7 +41,7 @@ type Summary struct {
 	ErrorsResolved []string `json:"errors_resolved"`
 }
 
-// TimeLayout is compressed_at's format (the earlier tool's isoformat).
+// TimeLayout is compressed_at's format (claude-agentic-framework's isoformat).
 const TimeLayout = "2006-01-02T15:04:05"
 
 // Dir is where the summaries live under ccm's home.

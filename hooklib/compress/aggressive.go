@@ -16,11 +16,11 @@ type vowelDecisions struct {
 	m  map[string]string
 }
 
-// aggressiveLine is level 3 on one prose line: a plain word of at least
-// seven letters loses the vowels between consonants, but only where the
-// tokenizer counts fewer tokens for the result. On prose the earlier tool's
-// unconditional rule raised token counts by 15-29 % while lowering
-// characters (D51); most common words are one or two tokens already.
+// aggressiveLine is level 3 on one prose line: a plain word of at least seven
+// letters loses the vowels between consonants, but only where the tokenizer
+// counts fewer tokens for the result. On prose agentihooks' unconditional
+// rule raised token counts by 15-29 % while lowering characters
+// (docs/earlier-tools.md); most common words are one or two tokens already.
 func aggressiveLine(s string, c Counter, cache *vowelDecisions) string {
 	lx := lex(s)
 	changed := false

@@ -6,12 +6,12 @@ import (
 )
 
 // input8K is 8,000 characters of rule-like markdown, the size of a full
-// refresh budget. The earlier preprocessor took about 107 ms for this at
+// refresh budget. agentihooks' preprocessor took about 107 ms for this at
 // level 2.
 func input8K() string {
 	var b strings.Builder
 	for b.Len() < 8000 {
-		for _, s := range samplesD51 {
+		for _, s := range tokenSamples {
 			b.WriteString(s)
 			b.WriteString("\n")
 		}

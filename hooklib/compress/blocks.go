@@ -157,7 +157,7 @@ func isListItem(t string) bool {
 }
 
 // joinLines reassembles lines, dropping runs of more than one empty prose
-// line (the earlier tool's "\n{3,}" → "\n\n", kept out of code).
+// line (agentihooks' "\n{3,}" → "\n\n", kept out of code).
 func joinLines(lines []line, collapse bool) string {
 	var b strings.Builder
 	emptyRun := 0

@@ -113,7 +113,7 @@ func (c *Compressor) apply(l Level, text string) string {
 }
 
 // Ratio returns len(after)/len(before) in characters; 1 for two empty
-// strings. It matches the earlier tool's helper.
+// strings. It matches agentihooks' helper.
 func Ratio(before, after string) float64 {
 	b := len([]rune(before))
 	if b == 0 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The acceptance cases of the earlier preprocessor's suite
+// The acceptance cases of agentihooks' preprocessor's suite
 // (test_preprocessor.py), adapted where its expectations were its defects.
 
 func compressAt(t *testing.T, l Level, in string) string {

@@ -13,7 +13,7 @@ import (
 	"ccm/internal/fsutil"
 )
 
-// builtinDict is the earlier preprocessor's data/abbreviations.json
+// builtinDict is agentihooks' preprocessor's data/abbreviations.json
 // (_version 1, 54 entries), unchanged. It is built on first use, not at
 // package initialisation, which every `ccm hook` process pays for.
 var builtinDict = sync.OnceValue(func() map[string]string {
@@ -92,7 +92,7 @@ func (d *Dict) Fingerprint() string { return d.sum }
 // LoadDict returns the built-in dictionary with the entries of a user file
 // (CONTEXT_REFRESH_ABBREV_FILE) merged over it; the user's entries win. The
 // file is JSON with an "entries" object of string values, as in the earlier
-// tool. Unlike the earlier tool, a file that cannot be read or is not such
+// tool. Unlike agentihooks, a file that cannot be read or is not such
 // JSON is an error: the caller decides whether to log it and go on with the
 // built-in dictionary.
 // maxDictFile bounds an abbreviation file.

@@ -8,7 +8,7 @@ import (
 // Level is a compression level. Each level includes the ones below it.
 type Level int
 
-// The four levels of the earlier preprocessor, with its names.
+// The four levels of agentihooks' preprocessor, with its names.
 const (
 	Off        Level = iota // passthrough
 	Light                   // markdown formatting removed
@@ -29,7 +29,7 @@ func (l Level) String() string {
 // ParseLevel maps a name (case-insensitive) or a digit 0-3 to a Level.
 // Anything else maps to Off with ok false: an unknown level must never
 // compress more than the user asked for, but callers should say so rather
-// than switch compression off silently as the earlier tool did.
+// than switch compression off silently as agentihooks did.
 func ParseLevel(s string) (l Level, ok bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	for i, name := range levelNames {

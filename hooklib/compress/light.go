@@ -55,7 +55,8 @@ func light(lines []line, c Counter) []line {
 }
 
 // isThematicBreak: three or more of the same -, * or _, spaces allowed.
-// YAML frontmatter never gets here: it is verbatim (D60).
+// YAML frontmatter never gets here: it is verbatim (agentihooks' rule
+// regex hit its ---).
 func isThematicBreak(t string) bool {
 	t = strings.TrimSpace(t)
 	if len(t) < 3 || (t[0] != '-' && t[0] != '*' && t[0] != '_') {
@@ -163,8 +164,8 @@ func cells(t string) []string {
 // stripEmphasis removes matched *, **, ***, _, __ and ___ delimiters at
 // token edges. A delimiter belongs to emphasis only if what it wraps starts
 // with a letter or digit and contains no path or glob characters, so
-// "*.log", "**/*.go" and "a * b" are left alone (the earlier tool's italic
-// regex turned "Delete *.log and *.tmp" into "Delete .log and .tmp", D53).
+// "*.log", "**/*.go" and "a * b" are left alone (agentihooks' italic
+// regex turned "Delete *.log and *.tmp" into "Delete .log and .tmp").
 func stripEmphasis(s string) string {
 	if !strings.ContainsAny(s, "*_") {
 		return s

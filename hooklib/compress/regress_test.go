@@ -6,12 +6,13 @@ import (
 	"testing"
 )
 
-// Regression tests for the earlier preprocessor's defects (prior-art.md D4
-// #51-#61). Each meaning flip and identifier rewrite listed there is a case.
+// Regression tests for the defects of agentihooks' preprocessor
+// (docs/earlier-tools.md). Each meaning flip and identifier rewrite listed
+// there is a case.
 
-// samplesD51 are texts of the kinds on which the earlier level 3 raised
+// tokenSamples are texts of the kinds on which agentihooks' level 3 raised
 // token counts by 3-29 %.
-var samplesD51 = map[string]string{
+var tokenSamples = map[string]string{
 	"clearance": sampleClearance,
 	"delegation": `# Delegation
 
@@ -33,7 +34,7 @@ Call getContextFillPct() against localhost:5432 or https://example.com/authentic
 
 func TestAggressiveNeverRaisesTokens(t *testing.T) {
 	cl := CL100K()
-	for name, s := range samplesD51 {
+	for name, s := range tokenSamples {
 		in := cl.Count(s)
 		for l := Light; l <= Aggressive; l++ {
 			r := New(Options{Level: l}).Compress(s)

@@ -27,10 +27,10 @@ func standardLine(s string, d *Dict, c Counter) string {
 	return lx.String()
 }
 
-// deletable decides whether filler word i may go. The earlier tool deleted
+// deletable decides whether filler word i may go. agentihooks deleted
 // every filler between two spaces and so turned "Turn on the audit log"
 // into "Turn audit log", "users can't opt in to the beta" into "users
-// can't opt beta" and "Be concise." into "concise." (D52). Here a filler
+// can't opt beta" and "Be concise." into "concise.". Here a filler
 // stays when it
 //   - starts a sentence or ends a line or clause (imperatives, particles);
 //   - follows a negation or, for be/been/being, a modal ("must not be
@@ -142,10 +142,10 @@ func hasLetter(s string) bool {
 // by single spaces with no punctuation between them. An abbreviation is
 // not used
 //   - if it would read as a protected word: "Delete the deployment" must
-//     not become "Delete deploy" (D59);
+//     not become "Delete deploy" (as it did in agentihooks);
 //   - if it costs more tokens than the words it replaces: for cl100k
-//     "kubernetes" is 2 tokens and "k8s" 3, "staging" 1 and "stg" 2. The
-//     earlier tool applied them anyway, which is part of why its level 2
+//     "kubernetes" is 2 tokens and "k8s" 3, "staging" 1 and "stg" 2. agentihooks
+//     applied them anyway, which is part of why its level 2
 //     saved so little.
 func abbreviate(lx *lexed, d *Dict, c Counter) {
 	toks := lx.toks

@@ -1,6 +1,6 @@
 package compress
 
-// sampleClearance is the clearance rule of the earlier preprocessor's
+// sampleClearance is the clearance rule of agentihooks' preprocessor's
 // documentation (795 characters), used by several tests.
 const sampleClearance = `# Operator Clearance — Full by Default
 

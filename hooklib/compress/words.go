@@ -2,8 +2,9 @@ package compress
 
 import "sync"
 
-// Word lists. The first six are the earlier preprocessor's lists (prior-art
-// b.4); the additions close the gaps its defect list (D4 #52-#59) shows.
+// Word lists. The first six are agentihooks' preprocessor's lists
+// (docs/earlier-tools.md, "agentihooks"); the additions close the gaps
+// its defects show (the same page, its defects).
 
 // wordSet is a word list looked up as a set. The map is built on the
 // first lookup instead of at package initialisation: every `ccm hook`
@@ -26,7 +27,7 @@ func (s *wordSet) has(w string) bool {
 }
 
 // negation words are never touched and keep the small word after them.
-// Beyond the earlier 13: "nothing", "none" (D57) and their kin.
+// Beyond agentihooks' 13: "nothing", "none" (it shortened them) and their kin.
 var negation = &wordSet{words: []string{"never", "don't", "dont", "not", "no", "without", "cannot", "can't", "cant", "won't",
 	"wont", "shouldn't", "shouldnt",
 	"nothing", "none", "nobody", "nowhere", "neither", "nor", "unless", "except"}}
@@ -34,9 +35,9 @@ var negation = &wordSet{words: []string{"never", "don't", "dont", "not", "no", "
 // assertion words carry the strength of a rule.
 var assertion = &wordSet{words: []string{"always", "must", "required", "mandatory", "only", "exactly", "strictly"}}
 
-// actionVerbs are the earlier 20 high-stakes verbs with their inflected and
-// noun forms: the earlier tool protected "delete" but turned "deleted" into
-// "dltd" (D57).
+// actionVerbs are agentihooks' 20 high-stakes verbs with their inflected and
+// noun forms: agentihooks protected "delete" but turned "deleted" into
+// "dltd".
 var actionVerbs = &wordSet{words: []string{
 	"push", "pushes", "pushed", "pushing",
 	"delete", "deletes", "deleted", "deleting", "deletion", "deletions",
@@ -65,16 +66,16 @@ var actionVerbs = &wordSet{words: []string{
 var fillers = &wordSet{words: []string{"a", "an", "the", "is", "are", "was", "were", "be", "been", "being",
 	"in", "on", "at", "to", "of", "for", "that", "which", "with"}}
 
-// vowelExclusions are never disemvowelled. In the earlier tool every one of
-// them was shorter than the 7-letter minimum and the list did nothing (D60);
+// vowelExclusions are never disemvowelled. In agentihooks every one of
+// them was shorter than the 7-letter minimum and the list did nothing;
 // here their plural and inflected forms count too.
 var vowelExclusions = &wordSet{words: []string{"often", "even", "open", "over", "idea", "area", "issue", "error", "user", "order",
 	"offer", "later", "after", "config", "token", "debug", "setup", "output", "input", "under", "upper",
 	"lower", "outer", "inner", "other"}}
 
 // cliTools start a command line; the tool and its arguments, up to the end
-// of the clause, are protected. The earlier tool protected only the tool and
-// its first word, so "kubectl get services" became "kubectl get svcs" (D56).
+// of the clause, are protected. agentihooks protected only the tool and
+// its first word, so "kubectl get services" became "kubectl get svcs".
 var cliTools = &wordSet{words: []string{"kubectl", "helm", "terraform", "aws", "gcloud", "docker", "git", "npm", "pip", "cargo",
 	"scp", "ssh", "npx", "yarn", "pnpm", "pip3", "curl", "wget", "rm", "mv", "cp", "chmod", "chown", "sudo",
 	"systemctl", "journalctl", "gh", "jq", "rsync", "psql", "mysql", "ccm", "claude"}}
@@ -109,7 +110,7 @@ var motionVerbs = &wordSet{words: []string{"migrate", "migrates", "migrated", "m
 	"listen", "listens", "reply", "replies", "respond", "responds", "attach", "attaches", "attached"}}
 
 // pairVerbs take a "with": "replace the staging database with the
-// production one" must keep its "with" (D52).
+// production one" must keep its "with" (agentihooks dropped it).
 var pairVerbs = &wordSet{words: []string{"replace", "replaces", "replaced", "replacing", "swap", "swaps", "swapped",
 	"substitute", "substituted", "overwrite", "overwrites", "overwritten", "merge", "merges", "merged",
 	"combine", "combined", "compare", "compared", "pair", "paired", "associate", "associated", "align",

@@ -16,7 +16,8 @@ import (
 	"ccm/internal/fsutil"
 )
 
-// Scopes name the settings files Claude Code reads (hooks-protocol.md §1.1).
+// Scopes name the settings files Claude Code reads (docs/hooks-protocol.md,
+// "Registration").
 const (
 	ScopeUser    = "user"    // <claude dir>/settings.json
 	ScopeProject = "project" // <project>/.claude/settings.json

@@ -31,63 +31,32 @@ type container struct {
 	items       []item
 }
 
-// skipWS returns the offset of the first non-whitespace byte at or after i.
-func skipWS(d []byte, i int) int {
-	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the offset just past the value starting at d[i], or
-// len(d) when it does not end.
-func skipValue(d []byte, i int) int { return orEnd(len(d), rawjson.ValueEnd(d, i)) }
-
-// skipString returns the offset just past the string whose opening quote
-// is d[i], or len(d) when it does not close.
-func skipString(d []byte, i int) int { return orEnd(len(d), rawjson.StringEnd(d, i+1)) }
-
-// orEnd is end, or n when jsonscan found no end (-1).
-func orEnd(n, end int) int {
-	if end < 0 {
-		return n
-	}
-	return end
-}
-
-// parseContainer lists the items of the object or array opening at d[open].
+// parseContainer lists the items of the object or array opening at
+// d[open], with the whitespace in front of each (after the comma that
+// precedes it, or after the opening bracket for the first).
 func parseContainer(d []byte, open int) container {
 	c := container{open: open}
-	isObj := d[open] == '{'
-	i := open + 1
-	for {
-		j := skipWS(d, i)
-		if d[j] == '}' || d[j] == ']' {
-			c.close = j
-			return c
+	prev := open // where the separator before the next item ends
+	add := func(it rawjson.Item) bool {
+		if len(c.items) > 0 {
+			prev = rawjson.SkipSpace(d, c.items[len(c.items)-1].end) // the comma
 		}
-		if d[j] == ',' {
-			i = j + 1
-			continue
-		}
-		it := item{start: j, wsBefore: string(d[i:j])}
-		if isObj {
-			kEnd := skipString(d, j)
-			it.key = string(d[j+1 : kEnd-1])
-			colon := skipWS(d, kEnd)
-			j = skipWS(d, colon+1)
-		}
-		it.valStart = j
-		it.end = skipValue(d, j)
-		c.items = append(c.items, it)
-		i = it.end
+		c.items = append(c.items, item{key: string(it.Key), start: it.Start, valStart: it.Value, end: it.End,
+			wsBefore: string(d[prev+1 : it.Start])})
+		return true
 	}
+	if d[open] == '{' {
+		c.close = rawjson.Members(d, open, add)
+	} else {
+		c.close = rawjson.Elements(d, open, add)
+	}
+	return c
 }
 
 // find returns the container at path (object keys; plain keys only) from
 // the top-level object, or false.
 func find(d []byte, path ...string) (container, bool) {
-	c := parseContainer(d, skipWS(d, 0))
+	c := parseContainer(d, rawjson.SkipSpace(d, 0))
 	for _, key := range path {
 		found := false
 		for _, it := range c.items {
@@ -123,7 +92,7 @@ type style struct {
 // detectStyle looks at the first member of the top-level object.
 func detectStyle(d []byte) style {
 	s := style{unit: "  ", nl: "\n"}
-	c := parseContainer(d, skipWS(d, 0))
+	c := parseContainer(d, rawjson.SkipSpace(d, 0))
 	ws := ""
 	if len(c.items) > 0 {
 		ws = c.items[0].wsBefore

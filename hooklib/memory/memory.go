@@ -8,9 +8,9 @@
 // (SHA-256 of tool, input summary and error, for de-duplication) and
 // count. It holds at most Max entries, the oldest dropped first. Every
 // change takes an exclusive flock on <path>.lock and either appends one
-// line or atomically replaces the file: the earlier tool's unlocked read,
+// line or atomically replaces the file: agentihooks' unlocked read,
 // append and rewrite kept only 38-42 of 200 entries under 8 concurrent
-// writers and resurrected dropped ones (D4 #63). Readers take no lock: they
+// writers and resurrected dropped ones. Readers take no lock: they
 // see the file before or after a replace, and skip a torn last line.
 package memory
 
@@ -33,7 +33,7 @@ import (
 
 // Entry is one lesson.
 type Entry struct {
-	TS      string `json:"ts"` // YYYY-MM-DDTHH:MM:SSZ, as the earlier tool wrote
+	TS      string `json:"ts"` // YYYY-MM-DDTHH:MM:SSZ, as agentihooks wrote
 	Tool    string `json:"tool"`
 	Error   string `json:"error"`
 	Input   string `json:"input"`
@@ -43,8 +43,8 @@ type Entry struct {
 	Count   int    `json:"count,omitempty"`
 }
 
-// Key returns the entry's de-duplication hash (computed for entries the
-// earlier tool wrote, which have none).
+// Key returns the entry's de-duplication hash (computed for entries
+// agentihooks wrote, which have none).
 func (e Entry) Key() string {
 	if e.Hash != "" {
 		return e.Hash
@@ -209,8 +209,8 @@ func (s *Store) Clear(ctx context.Context) (int, error) {
 	return len(all), nil
 }
 
-// Lessons returns the newest n lessons of tool in project (lessons the
-// earlier tool stored have no project and match every project) that are
+// Lessons returns the newest n lessons of tool in project (lessons
+// agentihooks stored have no project and match every project) that are
 // not in seen, newest last. It reads the bounded store once, and nothing
 // else: its cost does not depend on the transcript.
 func (s *Store) Lessons(tool, project string, n int, seen map[string]bool) ([]Entry, error) {
@@ -235,7 +235,7 @@ func (s *Store) Lessons(tool, project string, n int, seen map[string]bool) ([]En
 	return out, nil
 }
 
-// Line renders a lesson as the earlier tool did:
+// Line renders a lesson as agentihooks did:
 // "[YYYY-MM-DD HH:MM] <tool> -- <error> (input: <input>)".
 func (e Entry) Line() string {
 	ts := strings.Replace(strings.TrimSuffix(e.TS, "Z"), "T", " ", 1)

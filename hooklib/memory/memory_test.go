@@ -51,7 +51,7 @@ func TestRecordDedupesAndBounds(t *testing.T) {
 	}
 }
 
-// TestLegacyAndTornLines: the earlier tool's records (no project, no hash)
+// TestLegacyAndTornLines: agentihooks' records (no project, no hash)
 // are read and match every project; a torn last line is skipped and the
 // next lesson still lands on a line of its own.
 func TestLegacyAndTornLines(t *testing.T) {
@@ -77,8 +77,8 @@ func TestLegacyAndTornLines(t *testing.T) {
 	}
 }
 
-// TestLessonsFilter: only the tool's lessons (D4 #65: a Bash error was
-// shown on the first Read), only this project's, not those already shown,
+// TestLessonsFilter: only the tool's lessons (agentihooks showed a Bash
+// error on the first Read), only this project's, not those already shown,
 // newest n, newest last.
 func TestLessonsFilter(t *testing.T) {
 	s := newStore(t, 100)

@@ -20,7 +20,7 @@ const maxScanLine = 8 << 20
 // ScanTranscript finds the failed MCP tool calls in the part of a
 // transcript written since offset from: tool_result blocks with is_error
 // true whose tool_use names an mcp__ tool. Claude Code did not always fire
-// a hook for them (the earlier tool's reason for its Stop scan). It reads
+// a hook for them (agentihooks' reason for its Stop scan). It reads
 // only complete lines and returns the offset after the last one, where the
 // next scan starts. A from of 0, or past the end (the file was replaced),
 // starts FirstScan bytes before the end.

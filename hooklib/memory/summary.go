@@ -7,7 +7,7 @@ import (
 )
 
 // inputKeys are the tool_input members that say what a call did, in the
-// order the earlier tool looked for them, then ccm's additions.
+// order agentihooks looked for them, then ccm's additions.
 var inputKeys = []string{"command", "jql", "query", "pattern", "sql", "issue_key", "file_path", "url", "path", "notebook_path"}
 
 // InputSummary is a short description of a tool call's input: the first
@@ -50,8 +50,8 @@ func ErrorText(s string) string {
 // ResultError returns the error text of a tool result that says it failed
 // explicitly: an object with is_error (text from content, error, or its
 // content blocks' text) or a non-zero exitCode / exit_code (text from
-// stderr, else stdout). Results without such a flag are not errors: the
-// earlier tool's substring scan ("error", "not found", ...) flagged normal
+// stderr, else stdout). Results without such a flag are not errors:
+// agentihooks' substring scan ("error", "not found", ...) flagged normal
 // output.
 func ResultError(r gjson.Result) (string, bool) {
 	if !r.IsObject() {

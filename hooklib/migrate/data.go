@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"ccm/hooklib/coldtask"
 	"ccm/hooklib/memory"
 	"ccm/internal/fsutil"
 )
@@ -54,7 +55,7 @@ func (o Options) detectData(p *Plan) {
 	sumDir := filepath.Join(o.ClaudeDir, "data", "compressed_context")
 	if names, err := filepath.Glob(filepath.Join(sumDir, "*.json")); err == nil && len(names) > 0 {
 		sort.Strings(names)
-		p.SummaryDir = filepath.Join(o.Home, "compressed-context")
+		p.SummaryDir = coldtask.Dir(o.Home) // where ccm tasks and the preservation block read them
 		for _, n := range names {
 			if _, err := os.Stat(filepath.Join(p.SummaryDir, filepath.Base(n))); err == nil {
 				continue

@@ -1,4 +1,4 @@
-// Package migrate moves a Claude Code setup from the earlier Python tools
+// Package migrate moves a Claude Code setup from the earlier tools
 // (claude-context-manager, agentihooks, claude-agentic-framework's context
 // hooks) to ccm: it finds their hook registrations, configuration and data,
 // plans what ccm takes over, imports and leaves, and applies the plan with

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/transcript"
 	"ccm/transcript/audit"
 )
@@ -217,7 +218,7 @@ func UserMessage(f Fill, level int, ts []int) string {
 	case len(ts) > 1 && level == ts[len(ts)-2]:
 		action = "Consider /purge (stubs large tool outputs) or /compact soon."
 	}
-	return fmt.Sprintf("ccm: %s at %.0f%% (%s of %s tokens). %s", head, f.Pct(), thousands(f.Tokens), thousands(f.Window), action)
+	return fmt.Sprintf("ccm: %s at %.0f%% (%s of %s tokens). %s", head, f.Pct(), ui.Count(f.Tokens), ui.Count(f.Window), action)
 }
 
 // ModelMessage is the same warning for the model, sent with the user's
@@ -225,18 +226,5 @@ func UserMessage(f Fill, level int, ts []int) string {
 func ModelMessage(f Fill, level int) string {
 	return fmt.Sprintf("[ccm context monitor] The context window is %.0f%% full (%s of %s tokens; threshold %d%% crossed). "+
 		"Keep tool outputs small (limit reads and command output), and at a natural break suggest that the user run /purge or /compact.",
-		f.Pct(), thousands(f.Tokens), thousands(f.Window), level)
-}
-
-// thousands formats n with comma separators.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && c != '-' && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+		f.Pct(), ui.Count(f.Tokens), ui.Count(f.Window), level)
 }

@@ -27,8 +27,8 @@ func last(items []string, n int) []string {
 
 // Render renders the block within o.Budget. Sections come in priority
 // order; each keeps its newest items, and a section that does not fit
-// whole keeps as many of them as fit. Caps per section are the earlier
-// tool's (prior-art.md c.2).
+// whole keeps as many of them as fit. Caps per section are
+// claude-agentic-framework's (docs/earlier-tools.md).
 func Render(f *worklog.Facts, o Options, diff string, st *Stats) string {
 	size := o.Size
 	if size == nil {

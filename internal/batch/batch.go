@@ -4,41 +4,9 @@
 package batch
 
 import (
-	"context"
 	"os"
-	"runtime"
-	"sync"
 	"time"
 )
-
-// Run calls fn for the items 0 to n-1 on jobs workers (0: the number of
-// CPUs) and done, if set, after each one. It stops handing out items once
-// ctx is done and returns when every item handed out is finished. Each
-// item's error is fn's business: batch commands report it and carry on.
-func Run(ctx context.Context, n, jobs int, fn func(i int), done func()) {
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(jobs, max(n, 1)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				fn(i)
-				if done != nil {
-					done()
-				}
-			}
-		}()
-	}
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-}
 
 // Candidate is a file a batch may work on.
 type Candidate struct {

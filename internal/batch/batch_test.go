@@ -70,3 +70,40 @@ func TestRunDoesEveryItemOnceAndStopsWhenCancelled(t *testing.T) {
 		t.Errorf("after cancelling at the 5th item, %d items ran", n)
 	}
 }
+
+// TestRunWithOneStatePerWorker: each worker makes its state once and
+// keeps it for all its items; every item runs once; no more workers start
+// than there are items.
+func TestRunWithOneStatePerWorker(t *testing.T) {
+	var made atomic.Int32
+	var seen [500]atomic.Int32
+	owner := make([]*int, 500)
+	RunWith(context.Background(), 500, 4, func() *int { made.Add(1); return new(int) }, func(s *int, i int) {
+		*s++
+		seen[i].Add(1)
+		owner[i] = s
+	}, nil)
+	if m := made.Load(); m < 1 || m > 4 {
+		t.Fatalf("%d states made for 4 workers", m)
+	}
+	total := 0
+	states := map[*int]bool{}
+	for i := range seen {
+		if seen[i].Load() != 1 {
+			t.Fatalf("item %d ran %d times", i, seen[i].Load())
+		}
+		states[owner[i]] = true
+	}
+	for s := range states {
+		total += *s
+	}
+	if total != 500 || len(states) > int(made.Load()) {
+		t.Fatalf("states counted %d items over %d states (%d made)", total, len(states), made.Load())
+	}
+	made.Store(0)
+	RunWith(context.Background(), 2, 16, func() int { made.Add(1); return 0 }, func(int, int) {}, nil)
+	if made.Load() > 2 {
+		t.Fatalf("%d workers started for 2 items", made.Load())
+	}
+	RunWith(context.Background(), 0, 4, func() int { t.Fatal("a worker started for no item"); return 0 }, func(int, int) {}, nil)
+}

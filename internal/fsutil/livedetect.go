@@ -33,3 +33,14 @@ func LiveClaudeProcesses() (procs []Process, ok bool) {
 	}
 	return ClaudeProcesses()
 }
+
+// LiveOpenForWriting is OpenForWritingUnder under the same switch: one
+// look at every process for the files under roots that another process
+// holds open for writing, with ok false where the OS cannot tell or
+// CCM_LIVE_DETECT=portable.
+func LiveOpenForWriting(roots []string) (files map[FileID][]int, ok bool) {
+	if PortableDetect() {
+		return nil, false
+	}
+	return OpenForWritingUnder(roots)
+}

@@ -1,9 +1,8 @@
 // Crossing values: this file crosses JSON values in raw bytes without decoding or
 // validating them: it finds where a value or a string ends, jumping from
 // quote to quote with bytes.IndexByte, so crossing a 16 MB tool output
-// costs a memchr, not a decode. The transcript engine's member walker,
-// the capture hook's member lookup and install's settings.json editor
-// use it. Input is trusted to be JSON (validated elsewhere); on input that
+// costs a memchr, not a decode. The member walker (walk.go) crosses
+// values with it. Input is trusted to be JSON (validated elsewhere); on input that
 // is not, the results are only bounded, never a panic.
 
 package rawjson

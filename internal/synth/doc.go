@@ -24,21 +24,22 @@
 //
 // # Shape (2.0.76 style, the default)
 //
-// Mirrors transcript-format.md and the earlier tool's benchmark
-// (prior-art.md): per turn a prompt, 1–4 tool rounds of 1–3 parallel
-// tool_uses, and a final reply. Assistant messages are split one content
-// block per line (thinking, text, tool_use) sharing message.id, requestId and
-// usage, chained by parentUuid. Every tool_use is answered in the next user
-// message, one user record per result with a top-level toolUseResult copy in
-// the tool's real shape. The result of the last call continues the chain; the
-// others hang off the first tool_use line of the message, as in real files
-// (transcript-format §6.4), so they are off the naive parentUuid walk. Tool
-// mix, output sizes and thinking sizes follow the prior-art benchmark.
+// Mirrors docs/transcript-format.md and the 210 MB file the earlier tools
+// were measured on (docs/earlier-tools.md, "Reference figures"): per turn a
+// prompt, 1–4 tool rounds of 1–3 parallel tool_uses, and a final reply.
+// Assistant messages are split one content block per line (thinking, text,
+// tool_use) sharing message.id, requestId and usage, chained by parentUuid.
+// Every tool_use is answered in the next user message, one user record per
+// result with a top-level toolUseResult copy in the tool's real shape. The
+// result of the last call continues the chain; the others hang off the first
+// tool_use line of the message, as in real files (docs/transcript-format.md,
+// "One response, several lines"), so they are off the naive parentUuid walk.
+// Tool mix, output sizes and thinking sizes follow that file.
 // file-history-snapshot every 10 turns (messageId = the next prompt's uuid),
-// system/local_command every 25, queue-operation pairs every 15, a summary
-// at the end whose leafUuid is the leaf. A compaction is a compact_boundary
-// root (logicalParentUuid = the old tip) followed by the isCompactSummary
-// user record; the next prompt hangs off that record. A rewind writes a dead
+// system/local_command every 25, queue-operation pairs every 15, a summary at
+// the end whose leafUuid is the leaf. A compaction is a compact_boundary root
+// (logicalParentUuid = the old tip) followed by the isCompactSummary user
+// record; the next prompt hangs off that record. A rewind writes a dead
 // branch (prompt, round, reply) and then continues from the same parent.
 // Inline sidechains (Options.Sidechains) sit between a Task tool_use and its
 // result, with isSidechain:true and their own root.
@@ -54,8 +55,9 @@
 // turn_duration at the end of each turn and the 2.1.39 prompt fields. From
 // 2.1.226 on (e.g. "2.1.330") each turn also gets promptId, entrypoint and
 // origin on the prompt, effort on assistant lines, and the per-turn records
-// realclient-findings.md §2 lists as the new bulk. Their shapes are inferred
-// (no sample file is available); the assumptions are:
+// docs/transcript-format.md ("A resume only appends") names as the new bulk.
+// Their shapes are inferred (no sample file is available); the assumptions
+// are:
 //
 //   - attachment records are chain records like user/assistant ones
 //     (parentUuid, uuid, envelope fields) with the payload in
@@ -78,7 +80,8 @@
 // Options.Defects plants damage at deterministic positions spread over the
 // run (see the Defect constants for exactly what each one writes). A
 // dangling parent is written 30 s after the record before it, so Claude Code
-// 2.1.330's 5 s bridging (realclient-findings §3.1) does not mend it.
+// 2.1.330's 5 s bridging (docs/transcript-format.md, "A missing parent
+// loses history silently") does not mend it.
 // Options.InFlight ends the file after an unanswered tool_use.
 //
 // The same option plants the client shapes (ClientShapes: parallel-fork,

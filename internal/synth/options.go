@@ -101,8 +101,9 @@ const (
 )
 
 // The client shapes Generate can plant: things real Claude Code files hold
-// (transcript-format.md §6) that look like damage to a naive reader but
-// that the client itself writes, so purge and check must keep them working.
+// (docs/transcript-format.md, "How a resume rebuilds the conversation")
+// that look like damage to a naive reader but that the client itself writes,
+// so purge and check must keep them working.
 // They are not in AllDefects (see ClientShapes).
 const (
 	// ParallelFork: a round of two or three parallel tool_use lines of one
@@ -180,7 +181,8 @@ func known(d Defect) bool {
 const DefaultVersion = "2.0.76"
 
 // Benchmark returns the options of the realistic benchmark transcript, the
-// mix of the earlier tool's benchmark (prior-art.md): 2.0.76 style, thinking,
+// mix of the 210 MB file the earlier tools were measured on
+// (docs/earlier-tools.md, "Reference figures"): 2.0.76 style, thinking,
 // images, two compactions, two broken parents, an orphan result, two orphan
 // tool_uses and pin directives, stopping after targetBytes.
 func Benchmark(seed, targetBytes int64) Options {

@@ -2,7 +2,8 @@ package synth
 
 // This file writes one tool round: an assistant message ending in one to
 // three parallel tool_use lines, then one user tool_result record per call.
-// Linking follows the real files (transcript-format §6.4): the result of the
+// Linking follows the real files (docs/transcript-format.md, "One response,
+// several lines"): the result of the
 // last call continues the chain, the results of the other calls hang off the
 // first tool_use line of the message, so a naive parentUuid walk misses them
 // and a loader must pair them by tool_use_id / sourceToolAssistantUUID. The
@@ -134,7 +135,7 @@ func (g *gen) round(p roundPlan) {
 		}
 		if fork {
 			// Each result hangs off its own tool_use line (the shape of
-			// transcript-format §6.4 seen in 2.1.x files), the last one
+			// docs/transcript-format.md seen in 2.1.x files), the last one
 			// included, whatever progress records came in between.
 			use := c.use
 			parent = &use

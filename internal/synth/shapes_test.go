@@ -11,7 +11,7 @@ import (
 
 // The checks below read the output with gjson only, never the generator's
 // structures: they confirm that each client shape is in the file where the
-// manifest says, in the form transcript-format.md §6 describes.
+// manifest says, in the form docs/transcript-format.md describes.
 
 // lineOf returns the 0-based index of the line whose record has uuid u, or -1.
 func lineOf(lines [][]byte, u string) int {

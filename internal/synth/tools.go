@@ -6,7 +6,8 @@ import (
 )
 
 // This file chooses tool calls and renders their tool_use blocks. The mix
-// and output sizes mirror the earlier tool's benchmark (prior-art.md): Bash
+// and output sizes mirror the 210 MB file the earlier tools were measured on
+// (docs/earlier-tools.md, "Reference figures"): Bash
 // 30, Read 30, Grep 10, Edit 8, Glob 5, TodoWrite 5, Write 3, WebFetch 3,
 // Task 3, MCP 3; outputs 55 % 100–2000 B, 25 % 2–5 KB, 15 % 5–50 KB, 4.5 %
 // 50–300 KB, 0.5 % 0.3–2 MB. Each call has its own seed, so the text that

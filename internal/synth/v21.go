@@ -3,9 +3,10 @@ package synth
 import "strconv"
 
 // This file writes the per-turn records of Claude Code 2.1.226+ (observed in
-// bulk with 2.1.330, realclient-findings.md §2): attachment records
-// (environment, date, skill_listing, deferred_tools_delta before the prompt;
-// prompt_snapshot after it), then api-request-shape and api-request-blob.
+// bulk with 2.1.330, docs/transcript-format.md, "A resume only appends"):
+// attachment records (environment, date, skill_listing, deferred_tools_delta
+// before the prompt; prompt_snapshot after it), then api-request-shape and
+// api-request-blob.
 // Attachments are chain records (uuid/parentUuid like user and assistant
 // records; the turn's assistant records hang off its prompt_snapshot);
 // api-request-shape and api-request-blob carry no uuid and no parentUuid,
@@ -84,7 +85,7 @@ func (g *gen) postAttachments(ti int) {
 
 	// The api-request records are not in the parent chain: no uuid, no
 	// parentUuid (as Claude Code 2.1.330 writes them, seen in a session the
-	// real client wrote through shared/realclient/hook_session.py).
+	// real client wrote in a scripted hook session).
 	g.tick(5, 100)
 	b = append(g.rec[:0], `{"type":"api-request-shape","sessionId":`...)
 	b = appendString(b, g.o.SessionID)

@@ -114,18 +114,10 @@ func (b *Bar) line(elapsed time.Duration) string {
 	return fmt.Sprintf("%s (%s/s, %s left)", s, b.amount(int64(rate)), left.Round(time.Second))
 }
 
-// amount formats n units: a plain count, or a size in decimal units.
+// amount formats n units: a count, or a size in decimal units.
 func (b *Bar) amount(n int64) string {
 	if !b.bytes {
-		return fmt.Sprint(n)
+		return Count(n)
 	}
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	return Bytes(n)
 }

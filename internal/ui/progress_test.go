@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,7 @@ func TestRedrawsAtMostOncePerInterval(t *testing.T) {
 	if got := strings.Count(w.String(), "\r"); got != 2 {
 		t.Fatalf("%d redraws, want 2: %q", got, w.String())
 	}
-	if !strings.Contains(w.String(), " 52/1000 ") {
+	if !strings.Contains(w.String(), " 52/1,000 ") {
 		t.Fatalf("last redraw does not show 52/1000: %q", w.String())
 	}
 }
@@ -100,14 +101,14 @@ func TestBytesAndErase(t *testing.T) {
 func TestShorterLineCoversLonger(t *testing.T) {
 	var w strings.Builder
 	c := newClock()
-	b := bar(&w, c, 10_000, false)
+	b := bar(&w, c, 100, false)
 	c.advance(time.Second)
-	b.Add(10) // 10/s, 999 s left: 16m39s
+	b.Add(1) // 1/s, 99 s left: 1m39s
 	first := w.String()
 	c.advance(time.Second)
-	b.Add(9_980) // 9990/2 s, 10 left: 0s
+	b.Add(97) // 98/2 s, 2 left: 0s
 	second := strings.TrimPrefix(w.String(), first)
-	if !strings.Contains(first, "(10/s, 16m39s left)") || !strings.Contains(second, "(4995/s, 0s left)") {
+	if !strings.Contains(first, "1/100 (1/s, 1m39s left)") || !strings.Contains(second, "98/100 (49/s, 0s left)") {
 		t.Fatalf("lines %q then %q", first, second)
 	}
 	if len(second) != len(first) || !strings.HasSuffix(second, ")"+strings.Repeat(" ", len(first)-len(strings.TrimRight(second, " ")))) {
@@ -146,4 +147,41 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// recorder is a Progress that writes down what it is told.
+type recorder struct{ calls []string }
+
+func (r *recorder) Start(label string, total int64, isBytes bool) {
+	r.calls = append(r.calls, fmt.Sprintf("start %s %d %v", label, total, isBytes))
+}
+func (r *recorder) Add(n int64) { r.calls = append(r.calls, fmt.Sprintf("add %d", n)) }
+func (r *recorder) Finish()     { r.calls = append(r.calls, "finish") }
+
+// TestDoneTotal: the first callback starts the step with its total, each
+// adds the difference, reaching the total finishes; nil gives nil.
+func TestDoneTotal(t *testing.T) {
+	var r recorder
+	f := DoneTotal(&r, "reading the store")
+	f(0, 10)
+	f(4, 10)
+	f(10, 10)
+	want := []string{"start reading the store 10 false", "add 0", "add 4", "add 6", "finish"}
+	if fmt.Sprint(r.calls) != fmt.Sprint(want) {
+		t.Fatalf("calls %q, want %q", r.calls, want)
+	}
+	if DoneTotal(nil, "x") != nil {
+		t.Fatal("DoneTotal(nil) is not nil")
+	}
+}
+
+// TestBarsNil: a nil *Bars does nothing and is no Progress.
+func TestBarsNil(t *testing.T) {
+	var p *Bars
+	p.Start("x", 1, false)
+	p.Inc()
+	p.Finish()
+	if p.Progress() != nil {
+		t.Fatal("nil *Bars gave a non-nil Progress")
+	}
 }

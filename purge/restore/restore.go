@@ -1,6 +1,6 @@
 // Package restore undoes a purge: it puts the stored content of every
 // stub in a transcript back in place (byte for byte for ccm's stubs, by
-// value for the Python tool's), or brings back a backup a purge made. The
+// value for claude-context-manager's), or brings back a backup a purge made. The
 // file is replaced through package rewrite, with a backup first.
 package restore
 
@@ -11,9 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -22,7 +19,6 @@ import (
 
 	"ccm/ccm"
 	"ccm/ccm/stub"
-	"ccm/internal/fsutil"
 	"ccm/internal/rawjson"
 	"ccm/transcript"
 	"ccm/transcript/rewrite"
@@ -63,7 +59,7 @@ type Report struct {
 	// Holders says what may still write to the replaced file and where
 	// that goes.
 	rewrite.Holders
-	// ByValue counts the stubs of the Python tool, restored by value: its
+	// ByValue counts the stubs of claude-context-manager, restored by value: its
 	// store holds the decoded text, which goes back as the JSON string
 	// Claude Code writes for it, not as the original bytes. ByValueLines
 	// are their lines (the first 50).
@@ -108,11 +104,12 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		rep.BytesAfter = cw.N + fi.Size() - limit
 		// Garbage or JSON that is not a transcript: say so, as purge
 		// does, instead of reporting nothing restored.
-		if err == nil && rep.objects == 0 {
+		if err == nil && (rep.objects == 0 || !rep.typed) {
+			// In the words of every other command, naming the line.
+			if serr := transcript.Sniff(io.NewSectionReader(src, 0, limit)); serr != nil {
+				return false, serr
+			}
 			return false, transcript.ErrNoObjects
-		}
-		if err == nil && !rep.typed {
-			return false, transcript.ErrUntyped
 		}
 		return changed, err
 	}
@@ -255,7 +252,7 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 				return
 			}
 			if meta, err := store.Stat(st.Key); err == nil && meta.Source.Type != stub.RawValueType {
-				// Not cut out by ccm purge: the Python tool stored the
+				// Not cut out by ccm purge: claude-context-manager stored the
 				// decoded text, so the value goes back as the JSON Claude
 				// Code would have written for it (by value, not byte for
 				// byte).
@@ -302,143 +299,11 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 	return edits, ferr
 }
 
-// Backups lists the backups of path, newest first.
-func Backups(path string) ([]string, error) {
-	matches, err := filepath.Glob(globEscape(path) + ".backup.*")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range matches {
-		if strings.Contains(filepath.Base(m), ".ccm-tmp-") {
-			continue
-		}
-		out = append(out, m)
-	}
-	// Newest first: by stamp, then by the "-N" counter added to a stamp
-	// already taken. Plain text order gets the counter wrong once a
-	// ".zst" follows it ("000.zst" > "000-1.zst") and from -10 on.
-	sort.SliceStable(out, func(i, j int) bool {
-		si, ni := backupOrder(path, out[i])
-		sj, nj := backupOrder(path, out[j])
-		if si != sj {
-			return si > sj
-		}
-		return ni > nj
-	})
-	return out, nil
-}
-
-// backupOrder splits a backup name into its stamp and counter.
-func backupOrder(path, name string) (string, int) {
-	rest := strings.TrimSuffix(strings.TrimPrefix(name, path+".backup."), ".zst")
-	rest = strings.TrimSuffix(strings.TrimSuffix(rest, rewrite.RestoreTag), rewrite.HeldTag)
-	stamp, counter, ok := strings.Cut(rest, "-")
-	if !ok {
-		return rest, 0
-	}
-	n, err := strconv.Atoi(counter)
-	if err != nil {
-		return rest, 0
-	}
-	return stamp, n
-}
-
-func globEscape(s string) string {
-	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
-	return r.Replace(s)
-}
-
-// IsRestoreBackup tells the backups a restore made from a purge's.
-func IsRestoreBackup(name string) bool {
-	return strings.HasSuffix(strings.TrimSuffix(name, ".zst"), rewrite.RestoreTag)
-}
-
-// IsHeldBackup tells a replaced file kept for a process that may still
-// write to it (FILE.backup.<stamp>-held) from a purge's backup.
-func IsHeldBackup(name string) bool {
-	return strings.HasSuffix(name, rewrite.HeldTag)
-}
-
-// FromBackup brings back a backup byte for byte: from, or the newest
-// backup a purge made of path (the state before the latest purge; the
-// backups restores make and the files kept for a writer are skipped). The
-// current file is itself backed up first, so lines written since the
-// backup was made are never lost either.
-func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, error) {
-	name := path
-	path = rewrite.RealPath(path)
-	if from == "" {
-		bs, err := Backups(path)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range bs {
-			if !IsRestoreBackup(b) && !IsHeldBackup(b) {
-				from = b
-				break
-			}
-		}
-		switch {
-		case len(bs) == 0:
-			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
-		case from == "":
-			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups or files kept for a writer (%s); name one with --from", name, filepath.Base(bs[0]))
-		}
-	}
-	bf, err := fsutil.OpenRegular(from)
-	if err != nil {
-		return nil, err
-	}
-	defer bf.Close()
-	src, _, unlock, err := rewrite.Open(ctx, path, opt.LockDir, opt.LockWait, opt.DryRun, "restore")
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	defer src.Close()
-	fi, _ := src.Stat()
-	rep := &Report{Path: name, From: rewrite.AsNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
-	if opt.DryRun {
-		// The original's size: a compressed backup is counted as it
-		// decompresses, which also checks that it can be read.
-		r, err := rewrite.OpenBackup(from)
-		if err != nil {
-			return nil, err
-		}
-		defer r.Close()
-		if rep.BytesAfter, err = io.Copy(io.Discard, r); err != nil {
-			return nil, fmt.Errorf("%s: %w", from, err)
-		}
-		return rep, nil
-	}
-	produce := func(out io.Writer) (bool, error) {
-		r, err := rewrite.OpenBackup(from)
-		if err != nil {
-			return false, err
-		}
-		defer r.Close()
-		n, err := io.Copy(out, r)
-		rep.BytesAfter = n
-		return true, err
-	}
-	// The whole current file is replaced: its "tail" is everything.
-	res, err := rewrite.Replace(path, src, fi.Size(), opt.Backup, rewrite.RestoreTag, opt.Now(), produce, nil)
-	if err != nil {
-		return nil, err
-	}
-	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
-	rep.Holders = res.Holders
-	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)
-	rep.BytesAfter += res.TailBytes
-	return rep, nil
-}
-
-// valueFromText is the splice that puts back a stub whose stored content
-// is text rather than the JSON value cut out of the line: the Python
-// tool's stubs. A tool output or text goes back as a JSON string; an
-// image (source "Image (PNG)"; the store holds its base64 data) goes
-// back as the image block the text block stood for.
+// valueFromText is the splice that puts back a stub whose stored content is
+// text rather than the JSON value cut out of the line:
+// claude-context-manager's stubs. A tool output or text goes back as a JSON
+// string; an image (source "Image (PNG)"; the store holds its base64 data)
+// goes back as the image block the text block stood for.
 func valueFromText(ctx context.Context, store *ccm.Store, st stub.Stub, v, parent gjson.Result, key string) (rawjson.Edit, error) {
 	content, err := store.Get(ctx, st.Key)
 	if err != nil {

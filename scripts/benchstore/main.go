@@ -91,7 +91,7 @@ func parseSize(s string) int64 {
 	return int64(f * float64(mult))
 }
 
-// outputSize draws a tool-output size from the mix of the Python tool's
+// outputSize draws a tool-output size from the mix of claude-context-manager's
 // reference file, restricted to what purge stores (over ~5 KB): 75 % 5–50
 // KB, 22.5 % 50–300 KB, 2.5 % 0.3–2 MB.
 func outputSize(r *rand.Rand) int {

@@ -38,7 +38,7 @@ func run(args []string) error {
 		defects  = fs.String("defects", "", defectsUsage())
 		manifest = fs.String("manifest", "", "write the manifest (JSON) to `file`")
 		agent    = fs.String("agent", "", "write a subagent file with this agent id instead of a session")
-		bench    = fs.Bool("bench", false, "benchmark preset: thinking, images, 2 compactions, pins, prior-art defects")
+		bench    = fs.Bool("bench", false, "benchmark preset: thinking, images, 2 compactions, pins, the earlier tools' benchmark defects")
 		progress = fs.Bool("progress", false, "emit hook/bash/agent progress records in the chain")
 		thinking = fs.Bool("thinking", false, "thinking blocks with signatures on every assistant message")
 		images   = fs.Bool("images", false, "six ~40 KB base64 PNG images")

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"ccm/ccm"
+	"ccm/internal/fsutil"
 	"ccm/sessions"
 )
 
@@ -297,6 +298,20 @@ func TestOpenForWritingInSymlinkedFolderLeftInPlace(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(f.cfg, rel)); err != nil || !bytes.Equal(got, f.files[rel]) {
 			t.Errorf("%s changed or removed: %v", rel, err)
 		}
+	}
+
+	// Under CCM_LIVE_DETECT=portable nobody is asked who holds a file, as
+	// on a system that cannot tell: the session, unchanged, is archived.
+	t.Setenv(fsutil.LiveDetectEnv, "portable")
+	p, err = Pack(context.Background(), src, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Finish([]*Packed{p}, nil)[0]; err != nil {
+		t.Fatalf("portable: %v, want the session archived", err)
+	}
+	if _, err := os.Stat(filepath.Join(real, f.id+".jsonl")); err == nil {
+		t.Error("portable: the transcript is still there")
 	}
 }
 

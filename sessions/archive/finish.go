@@ -37,7 +37,7 @@ func Finish(packed []*Packed, check func(*Packed) error) (errs []error) {
 		}
 		return errs
 	}
-	writers, procOK := fsutil.OpenForWritingUnder(writerRoots(packed))
+	writers, procOK := fsutil.LiveOpenForWriting(writerRoots(packed))
 	changed := map[string]bool{}
 	discarded := false
 	for i, p := range packed {

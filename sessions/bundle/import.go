@@ -121,12 +121,12 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		return nil, fmt.Errorf("--cwd %s gives the project folder %q, and session %s cannot go there: %w", p.NewRoot, p.Folder, id, err)
 	}
 	p.Resume = "cd " + shellQuote(p.NewRoot) + " && claude --resume " + id
-	if s, err := transcript.FindSession(o.ConfigDir, id); err == nil {
+	if s, err := sessions.Find(o.ConfigDir, id, nil); err == nil && s.ID == id {
 		hint := "import --new-id gives the imported session a new id"
-		if s.Path == p.Transcript {
+		if s.Main.Path == p.Transcript {
 			hint = "it was imported already; --new-id imports it again as another session"
 		}
-		return nil, fmt.Errorf("session %s %w (%s; %s)", id, ErrExists, s.Path, hint)
+		return nil, fmt.Errorf("session %s %w (%s; %s)", id, ErrExists, s.Main.Path, hint)
 	}
 	st, err := walkInto(ctx, path, m, mp, p, o)
 	if err != nil {

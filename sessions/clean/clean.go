@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/ui"
 	"ccm/sessions"
+	"ccm/transcript"
 	"ccm/transcript/rewrite"
 )
 
@@ -132,7 +134,7 @@ func Decide(ctx context.Context, configDir, archiveRoot string, pol Policy, now 
 			}
 			p.backups(s, pol, now, live)
 			p.temps(s, pol, now, live)
-			if pol.Empty && now.Sub(s.Main.ModTime) > sessions.LiveWindow {
+			if pol.Empty && !transcript.RecentlyWritten(s.Main.ModTime, now) {
 				if reason := emptyReason(s); reason != "" {
 					p.add(&Item{Kind: "empty", Path: s.Main.Path, Bytes: s.Main.Size, Reason: reason, Transcript: s.Main.Path, file: s.Main})
 				}
@@ -247,12 +249,12 @@ func (p *Plan) backups(s *sessions.Session, pol Policy, now time.Time, live *ses
 		case pol.OldBackups && pol.BackupsOlderThan == 0:
 			reason = "purge backup (--backups-older-than 0: every backup)"
 		case pol.OldBackups && now.Sub(made) > pol.BackupsOlderThan:
-			reason = fmt.Sprintf("purge backup made %s ago, over %s", age(now.Sub(made)), age(pol.BackupsOlderThan))
+			reason = fmt.Sprintf("purge backup made %s ago, over %s", ui.Age(now.Sub(made)), ui.Age(pol.BackupsOlderThan))
 		}
 		if reason == "" {
 			continue
 		}
-		if r := live.Live(b); strings.Contains(r, "open for writing") {
+		if live.Held(b) {
 			// A writer that held the transcript across a purge writes
 			// into a hard-link backup: its lines are there.
 			p.spare("backup", b.Path, b.Size, "it is open for writing by another process")
@@ -275,7 +277,7 @@ func (p *Plan) temps(s *sessions.Session, pol Policy, now time.Time, live *sessi
 			continue
 		}
 		p.add(&Item{Kind: "temp", Path: t.Path, Bytes: t.Size, Transcript: filepath.Join(s.Dir, s.ID+".jsonl"), file: t,
-			Reason: fmt.Sprintf("temp file of a killed ccm run, %s old", age(now.Sub(t.ModTime)))})
+			Reason: fmt.Sprintf("temp file of a killed ccm run, %s old", ui.Age(now.Sub(t.ModTime)))})
 	}
 }
 
@@ -287,10 +289,10 @@ func (p *Plan) archiveTemps(root string, now time.Time) {
 			return nil
 		}
 		fi, err := d.Info()
-		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < sessions.LiveWindow {
+		if err != nil || !fi.Mode().IsRegular() || transcript.RecentlyWritten(fi.ModTime(), now) {
 			return nil
 		}
-		p.add(&Item{Kind: "temp", Path: path, Bytes: fi.Size(), Reason: fmt.Sprintf("partial archive of a killed ccm run, %s old", age(now.Sub(fi.ModTime())))})
+		p.add(&Item{Kind: "temp", Path: path, Bytes: fi.Size(), Reason: fmt.Sprintf("partial archive of a killed ccm run, %s old", ui.Age(now.Sub(fi.ModTime())))})
 		return nil
 	})
 }
@@ -326,7 +328,7 @@ func (p *Plan) remove(ctx context.Context, it *Item, lockDir string) error {
 		return fmt.Errorf("%s: changed since the plan; left", it.Path)
 	}
 	if it.Kind == "empty" {
-		if pids, _ := fsutil.Writers(it.Path, fi); len(pids) > 0 {
+		if pids, _ := fsutil.LiveWriters(it.Path, fi); len(pids) > 0 {
 			return fmt.Errorf("%s: opened for writing since the plan; left", it.Path)
 		}
 	}
@@ -334,14 +336,4 @@ func (p *Plan) remove(ctx context.Context, it *Item, lockDir string) error {
 		return err
 	}
 	return fsutil.SyncDir(filepath.Dir(it.Path))
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dm", int(d.Minutes()))
 }

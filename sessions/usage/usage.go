@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 	"ccm/sessions"
 )
@@ -86,74 +87,59 @@ func Measure(ctx context.Context, configDir string, o Options) (*Report, error) 
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0) * 2
 	}
-	work := make(chan sessions.Project)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range work {
-				f, err := sessions.ScanFolder(p)
-				mu.Lock()
-				if err != nil {
-					rep.Errors = append(rep.Errors, err.Error())
-					mu.Unlock()
-					continue
-				}
-				row := &Row{Project: sessions.DecodeFolderGuess(p.Folder), Folder: p.Folder, Bytes: map[string]int64{}}
-				for _, e := range f.Errors {
-					rep.Errors = append(rep.Errors, e.Error())
-				}
-				add := func(cat string, file sessions.File) { row.Bytes[cat] += count(file.ID, file.Size) }
-				for _, s := range append(append([]*sessions.Session(nil), f.Sessions...), f.Orphans...) {
-					owner[s.ID] = p.Folder
-					if s.Main.Path != "" {
-						add(Transcripts, s.Main)
-					}
-					for _, c := range s.Companion {
-						rel, _ := filepath.Rel(s.CompanionDir(), c.Path)
-						switch {
-						case sessions.IsSubagent(rel):
-							add(Subagents, c)
-						case sessions.IsToolResult(rel):
-							add(ToolResults, c)
-						default:
-							add(OtherProject, c)
-						}
-					}
-					for _, b := range s.Backups {
-						add(Backups, b)
-					}
-					for _, t := range s.Temps {
-						add(OtherProject, t)
-					}
-				}
-				for _, a := range f.Agents {
-					add(Subagents, a)
-				}
-				for _, x := range f.Other {
-					add(OtherProject, x)
-				}
-				byFolder[p.Folder] = row
-				mu.Unlock()
-				if len(f.Sessions) > 0 {
-					if pk, err := sessions.PeekFile(f.Sessions[0].Main.Path, min(f.Sessions[0].Main.Size, 64<<10)); err == nil && pk.Cwd != "" {
-						mu.Lock()
-						row.Project = pk.Cwd
-						mu.Unlock()
-					}
+	batch.Run(ctx, len(projects), jobs, func(i int) {
+		p := projects[i]
+		f, err := sessions.ScanFolder(p)
+		mu.Lock()
+		if err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+			mu.Unlock()
+			return
+		}
+		row := &Row{Project: sessions.DecodeFolderGuess(p.Folder), Folder: p.Folder, Bytes: map[string]int64{}}
+		for _, e := range f.Errors {
+			rep.Errors = append(rep.Errors, e.Error())
+		}
+		add := func(cat string, file sessions.File) { row.Bytes[cat] += count(file.ID, file.Size) }
+		for _, s := range append(append([]*sessions.Session(nil), f.Sessions...), f.Orphans...) {
+			owner[s.ID] = p.Folder
+			if s.Main.Path != "" {
+				add(Transcripts, s.Main)
+			}
+			for _, c := range s.Companion {
+				rel, _ := filepath.Rel(s.CompanionDir(), c.Path)
+				switch {
+				case sessions.IsSubagent(rel):
+					add(Subagents, c)
+				case sessions.IsToolResult(rel):
+					add(ToolResults, c)
+				default:
+					add(OtherProject, c)
 				}
 			}
-		}()
-	}
-	for _, p := range projects {
-		if ctx.Err() != nil {
-			break
+			for _, b := range s.Backups {
+				add(Backups, b)
+			}
+			for _, t := range s.Temps {
+				add(OtherProject, t)
+			}
 		}
-		work <- p
-	}
-	close(work)
-	wg.Wait()
+		for _, a := range f.Agents {
+			add(Subagents, a)
+		}
+		for _, x := range f.Other {
+			add(OtherProject, x)
+		}
+		byFolder[p.Folder] = row
+		mu.Unlock()
+		if len(f.Sessions) > 0 {
+			if pk, err := sessions.PeekFile(f.Sessions[0].Main.Path, min(f.Sessions[0].Main.Size, 64<<10)); err == nil && pk.Cwd != "" {
+				mu.Lock()
+				row.Project = pk.Cwd
+				mu.Unlock()
+			}
+		}
+	}, nil)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@
 package audit
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -265,15 +264,4 @@ func (a *Audit) Top(n int) []Consumer {
 		out = out[:n]
 	}
 	return out
-}
-
-// Size formats bytes as 1.2M, 50K or 512 (the earlier audit's format).
-func Size(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1_000:
-		return fmt.Sprintf("%dK", n/1000)
-	}
-	return fmt.Sprint(n)
 }

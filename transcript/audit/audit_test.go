@@ -94,12 +94,12 @@ func TestReportAndSuggestion(t *testing.T) {
 	a.add("Bash go test", 30000)
 	a.add("Grep", 1000)
 	r := a.Report(5)
-	if !strings.Contains(r, "Read: 60K, ~15K tokens (66%, 1 call)") || !strings.Contains(r, "Bash go test: 30K") {
+	if !strings.Contains(r, "Read: 60.0 KB, ~15,000 tokens (66%, 1 call)") || !strings.Contains(r, "Bash go test: 30.0 KB") {
 		t.Errorf("report:\n%s", r)
 	}
 	s := a.Suggestion(5)
 	if !strings.Contains(s, "/compact drop the raw outputs of Read, Bash go test;") || strings.Contains(s, "Grep") ||
-		!strings.Contains(s, "would save at least 89K") || !strings.Contains(s, "2 tool outputs over 1K bytes from before the last 2 prompts") {
+		!strings.Contains(s, "would save at least 89.2 KB (~22,300 tokens)") || !strings.Contains(s, "2 tool outputs over 1.0 KB from before the last 2 prompts") {
 		t.Errorf("suggestion: %s", s)
 	}
 }

@@ -3,6 +3,8 @@ package audit
 import (
 	"fmt"
 	"strings"
+
+	"ccm/internal/ui"
 )
 
 // Report renders the top consumers for the user: one line each with bytes,
@@ -13,13 +15,13 @@ func (a *Audit) Report(n int) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Context audit (tool output since the last compaction: %s, ~%s tokens):", Size(a.Total), Size(a.Total/BytesPerToken))
+	fmt.Fprintf(&b, "Context audit (tool output since the last compaction: %s, ~%s tokens):", ui.Bytes(a.Total), ui.Count(a.Total/BytesPerToken))
 	for _, c := range top {
 		pct := 0.0
 		if a.Total > 0 {
 			pct = float64(c.Bytes) * 100 / float64(a.Total)
 		}
-		fmt.Fprintf(&b, "\n  %s: %s, ~%s tokens (%.0f%%, %d call%s)", c.Key, Size(c.Bytes), Size(c.Tokens()), pct, c.Count, plural(c.Count))
+		fmt.Fprintf(&b, "\n  %s: %s, ~%s tokens (%.0f%%, %d call%s)", c.Key, ui.Bytes(c.Bytes), ui.Count(c.Tokens()), pct, c.Count, plural(c.Count))
 	}
 	return b.String()
 }
@@ -39,8 +41,8 @@ func (a *Audit) Suggestion(n int) string {
 		parts = append(parts, fmt.Sprintf("/compact drop the raw outputs of %s; keep the open tasks, decisions and files modified", strings.Join(drop, ", ")))
 	}
 	if a.PurgeableCount > 0 {
-		parts = append(parts, fmt.Sprintf("ccm purge --current (or /purge) would save at least %s (~%s tokens) by moving %d tool output%s over %s bytes from before the last %d prompts to the store",
-			Size(a.Purgeable), Size(a.Purgeable/BytesPerToken), a.PurgeableCount, plural(a.PurgeableCount), Size(PurgeThreshold), RecentPrompts))
+		parts = append(parts, fmt.Sprintf("ccm purge --current (or /purge) would save at least %s (~%s tokens) by moving %d tool output%s over %s from before the last %d prompts to the store",
+			ui.Bytes(a.Purgeable), ui.Count(a.Purgeable/BytesPerToken), a.PurgeableCount, plural(a.PurgeableCount), ui.Bytes(PurgeThreshold), RecentPrompts))
 	}
 	if len(parts) == 0 {
 		return ""

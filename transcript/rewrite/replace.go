@@ -164,7 +164,7 @@ func Replace(path string, src *os.File, limit int64, mode BackupMode, tag string
 	if err != nil {
 		return res, err
 	}
-	old := &replaced{f: src, fi: orig, copied: limit, live: time.Since(orig.ModTime()) < ActiveWindow}
+	old := &replaced{f: src, fi: orig, copied: limit, live: transcript.RecentlyWritten(orig.ModTime(), time.Now())}
 	if err := copyTail(tmp, src, &old.copied); err != nil {
 		return res, err
 	}

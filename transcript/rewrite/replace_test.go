@@ -257,7 +257,7 @@ func TestRacesAtEverySwap(t *testing.T) {
 
 // Where the system cannot tell who has the file open, the old file of a
 // transcript written to lately keeps a name, and that of one left alone
-// for longer than ActiveWindow does not.
+// for longer than transcript.LiveWindow does not.
 func TestPortableKeepsLiveOldFile(t *testing.T) {
 	t.Setenv(fsutil.LiveDetectEnv, "portable")
 	for _, c := range []struct {

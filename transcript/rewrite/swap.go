@@ -47,7 +47,7 @@ package rewrite
 // and until the old file has kept its size for settle: an append
 // descheduled between its open and its write for longer than that reaches
 // the old file after the rewrite is done. The old file therefore keeps a
-// name while the transcript was written to lately (ActiveWindow) or during
+// name while the transcript was written to lately (transcript.LiveWindow) or during
 // the rewrite, and the report says where.
 //
 // A writer that holds the file open (not Claude Code) writes through its
@@ -83,13 +83,12 @@ import (
 // file open for writing: Claude Code's open-write-close takes
 // microseconds, so one still holding it after that writes through a
 // descriptor it keeps. settle is how long the old file must stay free, or
-// keep its size. ActiveWindow is how recently a file may have been
-// written to for it to count as live where the system cannot tell.
+// keep its size. Whether the file counts as live where the system cannot
+// tell is the one live rule, transcript.RecentlyWritten.
 const (
-	lateWait     = 100 * time.Millisecond
-	HeldWait     = 2 * time.Second
-	settle       = 10 * time.Millisecond
-	ActiveWindow = 2 * time.Minute
+	lateWait = 100 * time.Millisecond
+	HeldWait = 2 * time.Second
+	settle   = 10 * time.Millisecond
 )
 
 // HeldOpenError is returned, with nothing changed, when other processes

@@ -89,7 +89,8 @@ func ResultText(b gjson.Result) string {
 	return strings.Join(parts, "\n")
 }
 
-// errorSignals mark a line of command output as an error (prior-art.md c.2).
+// errorSignals mark a line of command output as an error
+// (claude-agentic-framework's, docs/earlier-tools.md).
 var errorSignals = []string{"error:", "traceback", "exception:", "failed:", "failure:", "fatal:", "critical:",
 	"cannot ", "no such file", "permission denied", "syntaxerror", "nameerror", "typeerror", "valueerror",
 	"importerror", "modulenotfounderror", "attributeerror", "exit code", "returned non-zero",
@@ -163,7 +164,7 @@ func rawBashFailed(c gjson.Result) (failed, sure bool) {
 }
 
 // decisionSignals mark the assistant's own statements of a decision
-// (prior-art.md c.2).
+// (claude-agentic-framework's, docs/earlier-tools.md).
 var decisionSignals = []string{"decided", "chose", "choice:", "approach:", "strategy:", "going with", "will use",
 	"instead of", "key insight", "important:", "root cause", "fix is", "the issue is", "because", "tradeoff",
 	"trade-off", "recommendation", "prefer"}

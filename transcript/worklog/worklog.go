@@ -2,11 +2,8 @@ package worklog
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 
@@ -15,7 +12,8 @@ import (
 	"ccm/transcript"
 )
 
-// Caps of the lists kept (the preservation block's, prior-art.md c.2).
+// Caps of the lists kept (the preservation block's, claude-agentic-framework's:
+// docs/earlier-tools.md).
 const (
 	MaxRequests  = 6
 	MaxCommands  = 15
@@ -339,103 +337,6 @@ func (f *Facts) addToolUse(b gjson.Result, msg string) {
 	f.tools[strings.Clone(transcript.Field(b.Raw, "id").Str)] = p
 }
 
-func (f *Facts) addTest(cmd string) int {
-	for i, t := range f.Tests {
-		if t.Command == cmd {
-			f.Tests = append(append(f.Tests[:i:i], f.Tests[i+1:]...), Test{Command: cmd})
-			return len(f.Tests) - 1
-		}
-	}
-	f.Tests = append(f.Tests, Test{Command: cmd})
-	if len(f.Tests) > MaxTests {
-		// Pending results point at indexes: shift them with the list.
-		f.Tests = f.Tests[1:]
-		for id, p := range f.tools {
-			if p.test >= 0 {
-				p.test--
-				f.tools[id] = p
-			}
-		}
-	}
-	return len(f.Tests) - 1
-}
-
-func (f *Facts) createTask(id, subject string) {
-	t, ok := f.Tasks[id]
-	if !ok {
-		t = &Task{ID: id}
-		f.Tasks[id] = t
-		f.TaskOrder = append(f.TaskOrder, id)
-	}
-	t.Subject, t.Status, t.StartTurn, t.LastMention = subject, "pending", f.Turns, f.Turns
-	f.lowSubject[id] = strings.ToLower(subject)
-}
-
-// MaxTodoTasks bounds the TodoWrite items followed as tasks.
-const MaxTodoTasks = 200
-
-// trackTodo follows a TodoWrite item as a task: created when first seen,
-// completed when a list first marks it so.
-func (f *Facts) trackTodo(td Todo) {
-	if td.Content == "" {
-		return
-	}
-	sum := sha256.Sum256([]byte(td.Content))
-	id := "todo-" + hex.EncodeToString(sum[:4])
-	t, ok := f.Tasks[id]
-	if !ok {
-		if len(f.TodoOrder) >= MaxTodoTasks {
-			return
-		}
-		t = &Task{ID: id, Subject: td.Content, Todo: true, StartTurn: f.Turns, LastMention: f.Turns}
-		f.Tasks[id] = t
-		f.TodoOrder = append(f.TodoOrder, id)
-		f.lowSubject[id] = strings.ToLower(td.Content)
-	}
-	if td.Status != "" && td.Status != t.Status {
-		t.Status = td.Status
-		t.LastMention = f.Turns
-		if td.Status == "completed" {
-			t.EndTurn = f.Turns
-		} else {
-			t.EndTurn = 0
-		}
-	}
-}
-
-// taskNote applies fn to every task open now (created, not completed) and
-// every TodoWrite item in progress.
-func (f *Facts) taskNote(fn func(*Task)) {
-	if f.NoTaskDetail {
-		return
-	}
-	for _, id := range f.TaskOrder {
-		if t := f.Tasks[id]; t.Status != "completed" && t.Status != "deleted" {
-			fn(t)
-		}
-	}
-	for _, id := range f.TodoOrder {
-		if t := f.Tasks[id]; t.Status == "in_progress" {
-			fn(t)
-		}
-	}
-}
-
-// ColdTasks returns the completed tasks (TaskCreate tasks and TodoWrite
-// items) that were completed at least idle assistant turns ago and not
-// mentioned since (by subject, or a TaskUpdate naming their id), oldest
-// first.
-func (f *Facts) ColdTasks(idle int) []*Task {
-	var out []*Task
-	for _, id := range append(append([]string{}, f.TaskOrder...), f.TodoOrder...) {
-		t := f.Tasks[id]
-		if t.Status == "completed" && t.EndTurn > 0 && f.Turns-t.EndTurn >= idle && f.Turns-t.LastMention >= idle {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // mention records that text names tasks by their subject.
 func (f *Facts) mention(text string) {
 	if f.NoTaskDetail || len(f.lowSubject) == 0 || text == "" {
@@ -478,95 +379,4 @@ func hasRaw(raw []byte, pat string, from int) bool {
 // hasRawString is hasRaw on a string.
 func hasRawString(raw, pat string, from int) bool {
 	return strings.Contains(raw, pat[from:]) && strings.Contains(raw, pat)
-}
-
-func mergeTodos(a, b []Todo) []Todo {
-	for _, t := range b {
-		found := false
-		for i := range a {
-			if a[i].Content == t.Content {
-				a[i].Status, found = t.Status, true
-			}
-		}
-		if !found {
-			a = append(a, t)
-		}
-	}
-	return a
-}
-
-func addCapped(list []string, s string, n int) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	if len(list) >= n {
-		return list
-	}
-	return append(list, s)
-}
-
-// OpenTasks lists the TodoWrite items and tasks not completed, in-progress
-// first, as "[status] subject" lines.
-func (f *Facts) OpenTasks() []string {
-	var active, pending []string
-	add := func(status, line string) {
-		if status == "in_progress" {
-			active = append(active, line)
-		} else {
-			pending = append(pending, line)
-		}
-	}
-	for _, t := range f.Todos {
-		if t.Status != "completed" {
-			add(t.Status, "["+t.Status+"] "+t.Content)
-		}
-	}
-	for _, id := range f.TaskOrder {
-		t := f.Tasks[id]
-		if t.Status != "completed" && t.Status != "deleted" {
-			add(t.Status, "task #"+id+" ["+t.Status+"] "+t.Subject)
-		}
-	}
-	return append(active, pending...)
-}
-
-// FileList returns the modified files, most recently changed last, at most
-// MaxFiles.
-func (f *Facts) FileList() []string {
-	type fileAt struct {
-		path string
-		at   int
-	}
-	fs := make([]fileAt, 0, len(f.Files))
-	for p, at := range f.Files {
-		fs = append(fs, fileAt{p, at})
-	}
-	sort.Slice(fs, func(i, j int) bool {
-		if fs[i].at != fs[j].at {
-			return fs[i].at < fs[j].at
-		}
-		return fs[i].path < fs[j].path
-	})
-	if len(fs) > MaxFiles {
-		fs = fs[len(fs)-MaxFiles:]
-	}
-	out := make([]string, len(fs))
-	for i, x := range fs {
-		out[i] = x.path
-	}
-	return out
-}
-
-// TestLines renders the test commands with their last results.
-func (f *Facts) TestLines() []string {
-	out := make([]string, len(f.Tests))
-	for i, t := range f.Tests {
-		out[i] = t.Command
-		if t.Result != "" {
-			out[i] += " → " + t.Result
-		}
-	}
-	return out
 }

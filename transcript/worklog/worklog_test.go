@@ -32,7 +32,7 @@ func gather(t *testing.T, lines ...string) *Facts {
 }
 
 // TestTasksByID: TaskCreate's plain-text result gives the id TaskUpdate
-// names (the earlier tool keyed tasks by tool_use id and never matched);
+// names (claude-agentic-framework keyed tasks by tool_use id and never matched);
 // toolUseResult.task.id works as well; a completed task is not open.
 func TestTasksByID(t *testing.T) {
 	f := gather(t,
