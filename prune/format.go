@@ -97,11 +97,11 @@ func (p *Plan) repackSummary(res *Result) string {
 		}
 	}
 	if res == nil {
-		return fmt.Sprintf("; repack: would rewrite %d packs (%d blobs copied) and remove %d, freeing %s",
-			rewrite, len(p.Repack.Moves), drop, ui.Bytes(p.Repack.Freed))
+		return fmt.Sprintf("; repack: would rewrite %s packs (%s blobs copied) and remove %s, freeing %s",
+			ui.Count(rewrite), ui.Count(len(p.Repack.Moves)), ui.Count(drop), ui.Bytes(p.Repack.Freed))
 	}
-	return fmt.Sprintf("; repack: rewrote %d packs (%d blobs copied) and removed %d, freed %s",
-		rewrite, len(p.Repack.Moves), drop, ui.Bytes(res.RepackFreed))
+	return fmt.Sprintf("; repack: rewrote %s packs (%s blobs copied) and removed %s, freed %s",
+		ui.Count(rewrite), ui.Count(len(p.Repack.Moves)), ui.Count(drop), ui.Bytes(res.RepackFreed))
 }
 
 func (p *Plan) rel(path string) string {
@@ -123,20 +123,20 @@ func (p *Plan) Summary(res *Result) string {
 			blobs++
 		}
 	}
-	rules := fmt.Sprintf("gc %d, age %d, size %d", gc, age, size)
+	rules := fmt.Sprintf("gc %s, age %s, size %s", ui.Count(gc), ui.Count(age), ui.Count(size))
 	if res == nil {
-		fmt.Fprintf(&b, "prune (dry run): would delete %d of %d blobs (%s), %s on disk; %s would remain",
-			blobs, p.Blobs, rules, ui.Bytes(p.DeleteBytes()), ui.Bytes(p.SizeAfter))
+		fmt.Fprintf(&b, "prune (dry run): would delete %s of %s blobs (%s), %s on disk; %s would remain",
+			ui.Count(blobs), ui.Count(p.Blobs), rules, ui.Bytes(p.DeleteBytes()), ui.Bytes(p.SizeAfter))
 	} else {
-		fmt.Fprintf(&b, "prune: deleted %d of %d planned (%s), freed %s; %s on disk",
-			res.Deleted, len(p.Deletions), rules, ui.Bytes(res.Freed), ui.Bytes(res.SizeAfter))
+		fmt.Fprintf(&b, "prune: deleted %s of %s planned (%s), freed %s; %s on disk",
+			ui.Count(res.Deleted), ui.Count(len(p.Deletions)), rules, ui.Bytes(res.Freed), ui.Bytes(res.SizeAfter))
 	}
 	if p.Policy.SizeLimit {
 		fmt.Fprintf(&b, ", limit %s", ui.Bytes(p.Policy.MaxBytes))
 	}
 	b.WriteString(p.repackSummary(res))
 	if x := p.Index; x != nil {
-		fmt.Fprintf(&b, "; %d keys referenced by %d files (%d read, %s)", x.Keys, x.Files, x.Read+x.Grown, ui.Bytes(x.BytesRead))
+		fmt.Fprintf(&b, "; %s keys referenced by %s files (%s read, %s)", ui.Count(x.Keys), ui.Count(x.Files), ui.Count(x.Read+x.Grown), ui.Bytes(x.BytesRead))
 		if x.Rebuilt != "" {
 			fmt.Fprintf(&b, ", reference index made anew: %s", x.Rebuilt)
 		}
@@ -148,7 +148,7 @@ func (p *Plan) Summary(res *Result) string {
 		b.WriteString("; " + line)
 	}
 	if res != nil && len(res.Errors) > 0 {
-		fmt.Fprintf(&b, "; %d deletions failed", len(res.Errors))
+		fmt.Fprintf(&b, "; %s deletions failed", ui.Count(len(res.Errors)))
 	}
 	return b.String()
 }

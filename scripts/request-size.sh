@@ -138,7 +138,7 @@ for blk in blocks(qb, "user"):
         continue
     originals = list(values(want))
     for k in keys:
-        r = subprocess.run([ccm, "cache", "get", k], capture_output=True)
+        r = subprocess.run([ccm, "cache", "get", "--raw", k], capture_output=True)
         if r.returncode != 0 or json.loads(r.stdout) not in originals:
             bad.append("stub %s of %s does not give back the original" % (k[:19], tid))
 for x in bad:

@@ -194,14 +194,14 @@ func printArchivePlan(g globalOptions, s *archiveSummary) error {
 
 func archiveSummaryLine(s *archiveSummary) string {
 	if s.DryRun {
-		line := fmt.Sprintf("archive: would archive %d sessions, %s, into %s", s.Planned, ui.Bytes(s.Bytes), s.Root)
+		line := fmt.Sprintf("archive: would archive %s sessions, %s, into %s", ui.Count(s.Planned), ui.Bytes(s.Bytes), s.Root)
 		if s.Failed > 0 {
-			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
+			line += fmt.Sprintf(" (%s could not be read)", ui.Count(s.Failed))
 		}
 		return line
 	}
-	return fmt.Sprintf("archive: archived %d of %d sessions, %s into %s (%d left in place: written to meanwhile, %d failed)",
-		s.Archived, s.Planned, ui.Bytes(s.Bytes), ui.Bytes(s.Packed), s.LeftLive, s.Failed)
+	return fmt.Sprintf("archive: archived %s of %s sessions, %s into %s (%s left in place: written to meanwhile, %s failed)",
+		ui.Count(s.Archived), ui.Count(s.Planned), ui.Bytes(s.Bytes), ui.Bytes(s.Packed), ui.Count(s.LeftLive), ui.Count(s.Failed))
 }
 
 // archiveSessions plans and (unless a dry run) archives; it prints the plan
@@ -437,7 +437,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		return sum, err
 	}
 	if sum.NoContent > 0 && !o.JSON && !o.Quiet {
-		fmt.Fprintf(o.Stderr, "ccm: warning: %d stubs were archived without their content (not in the store): they stay stubs\n", sum.NoContent)
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s stubs were archived without their content (not in the store): they stay stubs\n", ui.Count(sum.NoContent))
 	}
 	return sum, nil
 }

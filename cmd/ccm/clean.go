@@ -155,11 +155,11 @@ func printCleanPlan(g globalOptions, p *clean.Plan) error {
 }
 
 func cleanSummaryLine(s *cleanSummary) string {
-	line := fmt.Sprintf("clean: removed %d of %d items, freed %s (%d failed)", s.Removed, s.Planned, ui.Bytes(s.Freed), s.Failed)
+	line := fmt.Sprintf("clean: removed %s of %s items, freed %s (%s failed)", ui.Count(s.Removed), ui.Count(s.Planned), ui.Bytes(s.Freed), ui.Count(s.Failed))
 	if s.DryRun {
-		line = fmt.Sprintf("clean: would remove %d items, %s", s.Planned, ui.Bytes(s.Bytes))
+		line = fmt.Sprintf("clean: would remove %s items, %s", ui.Count(s.Planned), ui.Bytes(s.Bytes))
 		if s.Failed > 0 {
-			line += fmt.Sprintf(" (%d could not be read)", s.Failed)
+			line += fmt.Sprintf(" (%s could not be read)", ui.Count(s.Failed))
 		}
 	}
 	return line + keptSummary(s.Plan)
@@ -174,7 +174,7 @@ func keptSummary(p *clean.Plan) string {
 	}
 	var b strings.Builder
 	for _, g := range p.SparedGroups() {
-		fmt.Fprintf(&b, "; kept %d %s (%s): %s", g.Count, plural(g.Count, cleanNoun(g.Kind)), ui.Bytes(g.Bytes), g.Reason)
+		fmt.Fprintf(&b, "; kept %s %s (%s): %s", ui.Count(g.Count), plural(g.Count, cleanNoun(g.Kind)), ui.Bytes(g.Bytes), g.Reason)
 	}
 	return b.String()
 }

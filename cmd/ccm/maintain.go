@@ -179,6 +179,9 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 		line := maintainLine(sum, o.DryRun)
 		if line == "" && o.Verbose {
 			line = "maintain: nothing to do"
+			if o.DryRun {
+				line = "maintain (dry run): nothing would be done"
+			}
 		}
 		if line != "" {
 			fmt.Fprintln(o.Stdout, line)
@@ -280,25 +283,25 @@ func maintainLine(s *maintainSummary, dry bool) string {
 	var parts []string
 	if a := s.Archive; a != nil && (a.Planned > 0 || a.Failed > 0) {
 		if dry {
-			parts = append(parts, fmt.Sprintf("would archive %d sessions (%s)", a.Planned, ui.Bytes(a.Bytes)))
+			parts = append(parts, fmt.Sprintf("would archive %s sessions (%s)", ui.Count(a.Planned), ui.Bytes(a.Bytes)))
 		} else {
-			p := fmt.Sprintf("archived %d sessions (%s into %s)", a.Archived, ui.Bytes(a.Bytes), ui.Bytes(a.Packed))
+			p := fmt.Sprintf("archived %s sessions (%s into %s)", ui.Count(a.Archived), ui.Bytes(a.Bytes), ui.Bytes(a.Packed))
 			if a.LeftLive > 0 {
-				p += fmt.Sprintf(", %d left in place (written to)", a.LeftLive)
+				p += fmt.Sprintf(", %s left in place (written to)", ui.Count(a.LeftLive))
 			}
 			if a.Failed > 0 {
-				p += fmt.Sprintf(", %d failed", a.Failed)
+				p += fmt.Sprintf(", %s failed", ui.Count(a.Failed))
 			}
 			parts = append(parts, p)
 		}
 	}
 	if c := s.Clean; c != nil && (c.Planned > 0 || c.Failed > 0) {
 		if dry {
-			parts = append(parts, fmt.Sprintf("would remove %d backups/temp files/folders (%s)", c.Planned, ui.Bytes(c.Bytes)))
+			parts = append(parts, fmt.Sprintf("would remove %s backups/temp files/folders (%s)", ui.Count(c.Planned), ui.Bytes(c.Bytes)))
 		} else {
-			p := fmt.Sprintf("removed %d backups/temp files/folders (%s)", c.Removed, ui.Bytes(c.Freed))
+			p := fmt.Sprintf("removed %s backups/temp files/folders (%s)", ui.Count(c.Removed), ui.Bytes(c.Freed))
 			if c.Failed > 0 {
-				p += fmt.Sprintf(", %d failed", c.Failed)
+				p += fmt.Sprintf(", %s failed", ui.Count(c.Failed))
 			}
 			parts = append(parts, p)
 		}
@@ -308,7 +311,7 @@ func maintainLine(s *maintainSummary, dry bool) string {
 		if dry {
 			verb = "would prune"
 		}
-		parts = append(parts, fmt.Sprintf("%s %d blobs (%s)", verb, p.Deleted, ui.Bytes(p.Freed)))
+		parts = append(parts, fmt.Sprintf("%s %s blobs (%s)", verb, ui.Count(p.Deleted), ui.Bytes(p.Freed)))
 	}
 	if p := s.Prune; p != nil && p.OverLimit != "" {
 		// Once, and not a failure: the store is over its limit only by

@@ -280,7 +280,7 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 		}
 		reports = append(reports, rep)
 		if !o.JSON {
-			printPurgeReport(o.Stdout, rep, o.Verbose)
+			printPurgeReport(o.Stdout, rep, o.Verbose, false)
 			if o.Restart {
 				printRestart(o.Stdout, f.Path)
 			}

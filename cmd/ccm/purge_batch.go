@@ -140,7 +140,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 			reps := slices.Clone(sum.Reports)
 			slices.SortFunc(reps, func(a, b *purge.Report) int { return strings.Compare(a.Path, b.Path) })
 			for _, rep := range reps {
-				printPurgeReport(o.Stdout, rep, false)
+				printPurgeReport(o.Stdout, rep, false, true)
 			}
 		}
 	}

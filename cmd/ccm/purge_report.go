@@ -12,8 +12,10 @@ import (
 	"ccm/transcript/rewrite"
 )
 
-// printPurgeReport prints what a purge of one file did.
-func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
+// printPurgeReport prints what a purge of one file did; a dry run's plan
+// with verbose. A batch's -v prints each file's report without its plan
+// (inBatch), so the report does not offer -v for it.
+func printPurgeReport(w io.Writer, r *purge.Report, verbose, inBatch bool) {
 	verb := "purged"
 	switch {
 	case r.DryRun:
@@ -84,7 +86,11 @@ func printPurgeReport(w io.Writer, r *purge.Report, verbose bool) {
 		fmt.Fprintf(w, "  backup      %s (ccm restore --backup %s)\n", r.Backup, r.Path)
 	}
 	printWriters(w, r.Holders, r.Backup, verbose)
-	if len(r.Plan) > 0 && !verbose {
+	switch {
+	case len(r.Plan) == 0 || verbose:
+	case inBatch:
+		fmt.Fprintf(w, "  plan        %s steps\n", ui.Count(len(r.Plan)))
+	default:
 		fmt.Fprintf(w, "  plan        %s steps (-v lists them)\n", ui.Count(len(r.Plan)))
 	}
 	if r.DryRun {

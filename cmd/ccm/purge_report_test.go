@@ -41,7 +41,7 @@ func TestSizeChange(t *testing.T) {
 func TestHeldOpenWarning(t *testing.T) {
 	report := func(h rewrite.Holders, backup string, verbose bool) string {
 		var b strings.Builder
-		printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5, Backup: backup, Holders: h}, verbose)
+		printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5, Backup: backup, Holders: h}, verbose, false)
 		return b.String()
 	}
 	for _, c := range []struct {
@@ -80,13 +80,13 @@ func TestHeldOpenWarning(t *testing.T) {
 func TestCompactedLine(t *testing.T) {
 	var b strings.Builder
 	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5,
-		Stats: purge.Stats{Stubs: 9, StaleReads: 3, DuplicateOutputs: 2, OldTodos: 1, ReplayedHooks: 4}}, false)
+		Stats: purge.Stats{Stubs: 9, StaleReads: 3, DuplicateOutputs: 2, OldTodos: 1, ReplayedHooks: 4}}, false, false)
 	want := "  compacted   3 stale reads, 2 duplicate outputs, 1 superseded todo lists, 4 replayed hook contexts (among the stubs)\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("report:\n%s\nwants the line:\n%s", b.String(), want)
 	}
 	b.Reset()
-	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5, Stats: purge.Stats{Stubs: 1}}, false)
+	printPurgeReport(&b, &purge.Report{Path: "s.jsonl", Changed: true, BytesBefore: 10, BytesAfter: 5, Stats: purge.Stats{Stubs: 1}}, false, false)
 	if strings.Contains(b.String(), "compacted") {
 		t.Errorf("a compacted line with nothing compacted:\n%s", b.String())
 	}

@@ -43,8 +43,10 @@ records, last modified, context at the last recorded usage, its purge backups
 (how many, and their size apart), state (live: written in the last 2 minutes or open for
 writing), and when Claude Code's retention sweep (cleanupPeriodDays, from the
 settings files; default 30) will delete it; then the title or first prompt.
-Only the head and tail of each transcript are read: records of files over
-128 KB are estimated from the mean line length there (marked ~).
+Only the head and tail of each transcript are read for the row; the record
+count is exact: a transcript over 32 KB is counted whole once and then only
+the bytes appended since (<ccm home>/cache/line-counts.json). A count that
+could not be made is estimated and marked ~.
 
 A header and a size bar beside each size on a terminal (--ascii: '#' bars);
 tab-separated columns without a header when piped: project, session, size,

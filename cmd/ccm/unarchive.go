@@ -334,13 +334,13 @@ func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem
 func printRestored(o unarchiveOptions, it *unarchiveItem, x *archive.Extracted) {
 	content := ""
 	if it.Content > 0 {
-		content = fmt.Sprintf(", %d stored contents", it.Content)
+		content = fmt.Sprintf(", %s stored contents", ui.Count(it.Content))
 	}
 	from := ""
 	if o.From != "" {
 		from = " from " + it.Archive + " (the archive stays there)"
 	}
-	fmt.Fprintf(o.Stdout, "restored %s (%d files%s) to %s%s\n", it.Session, it.Files, content, shortHome(x.Project), from)
+	fmt.Fprintf(o.Stdout, "restored %s (%s files%s) to %s%s\n", it.Session, ui.Count(it.Files), content, shortHome(x.Project), from)
 	for _, k := range x.Kept {
 		fmt.Fprintf(o.Stderr, "ccm: warning: %s: kept %s, written since an interrupted unarchive put it back\n", it.Session, k)
 	}
@@ -351,12 +351,12 @@ func printRestored(o unarchiveOptions, it *unarchiveItem, x *archive.Extracted) 
 	switch {
 	case n == 0:
 	case len(it.BadContent) > 0:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs, their content is missing or corrupt in the archive and not in the store: %s\n",
-			it.Session, n, strings.Join(it.StaysStub, ", "))
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s stubs stay stubs, their content is missing or corrupt in the archive and not in the store: %s\n",
+			it.Session, ui.Count(n), strings.Join(it.StaysStub, ", "))
 	case it.OldFormat:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs: the archive (made by an older ccm) does not carry their content, and the store does not have it\n", it.Session, n)
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s stubs stay stubs: the archive (made by an older ccm) does not carry their content, and the store does not have it\n", it.Session, ui.Count(n))
 	default:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %d stubs stay stubs: their content was not in the store when the session was archived\n", it.Session, n)
+		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s stubs stay stubs: their content was not in the store when the session was archived\n", it.Session, ui.Count(n))
 	}
 }
 
