@@ -40,7 +40,7 @@ func TestImportNotesReferences(t *testing.T) {
 		t.Fatal("the purge left no stub")
 	}
 	bundle := filepath.Join(t.TempDir(), "s.tar.zst")
-	ccmOK(t, "export", m.SessionID, "-o", bundle)
+	ccmOK(t, "export", "--session", m.SessionID, "-o", bundle)
 
 	bcfg := filepath.Join(t.TempDir(), "b")
 	os.MkdirAll(filepath.Join(bcfg, "projects"), 0o700)
