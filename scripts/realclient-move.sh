@@ -109,7 +109,7 @@ check() {
 # 2. A bundle file, into B at another path under the same id.
 new=$work/new\ place/é-proj
 mkdir -p "$new" "$work/B/projects"
-as "$A" export "$id" -o "$work/bundle.tar.zst" >/dev/null
+as "$A" export --session "$id" -o "$work/bundle.tar.zst" >/dev/null
 as "$work/B" import "$work/bundle.tar.zst" --cwd "$new" | tail -1
 newreal=$(cd "$new" && pwd -P)
 check file "$work/B" "$newreal" "$id" "$(python3 -c 'import re,sys; print(re.sub(r"[^a-zA-Z0-9]", "-", sys.argv[1]))' "$newreal")"
@@ -117,7 +117,7 @@ check file "$work/B" "$newreal" "$id" "$(python3 -c 'import re,sys; print(re.sub
 # 3. Through MinIO, into C at yet another path, under a new id.
 other=$work/other/checkout
 mkdir -p "$other" "$work/C/projects"
-as "$A" export "$id" -o "$bucket/exports" >/dev/null
+as "$A" export --session "$id" -o "$bucket/exports" >/dev/null
 as "$work/C" import "$bucket/exports" "$id" --cwd "$other" --new-id >"$work/c.txt"
 tail -1 "$work/c.txt"
 nid=$(sed -n 's/^resume: .* --resume //p' "$work/c.txt")
@@ -146,7 +146,7 @@ with open(src) as f, open(dst, "w") as out:
         out.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
 PY
 cp -a "$A-store" "$W-store"
-as "$W" export "$id" -o "$work/win.tar.zst" >/dev/null
+as "$W" export --session "$id" -o "$work/win.tar.zst" >/dev/null
 as "$work/E" import "$work/win.tar.zst" --cwd "$work/win-import" | tail -1
 check windows "$work/E" "$work/win-import" "$id" "$(python3 -c 'import re,sys; print(re.sub(r"[^a-zA-Z0-9]", "-", sys.argv[1]))' "$work/win-import")"
 if grep -q 'C:\\\\Users' <(grep -o '"cwd":"[^"]*"' "$work/E/projects/"*/"$id.jsonl"); then

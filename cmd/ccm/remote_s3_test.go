@@ -146,7 +146,7 @@ func TestS3ExportImportArchive(t *testing.T) {
 	before := snapshotFiles(t, filepath.Join(a.cfg, "projects"))
 	one, two := a.ids[0], a.ids[1]
 
-	out := a.ok("export", one[:8], "-o", url)
+	out := a.ok("export", "--session", one[:8], "-o", url)
 	if !strings.Contains(out, "exported 1 of 1 sessions") {
 		t.Errorf("export: %s", out)
 	}
@@ -193,8 +193,25 @@ func TestS3ExportImportArchive(t *testing.T) {
 		t.Errorf("restore in B: %s", out)
 	}
 
-	// Machine C: unarchive one byte for byte, where it was.
+	// The selectors of local archives: a unique prefix of 6 characters.
+	json.Unmarshal([]byte(a.ok("--json", "sessions", "--archived", "--from", url, "--session", two[:6])), &listed)
+	if len(listed.Sessions) != 1 || listed.Sessions[0].ID != two {
+		t.Errorf("sessions --archived --from --session %s: %+v", two[:6], listed.Sessions)
+	}
+
+	// Machine C: a dry run downloads and verifies every archive, and
+	// leaves nothing, here or in the staging folders.
 	c := newS3Env(t, srv, "ci")
+	if out := c.ok("unarchive", "-n", "--from", url, "--all"); !strings.Contains(out, "would restore 3 of 3 sessions") {
+		t.Errorf("unarchive -n --from --all: %s", out)
+	}
+	if left := filesUnder(filepath.Join(c.cfg, "projects")); len(left) != 0 {
+		t.Errorf("unarchive -n --from wrote %v", left)
+	}
+	if left := filesUnder(filepath.Join(c.home, "tmp")); len(left) != 0 {
+		t.Errorf("unarchive -n --from left %v", left)
+	}
+	// Then one, byte for byte, where it was.
 	c.ok("unarchive", "--from", url, two)
 	got := snapshotFiles(t, filepath.Join(c.cfg, "projects"))
 	for rel, data := range before {

@@ -22,13 +22,13 @@ import (
 
 type unarchiveOptions struct {
 	globalOptions
-	IDs    []string // whole, or unique prefixes
-	Select sessions.Selector
-	To     string
+	IDs      []string // whole, or unique prefixes
+	Select   sessions.Selector
+	To       string
 	From     string // s3://BUCKET/PREFIX
 	Endpoint string
-	Force  bool
-	Touch  bool
+	Force    bool
+	Touch    bool
 	// AllowMissingContent restores a session whose archived content is
 	// missing or corrupt, naming the stubs that stay stubs.
 	AllowMissingContent bool
