@@ -3,8 +3,6 @@ package archive
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +47,7 @@ func PeekManifest(path string) (*Manifest, error) {
 
 func peekManifest(path string) (*Manifest, error) {
 	if side, err := ReadSidecar(SidecarPath(path)); err == nil {
-		if n, sum, err := fileSHA256(path); err == nil && n == side.ArchiveBytes && sum == side.ArchiveSHA256 {
+		if n, sum, err := fsutil.FileSHA256(path); err == nil && n == side.ArchiveBytes && sum == side.ArchiveSHA256 {
 			return side, nil
 		}
 	}
@@ -81,17 +79,6 @@ func peekManifest(path string) (*Manifest, error) {
 		}
 		return ParseManifest(data)
 	}
-}
-
-func fileSHA256(path string) (int64, string, error) {
-	f, err := fsutil.OpenRegular(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	return n, hex.EncodeToString(h.Sum(nil)), err
 }
 
 // ReadOptions of Read.

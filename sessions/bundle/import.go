@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"time"
 
 	"ccm/ccm"
+	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/sessions/archive"
 	"ccm/transcript"
@@ -120,7 +119,7 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 	if p.Transcript, err = archive.CheckPlace(o.ConfigDir, p.Folder, id, rel, false); err != nil {
 		return nil, fmt.Errorf("--cwd %s gives the project folder %q, and session %s cannot go there: %w", p.NewRoot, p.Folder, id, err)
 	}
-	p.Resume = "cd " + shellQuote(p.NewRoot) + " && claude --resume " + id
+	p.Resume = "cd " + ui.ShellQuote(p.NewRoot) + " && claude --resume " + id
 	if s, err := sessions.Find(o.ConfigDir, id, nil); err == nil && s.ID == id {
 		hint := "import --new-id gives the imported session a new id"
 		if s.Main.Path == p.Transcript {
@@ -147,17 +146,4 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
-}
-
-// shellQuote quotes a path for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%,=", r))
-	}) < 0 {
-		return s
-	}
-	if runtime.GOOS == "windows" {
-		return `"` + s + `"`
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

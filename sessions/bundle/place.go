@@ -246,7 +246,7 @@ func (st *staging) conflicts() error {
 			return err
 		}
 		if fi.Mode().IsRegular() && fi.Size() == f.size && f.sum != "" {
-			if sum, err := fileSHA256(f.dest); err == nil && sum == f.sum {
+			if _, sum, err := fsutil.FileSHA256(f.dest); err == nil && sum == f.sum {
 				f.same = true
 				st.plan.Unchanged++
 				continue
@@ -255,19 +255,6 @@ func (st *staging) conflicts() error {
 		return fmt.Errorf("%s exists already and differs (remove it, or import with --new-id)", f.dest)
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := fsutil.OpenRegular(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	var h hash.Hash = sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // place renames every temp file into its place, the main transcript last

@@ -27,7 +27,6 @@ package remote
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -37,8 +36,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
+	"ccm/internal/batch"
 	"ccm/internal/fsutil"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/agent"
@@ -253,29 +252,21 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 	}
 	res := make([]*Listed, len(cands))
 	errs := make([]error, len(cands))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, c := range cands {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			m, err := t.readManifest(ctx, c.key)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			akey := t.archiveKey(c.machine, c.folder, c.id, m.ArchiveSHA256)
-			info, ok := objects[akey]
-			if m.Session != c.id || m.Folder != c.folder || !ok || m.ArchiveBytes != info.Size {
-				errs[i] = errors.New("manifest does not match")
-				return
-			}
-			res[i] = &Listed{Machine: c.machine, Key: akey, URL: t.url(akey), Size: info.Size, Manifest: m}
-		}()
-	}
-	wg.Wait()
+	batch.Run(ctx, len(cands), 8, func(i int) {
+		c := cands[i]
+		m, err := t.readManifest(ctx, c.key)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		akey := t.archiveKey(c.machine, c.folder, c.id, m.ArchiveSHA256)
+		info, ok := objects[akey]
+		if m.Session != c.id || m.Folder != c.folder || !ok || m.ArchiveBytes != info.Size {
+			errs[i] = errors.New("manifest does not match")
+			return
+		}
+		res[i] = &Listed{Machine: c.machine, Key: akey, URL: t.url(akey), Size: info.Size, Manifest: m}
+	}, nil)
 	out := &Listing{}
 	named := map[string]bool{}
 	for i, r := range res {
@@ -322,7 +313,7 @@ func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
 	if _, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, dest); err != nil {
 		return fail(err)
 	}
-	n, sum, err := sha256File(dest)
+	n, sum, err := fsutil.FileSHA256(dest)
 	if err != nil {
 		return fail(err)
 	}
@@ -340,17 +331,6 @@ func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
 		return fail(err)
 	}
 	return nil
-}
-
-func sha256File(path string) (int64, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	return n, hex.EncodeToString(h.Sum(nil)), err
 }
 
 // Remove deletes a session's archive: its manifest first, so it is never
