@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -284,37 +283,23 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 	if len(ids) == 0 {
 		return nil, nil, usagef("give the ids of the sessions to import from %s", url)
 	}
-	t, err := openRemote(ctx, g, url, endpoint)
+	t, picked, err := listRemote(ctx, g, url, endpoint, ids, sessions.Selector{}, time.Now(), false)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer t.Close()
-	list, err := t.List(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	picked, missing, err := list.Select(ids, sessions.Selector{}, time.Now(), false)
-	if err != nil {
-		return nil, nil, archiveSelectError(err)
-	}
-	if len(missing) > 0 {
-		return nil, nil, usagef("no session %s under %s (ccm sessions --archived --from %s lists them)", missing[0], t, t)
-	}
 	files, urls = make([]string, len(picked)), make([]string, len(picked))
-	errs := make([]error, len(picked))
-	forEach(ctx, io.Discard, true, "", len(picked), 4, func(i int) { // network-bound: as many as the helpers
-		m := picked[i].Manifest
-		files[i] = archive.ArchivePath(filepath.Join(stage, strconv.Itoa(i)), m.Folder, m.Session)
-		errs[i] = t.Fetch(ctx, picked[i], files[i])
-		urls[i] = picked[i].URL
-	})
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+	for i, l := range picked {
+		files[i] = archive.ArchivePath(filepath.Join(stage, strconv.Itoa(i)), l.Manifest.Folder, l.Manifest.Session)
+		urls[i] = l.URL
 	}
-	for _, err := range errs {
+	for _, err := range t.FetchAll(ctx, picked, func(i int) string { return files[i] }) {
 		if err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
 	return files, urls, nil
 }

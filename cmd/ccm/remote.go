@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"ccm/ccm"
 	"ccm/internal/fsutil"
 	"ccm/internal/objstore"
 	"ccm/internal/objstore/agent"
+	"ccm/sessions"
 	"ccm/sessions/remote"
 )
 
@@ -42,6 +44,32 @@ func openRemote(ctx context.Context, g globalOptions, url, endpoint string) (*re
 		return nil, err
 	}
 	return t, nil
+}
+
+// listRemote connects to the object storage an s3:// URL names and lists
+// every machine's archives there, and picks those ids and sel choose
+// (Listing.Select: every machine's with every, else the newest of each
+// session): an id that names none is a usage error. The caller closes
+// the target.
+func listRemote(ctx context.Context, g globalOptions, url, endpoint string, ids []string, sel sessions.Selector, now time.Time, every bool) (*remote.Target, []remote.Listed, error) {
+	t, err := openRemote(ctx, g, url, endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := t.List(ctx)
+	if err != nil {
+		t.Close()
+		return nil, nil, err
+	}
+	picked, missing, err := list.Select(ids, sel, now, every)
+	if err == nil && len(missing) > 0 {
+		err = usagef("no archive of session %s under %s (ccm sessions --archived --from %s lists them)", missing[0], t, t)
+	}
+	if err != nil {
+		t.Close()
+		return nil, nil, archiveSelectError(err)
+	}
+	return t, picked, nil
 }
 
 // isRemote reports whether a destination or source is object storage.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"ccm/sessions"
@@ -23,36 +22,26 @@ func fetchArchives(ctx context.Context, o unarchiveOptions, stage string) ([]*un
 	if err := dropUnmarked(stage); err != nil {
 		return nil, err
 	}
-	t, err := openRemote(ctx, o.globalOptions, o.From, o.Endpoint)
+	t, picked, err := listRemote(ctx, o.globalOptions, o.From, o.Endpoint, o.IDs, o.Select, o.Now, false)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	list, err := t.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	picked, missing, err := list.Select(o.IDs, o.Select, o.Now, false)
-	if err != nil {
-		return nil, archiveSelectError(err)
-	}
-	if len(missing) > 0 {
-		return nil, usagef("no archive of session %s under %s (ccm sessions --archived --from %s lists them)", missing[0], t, t)
-	}
 	if len(picked) == 0 {
 		return nil, usagef("no archived session under %s matches (ccm sessions --archived --from %s lists them)", t, t)
 	}
 	items := make([]*unarchiveItem, len(picked))
-	forEach(ctx, io.Discard, true, "", len(picked), 4, func(i int) { // network-bound: as many as the helpers
-		l := picked[i]
+	for i, l := range picked {
 		m := l.Manifest
-		it := &unarchiveItem{Session: m.Session, Archive: l.URL, Project: m.Project,
+		items[i] = &unarchiveItem{Session: m.Session, Archive: l.URL, Project: m.Project,
 			file: archive.ArchivePath(stage, m.Folder, m.Session)}
-		if err := t.Fetch(ctx, l, it.file); err != nil {
-			it.Result, it.Error = "failed", err.Error()
+	}
+	errs := t.FetchAll(ctx, picked, func(i int) string { return items[i].file })
+	for i, err := range errs {
+		if err != nil {
+			items[i].Result, items[i].Error = "failed", err.Error()
 		}
-		items[i] = it
-	})
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -62,22 +51,11 @@ func fetchArchives(ctx context.Context, o unarchiveOptions, stage string) ([]*un
 // remoteArchivedRows lists the archives under an s3:// URL that sel
 // chooses, every machine's, as rows from their manifests.
 func remoteArchivedRows(ctx context.Context, g globalOptions, url, endpoint string, sel sessions.Selector, now time.Time) ([]*sessions.Row, error) {
-	t, err := openRemote(ctx, g, url, endpoint)
+	t, picked, err := listRemote(ctx, g, url, endpoint, nil, sel, now, true)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	list, err := t.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	picked, missing, err := list.Select(nil, sel, now, true)
-	if err != nil {
-		return nil, archiveSelectError(err)
-	}
-	if len(missing) > 0 {
-		return nil, usagef("no archive of session %s under %s", missing[0], t)
-	}
 	var rows []*sessions.Row
 	for _, l := range picked {
 		r := archivedRow(l.Manifest, l.URL)

@@ -333,6 +333,20 @@ func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
 	return nil
 }
 
+// FetchAll downloads the archives of a listing as Fetch does, four at
+// a time (the requests wait on the network, and as many helpers run),
+// each to dest(i), and returns each one's error.
+func (t *Target) FetchAll(ctx context.Context, picked []Listed, dest func(i int) string) []error {
+	errs := make([]error, len(picked))
+	batch.Run(ctx, len(picked), 4, func(i int) { errs[i] = t.Fetch(ctx, picked[i], dest(i)) }, nil)
+	for i := range errs {
+		if errs[i] == nil && ctx.Err() != nil {
+			errs[i] = ctx.Err() // never fetched: the run was stopped
+		}
+	}
+	return errs
+}
+
 // Remove deletes a session's archive: its manifest first, so it is never
 // listed without its archive, then the archive it named.
 func (t *Target) Remove(ctx context.Context, machine, folder, id string) error {
