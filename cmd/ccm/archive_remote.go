@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"ccm/internal/fsutil"
 	"ccm/sessions/archive"
@@ -73,7 +74,9 @@ func (ra *remoteArchive) tidy() error {
 }
 
 // dropUnmarked removes the archives under a staging folder that no
-// marker names, with their sidecars.
+// marker names, with their sidecars, and the sidecars whose archive is
+// gone (a run killed as it removed its staged copy): the folder is
+// ccm's own, and what a marker names is all a recovery needs.
 func dropUnmarked(stage string) error {
 	list, err := archive.List(stage)
 	if err != nil {
@@ -85,6 +88,18 @@ func dropUnmarked(stage string) error {
 		}
 		for _, p := range []string{l.Path, archive.SidecarPath(l.Path)} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	sides, err := filepath.Glob(filepath.Join(stage, "*", "*"+archive.ManifestExt))
+	if err != nil {
+		return err
+	}
+	for _, side := range sides {
+		a := strings.TrimSuffix(side, archive.ManifestExt) + archive.Ext
+		if _, err := os.Lstat(a); errors.Is(err, fs.ErrNotExist) && !archive.Pending(a) {
+			if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		}
