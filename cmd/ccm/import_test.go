@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"ccm/ccm"
-	"ccm/internal/synth"
 	"ccm/prune"
 )
 
@@ -18,20 +15,7 @@ import (
 // its stubs stand for without a rescan.
 func TestImportNotesReferences(t *testing.T) {
 	a := filepath.Join(t.TempDir(), "a")
-	dir := filepath.Join(a, "projects", "-home-dev-p")
-	os.MkdirAll(dir, 0o700)
-	var b bytes.Buffer
-	m, err := synth.Generate(&b, synth.Benchmark(11, 300_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := filepath.Join(dir, m.SessionID+".jsonl")
-	os.WriteFile(tr, b.Bytes(), 0o600)
-	at := time.Now().Add(-3 * time.Hour)
-	os.Chtimes(tr, at, at)
-	t.Setenv("CLAUDE_CONFIG_DIR", a)
-	t.Setenv("CCM_CACHE_DIR", "")
-	t.Setenv("CCM_HOME", "")
+	tr, id := generatedSession(t, a, 11, 300_000)
 	ccmOK(t, "purge", "--all")
 	purged, _ := os.ReadFile(tr)
 	refs := prune.KeyCollector{}
@@ -40,7 +24,7 @@ func TestImportNotesReferences(t *testing.T) {
 		t.Fatal("the purge left no stub")
 	}
 	bundle := filepath.Join(t.TempDir(), "s.tar.zst")
-	ccmOK(t, "export", "--session", m.SessionID, "-o", bundle)
+	ccmOK(t, "export", "--session", id, "-o", bundle)
 
 	bcfg := filepath.Join(t.TempDir(), "b")
 	os.MkdirAll(filepath.Join(bcfg, "projects"), 0o700)
