@@ -40,13 +40,17 @@ func remoteStagePath(g globalOptions, kind string) string {
 	return filepath.Join(ccmHome(g), "tmp", kind+"-s3")
 }
 
-// newRemoteArchive connects and makes the staging folder.
+// newRemoteArchive connects and makes the staging folder (a dry run only
+// names it: it writes nothing).
 func newRemoteArchive(ctx context.Context, o archiveOptions) (*remoteArchive, error) {
 	t, err := openRemote(ctx, o.globalOptions, o.To, o.Endpoint)
 	if err != nil {
 		return nil, err
 	}
-	ra := &remoteArchive{target: t}
+	ra := &remoteArchive{target: t, stage: remoteStagePath(o.globalOptions, "archive")}
+	if o.DryRun {
+		return ra, nil
+	}
 	if ra.stage, err = remoteStage(o.globalOptions, "archive"); err != nil {
 		t.Close()
 		return nil, err

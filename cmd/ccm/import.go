@@ -128,7 +128,14 @@ func runImport(ctx context.Context, o importOptions) error {
 	}
 	bundles, names := o.Args, o.Args
 	if isRemote(o.Args[0]) {
-		stage, done, err := stageDir(ctx, o.globalOptions, "", "import-")
+		var stage string
+		var done func()
+		var err error
+		if o.DryRun {
+			stage, done, err = dryStage("import-")
+		} else {
+			stage, done, err = stageDir(ctx, o.globalOptions, "", "import-")
+		}
 		if err != nil {
 			return err
 		}

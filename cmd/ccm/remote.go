@@ -110,6 +110,17 @@ func stageDir(ctx context.Context, g globalOptions, parent, prefix string) (dir 
 	return dir, func() { os.RemoveAll(dir); lk.Unlock() }, nil
 }
 
+// dryStage is a private temporary folder of the system's for what a dry
+// run downloads to verify it: a dry run writes nothing of ccm's, not even
+// a lock file. done removes it.
+func dryStage(prefix string) (dir string, done func(), err error) {
+	dir, err = os.MkdirTemp("", "ccm-"+prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
 // newSessionID is a random (version 4) UUID, as Claude Code's ids are.
 func newSessionID() string {
 	var b [16]byte

@@ -153,6 +153,13 @@ func TestS3ExportImportArchive(t *testing.T) {
 	if _, err := os.Stat(a.transcriptPath(one)); err != nil {
 		t.Fatalf("export moved the session: %v", err)
 	}
+	// A dry run reads the bucket and writes nothing of ccm's.
+	if out := a.ok("archive", "-n", "--older-than", "1d", "--to", url); !strings.Contains(out, "would archive 3 sessions") {
+		t.Errorf("archive -n --to s3: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(a.home, "tmp", "archive-s3")); !os.IsNotExist(err) {
+		t.Errorf("archive -n --to s3 made its staging folder: %v", err)
+	}
 	a.ok("archive", "--older-than", "1d", "--to", url)
 	for _, id := range a.ids {
 		if _, err := os.Stat(a.transcriptPath(id)); !os.IsNotExist(err) {
@@ -181,6 +188,12 @@ func TestS3ExportImportArchive(t *testing.T) {
 	b := newS3Env(t, srv, "desktop")
 	dest := t.TempDir()
 	dest, _ = filepath.EvalSymlinks(dest)
+	if out := b.ok("import", "-n", url, one[:8], "--cwd", dest, "--new-id"); !strings.Contains(out, "would import 1 of 1 sessions") {
+		t.Errorf("import -n s3: %s", out)
+	}
+	if left := filesUnder(b.home); len(left) != 0 {
+		t.Errorf("import -n s3 wrote %v", left)
+	}
 	out = b.ok("import", url, one[:8], "--cwd", dest, "--new-id")
 	if !strings.Contains(out, "resume: cd "+dest+" && claude --resume ") {
 		t.Errorf("import: %s", out)
@@ -208,7 +221,7 @@ func TestS3ExportImportArchive(t *testing.T) {
 	if left := filesUnder(filepath.Join(c.cfg, "projects")); len(left) != 0 {
 		t.Errorf("unarchive -n --from wrote %v", left)
 	}
-	if left := filesUnder(filepath.Join(c.home, "tmp")); len(left) != 0 {
+	if left := filesUnder(c.home); len(left) != 0 {
 		t.Errorf("unarchive -n --from left %v", left)
 	}
 	// Then one, byte for byte, where it was.

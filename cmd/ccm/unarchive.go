@@ -176,7 +176,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		if o.DryRun {
 			// A dry run downloads into a folder of its own, verifies
 			// there, and leaves nothing.
-			dir, done, err := stageDir(ctx, o.globalOptions, "", "unarchive-dry-")
+			dir, done, err := dryStage("unarchive-")
 			if err != nil {
 				return err
 			}
