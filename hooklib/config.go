@@ -67,6 +67,11 @@ var Vars = []Var{
 	{"CCM_PRUNE_MAX_AGE_DAYS", "30", "number", "ccm maintain prunes blobs not accessed for N days; empty to skip"},
 	// ccm search.
 	{"CCM_SEARCH_REDACT", "", "regexp", "ccm search keeps text this regular expression matches out of its index (alternatives with |)"},
+	// Object storage: export, import and remote archives (docs/remote.md).
+	{"CCM_ARCHIVE_TO", "", "text", "ccm maintain archives to this s3://BUCKET/PREFIX instead of the archive folder"},
+	{"CCM_S3_ENDPOINT", "", "text", "the S3-compatible server of s3:// URLs (http://127.0.0.1:9000, https://ACCOUNT.r2.cloudflarestorage.com); default AWS S3"},
+	{"CCM_MACHINE", "", "text", "the name this machine's archives and exports go under in object storage (default: the host name)"},
+	{"CCM_REDACT_FILE", "", "path", "the patterns ccm export --redact replaces, one regular expression a line (default <ccm home>/redact.txt)"},
 	// claude-context-manager's settings (its config.py and environment).
 	{"CCM_ENABLED", "true", "bool", "claude-context-manager's switch: false makes every ccm hook a no-op"},
 	{"CCM_DEFAULT_PIN_LEVEL", "none", "none|soft|hard", "pin level of captures and purge stubs no ccm:pin directive covers, below CCM_CAPTURE_PIN_DEFAULT and --pin-level-default (claude-context-manager's default: soft)"},
@@ -240,7 +245,7 @@ func (c *Config) Validate() {
 			c.Bool(v.Name)
 		case "int":
 			c.Int(v.Name)
-		case "path", "list":
+		case "path", "list", "text":
 		case "regexp":
 			if r := c.String(v.Name); r != "" {
 				if _, err := regexp.Compile(r); err != nil {

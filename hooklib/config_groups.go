@@ -41,6 +41,8 @@ var varGroups = []struct {
 		"CCM_MAINTAIN_CLEAN", "CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS", "CCM_CLEAN_KEEP_BACKUPS", "CCM_CLEAN_EMPTY",
 		"CCM_PRUNE_MAX_SIZE_MB", "CCM_PRUNE_MAX_AGE_DAYS"}},
 	{"search", "ccm search and ccm mcp: text kept out of the index", []string{"CCM_SEARCH_REDACT"}},
+	{"object storage", "ccm export, import and archives in S3-compatible object storage", []string{
+		"CCM_ARCHIVE_TO", "CCM_S3_ENDPOINT", "CCM_MACHINE", "CCM_REDACT_FILE"}},
 	{"the earlier tools' homes", "where agentihooks' settings are read from", []string{"AGENTIHOOKS_HOME"}},
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/release.sh VERSION builds ccm's release binaries into dist/:
-# ccm-VERSION-OS-ARCH (.exe for Windows) for linux/amd64, linux/arm64,
-# darwin/amd64, darwin/arm64, windows/amd64 and windows/arm64, and
-# SHA256SUMS for them.
+# ccm-VERSION-OS-ARCH and its object storage helper ccm-s3-VERSION-OS-ARCH
+# (.exe for Windows) for linux/amd64, linux/arm64, darwin/amd64,
+# darwin/arm64, windows/amd64 and windows/arm64, and SHA256SUMS for them.
 #
 # The binaries are static (CGO_ENABLED=0) and reproducible: -trimpath, an
 # empty build id, and the version, the commit and the commit's time (also
@@ -28,15 +28,17 @@ date=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 targets="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64"
 ldflags="-s -w -buildid= -X main.buildVersion=$version -X main.buildCommit=$commit -X main.buildDate=$date"
 
-# build DIR builds every target into DIR.
+# build DIR builds both programs for every target into DIR.
 build() {
-  local dir=$1 target os arch out
+  local dir=$1 target os arch out prog
   mkdir -p "$dir"
   for target in $targets; do
     os=${target%/*} arch=${target#*/}
-    out=$dir/ccm-$version-$os-$arch
-    [ "$os" = windows ] && out=$out.exe
-    CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out" ./cmd/ccm
+    for prog in ccm ccm-s3; do
+      out=$dir/$prog-$version-$os-$arch
+      [ "$os" = windows ] && out=$out.exe
+      CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out" ./cmd/$prog
+    done
   done
 }
 
@@ -75,6 +77,19 @@ if [ -x "$native" ]; then
   got=$("$native" --version)
   want="ccm version $version (commit ${commit:0:12}, built $date)"
   [ "$got" = "$want" ] || { echo "release: $native --version: $got, want $want" >&2; exit 1; }
+fi
+# The helper starts and says it is not run by hand (it reads its
+# configuration from ccm on stdin).
+helper=dist/ccm-s3-$version-$(go env GOOS)-$(go env GOARCH)
+if [ -x "$helper" ]; then
+  if "$helper" </dev/null 2>/dev/null; then
+    echo "release: $helper ran without a configuration" >&2
+    exit 1
+  fi
+  case $("$helper" </dev/null 2>&1 || true) in
+  *"not run by hand"*) ;;
+  *) echo "release: $helper does not start" >&2; exit 1 ;;
+  esac
 fi
 echo "release: $(($(wc -l <dist/SHA256SUMS))) binaries of $version ($commit, $date) in dist/, reproducible and static, in $(($(date +%s) - start)) s"
 cat dist/SHA256SUMS

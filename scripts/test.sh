@@ -7,7 +7,13 @@
 # come back exactly, an archived session comes back where `claude --resume`
 # finds it, migrating from the earlier tools keeps one of each hook, and the
 # context warnings and the preservation block across /compact reach the
-# model; and the report page renders in a real browser.
+# model; and the report page renders in a real browser; and the object
+# storage tests against a real MinIO server (scripts/test-s3.sh, which
+# builds MinIO into ~/.cache/ccm-minio on first use), with their kill -9
+# trials; and a session moved to other config dirs and paths (a bundle
+# file, through MinIO, an archive there, a Windows session) resumed by the
+# real client with the same history and every stub restored
+# (scripts/realclient-move.sh; the corpus session, or a generated one).
 #
 # The real-client checks use the project's harness (scripts/realclient),
 # which installs the pinned client from the npm registry into
@@ -25,10 +31,12 @@ if [ ! -d "${CCM_SHARED:-../shared}/corpus" ]; then
   echo "test.sh: corpus tests not run: no ${CCM_SHARED:-../shared}/corpus (go test -v names each one)"
 fi
 go test ./...
+scripts/test-s3.sh
 scripts/realclient-resume.sh
 scripts/realclient-hooks.sh
 scripts/realclient-capture.sh
 scripts/realclient-archive.sh
+scripts/realclient-move.sh
 scripts/realclient-migrate.sh
 scripts/realclient-compact.sh
 scripts/realclient-mcp.sh

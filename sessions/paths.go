@@ -53,6 +53,9 @@ func InsideProjects(configDir, dir string) bool {
 // with p zero, projects/ itself. ok is false for a folder outside.
 func projectOfDir(configDir, dir string) (p Project, rel string, ok bool) {
 	real, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		real, err = filepath.Abs(real) // a relative dir is from the working directory
+	}
 	if err != nil {
 		return Project{}, "", false
 	}

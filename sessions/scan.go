@@ -36,6 +36,7 @@ type Row struct {
 	LiveReason       string    `json:"live_reason,omitempty"`
 	Archived         bool      `json:"archived"`
 	Archive          string    `json:"archive,omitempty"`
+	Machine          string    `json:"machine,omitempty"` // an archive in object storage: the machine that wrote it
 	SweepAt          time.Time `json:"swept_at,omitzero"` // when Claude Code's sweep deletes it
 	Empty            bool      `json:"empty,omitempty"`
 	Error            string    `json:"error,omitempty"`

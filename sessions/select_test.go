@@ -355,6 +355,16 @@ func TestInsideProjects(t *testing.T) {
 			t.Errorf("InsideProjects(%s) = %v, want %v", f.dir, got, f.want)
 		}
 	}
+	// A relative folder is taken from the working directory, as the
+	// command line gives it.
+	t.Chdir(c.root)
+	rel, err := filepath.Rel(c.root, filepath.Join(c.projects, "-plain"))
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("no relative path to the project folder: %q %v", rel, err)
+	}
+	if !InsideProjects(c.cfg, rel) {
+		t.Errorf("InsideProjects(%s) from %s = false, want true", rel, c.root)
+	}
 }
 
 func TestHomeStoreArchive(t *testing.T) {

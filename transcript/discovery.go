@@ -3,15 +3,15 @@ package transcript
 import (
 	"bytes"
 	"ccm/internal/fsutil"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf16"
 
 	"github.com/tidwall/gjson"
 )
@@ -57,39 +57,51 @@ func ProjectsDir(configDir string) string {
 	return filepath.Join(configDir, "projects")
 }
 
-// maxProjectName is the length past which Claude Code cuts a project folder
-// name and appends a hash.
+// maxProjectName is the length, in UTF-16 code units, past which Claude
+// Code cuts a project folder name and appends a hash.
 const maxProjectName = 200
 
 // ProjectDirName encodes an absolute working directory the way Claude Code
-// names its project folder: every UTF-16 code unit that is not an ASCII
-// letter or digit becomes '-' (Claude Code is JavaScript: "é" gives one
-// '-', a character beyond the BMP two, and a Windows path such as
-// C:\Users\me\proj gives C--Users-me-proj). Names longer than 200
-// characters are cut to 200 and a hash of the full path is appended.
+// names its project folder. Claude Code works on the path as a JavaScript
+// string: every UTF-16 code unit that is not an ASCII letter or digit
+// becomes '-' (so "é" is one '-', a character beyond the BMP, a surrogate
+// pair, two, an invalid byte one, and a Windows path such as
+// C:\Users\me\proj gives C--Users-me-proj). A name longer than 200 code
+// units is cut to 200, and '-' and a hash of the whole path are appended:
+// the path's 32-bit Java-style string hash (h = 31*h + unit over its
+// UTF-16 code units), its absolute value in base 36. A Linux path and a
+// Windows path encode the same whichever system ccm runs on.
 // $CLAUDE_CODE_PROJECT_DIR_NAME pins the name, but only together with
 // $CLAUDE_CONFIG_DIR, as in Claude Code.
 func ProjectDirName(cwd string) string {
 	if pinned := os.Getenv("CLAUDE_CODE_PROJECT_DIR_NAME"); pinned != "" && os.Getenv("CLAUDE_CONFIG_DIR") != "" {
 		return pinned
 	}
-	b := make([]byte, 0, len(cwd))
-	for _, r := range cwd { // an invalid byte is one U+FFFD: one '-'
-		switch {
-		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
-			b = append(b, byte(r))
-		case r > 0xFFFF:
-			b = append(b, '-', '-') // a surrogate pair
-		default:
-			b = append(b, '-')
+	return EncodeProjectDir(cwd)
+}
+
+// EncodeProjectDir is ProjectDirName without the pinned name: the folder
+// Claude Code derives from the path alone.
+func EncodeProjectDir(cwd string) string {
+	units := utf16.Encode([]rune(cwd))
+	b := make([]byte, len(units))
+	var h int32
+	for i, u := range units {
+		h = 31*h + int32(u)
+		if u < 0x80 && (u >= 'a' && u <= 'z' || u >= 'A' && u <= 'Z' || u >= '0' && u <= '9') {
+			b[i] = byte(u)
+		} else {
+			b[i] = '-'
 		}
 	}
-	name := string(b)
-	if len(name) > maxProjectName {
-		sum := sha256.Sum256([]byte(cwd))
-		name = name[:maxProjectName] + "-" + hex.EncodeToString(sum[:])[:16]
+	if len(b) <= maxProjectName {
+		return string(b)
 	}
-	return name
+	abs := int64(h)
+	if abs < 0 {
+		abs = -abs
+	}
+	return string(b[:maxProjectName]) + "-" + strconv.FormatInt(abs, 36)
 }
 
 // IsSessionFileName reports whether name is a main session transcript:

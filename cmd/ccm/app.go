@@ -67,6 +67,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newDuCommand(),
 			newArchiveCommand(),
 			newUnarchiveCommand(),
+			newExportCommand(),
+			newImportCommand(),
 			newCleanCommand(),
 			newMaintainCommand(),
 			// hooks

@@ -28,14 +28,16 @@ type archiveOptions struct {
 	// is the default below cleanupPeriodDays, except for sessions named
 	// (FILE, --current, --session), which have none.
 	Select   sessions.Selector
-	To       string
+	To       string // a folder, or s3://BUCKET/PREFIX
+	Endpoint string
 	DryRun   bool
 	Verbose  bool // kept sessions in the plan too, and the plan printed after the summary
 	Jobs     int
 	Quiet    bool // maintain: no progress bar, no warnings of its own
 	HaveLock bool // maintain holds the maintenance lock already
 	Now      time.Time
-	Failed   *itemErrors // maintain's, shared by its parts; nil: the run's own
+	Failed   *itemErrors    // maintain's, shared by its parts; nil: the run's own
+	remote   *remoteArchive // --to s3://...
 }
 
 func newArchiveCommand() *cli.Command {
@@ -61,11 +63,17 @@ before it, or half of it for periods under two weeks;
 CCM_ARCHIVE_OLDER_THAN_DAYS overrides it. A session named (FILE, --current,
 --session) has no default age: it is archived unless it is live.
 
+--to s3://BUCKET/PREFIX archives into S3-compatible object storage instead,
+under PREFIX/<machine>/ (docs/remote.md): each archive carries its stubs'
+content, and is uploaded and confirmed by the server, manifest last, before
+the originals are removed.
+
 ` + selectorHelp + `
 
 ` + exitStatusHelp,
 		Flags: append(selectorFlags(),
-			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
+			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive), or s3://BUCKET/PREFIX"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			dryRunFlag(""),
 			verboseFlag("the plan: every session archived, and every session kept, each with why"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions archived at once (default: number of CPUs)"},
@@ -75,7 +83,7 @@ CCM_ARCHIVE_OLDER_THAN_DAYS overrides it. A session named (FILE, --current,
 			if err != nil {
 				return err
 			}
-			o := archiveOptions{globalOptions: globals(cmd), Select: sel, To: cmd.String("to"),
+			o := archiveOptions{globalOptions: globals(cmd), Select: sel, To: cmd.String("to"), Endpoint: cmd.String("endpoint"),
 				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			return runArchive(ctx, o)
 		},
@@ -219,13 +227,27 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if ret.Paused == "" && age > 0 && age >= ret.Period() && !o.JSON {
 		fmt.Fprintf(o.Stderr, "ccm: warning: --older-than %s is not below cleanupPeriodDays (%g days): Claude Code deletes sessions before ccm archives them\n", ui.Age(age), ret.Days)
 	}
-	root := archiveRoot(o.globalOptions, o.To)
+	// A local archive folder, or, with --to s3://, the staging folder the
+	// archives are packed into before they are uploaded (markers and the
+	// recovery of a killed run work on it alike).
+	root, sumRoot := archiveRoot(o.globalOptions, o.To), o.To
+	if sumRoot == "" {
+		sumRoot = root
+	}
 	if !o.DryRun && !o.HaveLock {
 		lk, err := maintenanceLock(ctx, o.globalOptions)
 		if err != nil {
 			return nil, err
 		}
 		defer lk.Unlock()
+	}
+	if isRemote(o.To) {
+		ra, err := newRemoteArchive(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		defer ra.close()
+		o.remote, root = ra, ra.stage
 	}
 	st, err := openStore(o.globalOptions)
 	if err != nil {
@@ -241,7 +263,14 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 		if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 			return nil, err // a missing config dir: nothing to recover into
 		}
-		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, o.Quiet, failed); err != nil {
+		local := root // with --to s3://, the staging folder, which recoverArchives covers: the archive folder too
+		if o.remote != nil {
+			local = archiveRoot(o.globalOptions, "")
+		}
+		if recovered, recoverFailed, err = recoverArchives(ctx, o.globalOptions, local, st, o.Now, o.Quiet, failed); err != nil {
+			return nil, err
+		}
+		if err := o.remote.tidy(); err != nil {
 			return nil, err
 		}
 	}
@@ -253,14 +282,14 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	if err != nil {
 		return nil, err
 	}
-	if err := archivableOnly(o, sel); err != nil {
+	if err := wholeSessionsOnly(o.globalOptions, "archive", sel); err != nil {
 		return nil, err
 	}
 	rows, scanErrs := sessions.Rows(ctx, o.ClaudeDir, sel, sessions.Options{Now: o.Now})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: ui.Age(age), Root: root, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
+	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: ui.Age(age), Root: sumRoot, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
 		Recovered: recovered, Failed: recoverFailed}
 	// Folders and transcripts the scan could not read are failed items:
 	// reported and counted, the rest archived.
@@ -296,9 +325,13 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	}
 	// Every prune must read this folder's manifests, wherever it is and
 	// whatever CCM_ARCHIVE_DIR says later: the folder is recorded in the
-	// store's reference index before the first archive is written.
-	if err := recordRoots(ctx, o.globalOptions, root); err != nil {
-		return nil, err
+	// store's reference index before the first archive is written. An
+	// archive in object storage needs nothing of the store: it carries
+	// its content, and its staged copy goes.
+	if o.remote == nil {
+		if err := recordRoots(ctx, o.globalOptions, root); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		var sidecars, gone []string
@@ -308,7 +341,9 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 				gone = append(gone, it.row.Path)
 			}
 		}
-		noteRefs(ctx, o.globalOptions, root, sidecars...)
+		if o.remote == nil {
+			noteRefs(ctx, o.globalOptions, root, sidecars...)
+		}
 		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), gone...)
 	}()
 	lockDir := filepath.Join(ccmHome(o.globalOptions), "locks")
@@ -349,7 +384,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			select {
 			case pi, ok := <-packed:
 				if !ok {
-					finishBatch(ctx, batch, record)
+					finishBatch(ctx, batch, record, o.remote)
 					return
 				}
 				batch = append(batch, pi)
@@ -361,7 +396,7 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 				}
 			case <-due:
 			}
-			finishBatch(ctx, batch, record)
+			finishBatch(ctx, batch, record, o.remote)
 			batch, due, last = nil, nil, time.Now()
 		}
 	}()
@@ -373,7 +408,16 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			record(it, nil, err)
 			return
 		}
-		packed <- &packedItem{it: it, p: p, lock: lk}
+		url := ""
+		if o.remote != nil {
+			if url, err = o.remote.upload(ctx, p); err != nil {
+				p.Discard()
+				lk.Unlock()
+				record(it, nil, err)
+				return
+			}
+		}
+		packed <- &packedItem{it: it, p: p, lock: lk, url: url}
 	})
 	close(packed)
 	<-finished
@@ -448,12 +492,13 @@ type packedItem struct {
 	it   *archivePlanItem
 	p    *archive.Packed
 	lock *fsutil.Lock
+	url  string // the uploaded archive, with --to s3://...
 }
 
 // finishBatch finishes packed sessions and releases their locks. After
 // an interrupt it discards their archives instead: the originals were
 // never touched.
-func finishBatch(ctx context.Context, batch []*packedItem, record func(*archivePlanItem, *archive.Result, error)) {
+func finishBatch(ctx context.Context, batch []*packedItem, record func(*archivePlanItem, *archive.Result, error), ra *remoteArchive) {
 	if len(batch) == 0 {
 		return
 	}
@@ -466,11 +511,13 @@ func finishBatch(ctx context.Context, batch []*packedItem, record func(*archiveP
 		errs = make([]error, len(batch))
 		for i, p := range ps {
 			p.Discard()
+			p.Archive = ""
 			errs[i] = err
 		}
 	} else {
 		errs = archive.Finish(ps, nil)
 	}
+	ra.settle(ctx, batch)
 	for i, pi := range batch {
 		pi.lock.Unlock()
 		record(pi.it, &pi.p.Result, errs[i])
@@ -510,18 +557,18 @@ func packOne(ctx context.Context, o archiveOptions, r *sessions.Row, root, lockD
 // transcripts).
 var archiveLevel = zstd.SpeedFastest
 
-// archivableOnly refuses a transcript named on the command line that is
-// not a session of the config dir (a subagent transcript, a file
-// elsewhere): archive moves whole sessions. Ones a walk found are left
-// out quietly.
-func archivableOnly(o archiveOptions, sel *sessions.Selection) error {
+// wholeSessionsOnly refuses a transcript named on the command line that
+// is not a session of the config dir (a subagent transcript, a file
+// elsewhere): archive and export (verb) work on whole sessions. Ones a
+// walk found are left out quietly.
+func wholeSessionsOnly(g globalOptions, verb string, sel *sessions.Selection) error {
 	keep := sel.Todo[:0]
 	for _, t := range sel.Todo {
 		switch {
 		case t.Session != nil:
 			keep = append(keep, t)
 		case t.Named:
-			return usagef("%s: not a session of %s (archive moves whole sessions)", t.Path, transcript.ProjectsDir(o.ClaudeDir))
+			return usagef("%s: not a session of %s (%s works on whole sessions)", t.Path, transcript.ProjectsDir(g.ClaudeDir), verb)
 		}
 	}
 	sel.Todo = keep

@@ -28,10 +28,24 @@ func archiveAge(g globalOptions, ret sessions.Retention) time.Duration {
 // own work. Each is said on stdout unless quiet; one that cannot be
 // recovered is a failed item of errs (said on stderr and counted), and
 // counted in the result.
+//
+// Besides root it recovers the staging folders of archives on their way
+// to and from object storage: whichever command runs next finishes what a
+// killed archive --to s3:// or unarchive --from s3:// left.
 func recoverArchives(ctx context.Context, o globalOptions, root string, st *ccm.Store, now time.Time, quiet bool, errs *itemErrors) ([]archive.Recovered, int, error) {
-	rec, err := archive.Recover(ctx, root, o.ClaudeDir, archive.ExtractOptions{Store: st, Now: now})
-	if err != nil {
-		return rec, 0, err
+	roots := []string{root}
+	for _, kind := range []string{"archive", "unarchive"} {
+		if dir := remoteStagePath(o, kind); dir != root {
+			roots = append(roots, dir) // a missing one has nothing to recover
+		}
+	}
+	var rec []archive.Recovered
+	for _, r := range roots {
+		got, err := archive.Recover(ctx, r, o.ClaudeDir, archive.ExtractOptions{Store: st, Now: now})
+		rec = append(rec, got...)
+		if err != nil {
+			return rec, 0, err
+		}
 	}
 	archive.TidyUnarchived(unarchivedPath(o))
 	failed := 0

@@ -12,7 +12,7 @@ import (
 // changing lists every command that changes anything: files, the store,
 // settings, state. Each takes -n/--dry-run and -v/--verbose (docs/cli.md).
 var changing = []string{
-	"ccm purge", "ccm restore", "ccm archive", "ccm unarchive", "ccm clean", "ccm maintain", "ccm prune",
+	"ccm purge", "ccm restore", "ccm archive", "ccm unarchive", "ccm export", "ccm import", "ccm clean", "ccm maintain", "ccm prune",
 	"ccm install", "ccm uninstall", "ccm migrate", "ccm refresh", "ccm pin", "ccm unpin",
 	"ccm cache put", "ccm memory clear",
 }

@@ -30,11 +30,11 @@ import (
 // repoRoot is the repository, two folders above cmd/ccm.
 const repoRoot = "../.."
 
-// pendingPages are pages the README links to that other branches add
-// (docs/remote.md). A link
-// to one of them is accepted while the page is missing; once it exists,
-// it is checked like any other. Drop an entry once its page is merged.
-var pendingPages = []string{"docs/remote.md"}
+// pendingPages are pages the README links to that a branch not yet merged
+// adds (none now). A link to one of them is accepted while the page is
+// missing; once it exists, it is checked like any other. Drop an entry
+// once its page is merged.
+var pendingPages []string
 
 // docFiles returns README.md and every page under docs/, relative to the
 // repository.

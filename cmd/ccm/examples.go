@@ -58,6 +58,16 @@ var examples = map[string][]string{
 		"ccm restore --backup SESSION.jsonl       # the file as it was before the latest purge",
 		"ccm restore --backup --from SESSION.jsonl.backup.20260101_120000.000 SESSION.jsonl",
 	},
+	"ccm export": {
+		"ccm export 4d5611e5 -o session.tar.zst                 # one session, to move it",
+		"ccm export --project ~/src/app -o s3://team-claude/sessions --redact",
+		"ccm export --all --older-than 30d -o /mnt/backup/claude",
+	},
+	"ccm import": {
+		"ccm import session.tar.zst --cwd ~/src/app             # resume it from ~/src/app here",
+		"ccm import s3://team-claude/sessions 4d5611e5 --cwd . --new-id",
+		"ccm import --dry-run session.tar.zst",
+	},
 	"ccm cache": {
 		"ccm cache stats",
 		"ccm cache get sha256:8f3a...             # the content a stub stands for",

@@ -67,6 +67,10 @@ func TestJSONEverywhere(t *testing.T) {
 		t.Fatalf("cache put: exit %d", code)
 	}
 	key := strings.TrimSpace(out)
+	bundle := filepath.Join(home, "s.tar.zst")
+	if code, _, errs := runCCM("", "export", "--session", "0a0b0c0d", "-o", bundle); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
 
 	// ccm mcp speaks the Model Context Protocol on stdout, a JSON document
 	// a request: one request, one document.
@@ -93,6 +97,8 @@ func TestJSONEverywhere(t *testing.T) {
 		"ccm mcp":           {{args: []string{"mcp"}, stdin: `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"}, {args: []string{"mcp", "extra"}}},
 		"ccm archive":       {{args: []string{"archive", "-n"}}, {args: []string{"archive", "--older-than", "soon"}}},
 		"ccm unarchive":     {{args: []string{"unarchive", "-n", "--project", "/tmp/p"}}, {args: []string{"unarchive"}}},
+		"ccm export":        {{args: []string{"export", "-n", "--all", "-o", filepath.Join(home, "out")}}, {args: []string{"export", "--all"}}},
+		"ccm import":        {{args: []string{"import", "-n", "--new-id", "--cwd", home, bundle}}, {args: []string{"import", missing}}},
 		"ccm clean":         {{args: []string{"clean", "-n"}}, {args: []string{"clean", "--keep-backups", "-1"}}},
 		"ccm maintain":      {{args: []string{"maintain", "-n"}}, {args: []string{"maintain", "extra"}}},
 		"ccm install":       {{args: []string{"install", "-n"}}, {args: []string{"install", "--scope", "team"}}},

@@ -76,6 +76,34 @@ func TestScripts(t *testing.T) {
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// flipbyte FILE OFFSET: change one bit of the byte at OFFSET, as
+			// a damaged disk or a tampered file would.
+			"flipbyte": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: flipbyte FILE OFFSET")
+				}
+				off, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				data, err := os.ReadFile(ts.MkAbs(args[0]))
+				ts.Check(err)
+				if off >= len(data) {
+					ts.Fatalf("%s has %d bytes", args[0], len(data))
+				}
+				data[off] ^= 0x10
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o600))
+			},
+			// glob1 VAR PATTERN: set VAR to the one file PATTERN matches.
+			"glob1": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: glob1 VAR PATTERN")
+				}
+				m, err := filepath.Glob(ts.MkAbs(args[1]))
+				ts.Check(err)
+				if len(m) != 1 {
+					ts.Fatalf("%s matches %d files: %v", args[1], len(m), m)
+				}
+				ts.Setenv(args[0], m[0])
+			},
 			// tmpfs SIZE DIR: mount a tmpfs of SIZE bytes on DIR (created),
 			// unmounted when the script ends.
 			"tmpfs": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -35,7 +35,8 @@ func newMaintainCommand() *cli.Command {
 		Usage: "for cron: archive old sessions, clean, prune the store, by the configured policy",
 		Description: `Runs, in this order and under one lock: ccm archive (sessions older than
 CCM_ARCHIVE_OLDER_THAN_DAYS, by default a week before Claude Code's
-cleanupPeriodDays), ccm clean (purge backups older than
+cleanupPeriodDays; into object storage when CCM_ARCHIVE_TO is
+s3://BUCKET/PREFIX), ccm clean (purge backups older than
 CCM_CLEAN_BACKUPS_OLDER_THAN_DAYS, beyond CCM_CLEAN_KEEP_BACKUPS, temp files,
 orphaned folders, and with CCM_CLEAN_EMPTY empty sessions), then ccm prune of
 the CCM store (CCM_PRUNE_MAX_AGE_DAYS, CCM_PRUNE_MAX_SIZE_MB), and last brings
@@ -116,6 +117,12 @@ func runMaintain(ctx context.Context, o maintainOptions) error {
 	quiet := o.globalOptions
 	if cfg.Bool("CCM_MAINTAIN_ARCHIVE") {
 		ao := archiveOptions{globalOptions: quiet, Select: sessions.Selector{All: true}, DryRun: o.DryRun, Verbose: o.Verbose, Jobs: o.Jobs, Quiet: true, HaveLock: true, Now: o.Now, Failed: failed}
+		if to := cfg.String("CCM_ARCHIVE_TO"); to != "" {
+			if !isRemote(to) {
+				return usagef("CCM_ARCHIVE_TO=%s: want s3://BUCKET/PREFIX (CCM_ARCHIVE_DIR names a folder)", to)
+			}
+			ao.To = to
+		}
 		if mb := cfg.Number("CCM_ARCHIVE_MIN_SIZE_MB"); mb > 0 {
 			ao.Select.MinSize = int64(mb * prune.MiB)
 		}

@@ -221,20 +221,7 @@ func countStubs(t *testing.T, dir string) int {
 // locked.
 func TestMaintainStoreLocked(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "claude")
-	dir := filepath.Join(cfg, "projects", "-home-dev-p")
-	os.MkdirAll(dir, 0o700)
-	var b bytes.Buffer
-	m, err := synth.Generate(&b, synth.Benchmark(7, 200_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := filepath.Join(dir, m.SessionID+".jsonl")
-	os.WriteFile(tr, b.Bytes(), 0o600)
-	at := time.Now().Add(-3 * time.Hour)
-	os.Chtimes(tr, at, at)
-	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
-	t.Setenv("CCM_CACHE_DIR", "")
-	t.Setenv("CCM_HOME", "")
+	tr, _ := generatedSession(t, cfg, 7, 200_000)
 	t.Setenv("CCM_PRUNE_MAX_SIZE_MB", "0")
 	t.Setenv("CCM_PRUNE_MAX_AGE_DAYS", "0")
 	ccmOK(t, "purge", "--all")
@@ -263,4 +250,33 @@ func TestMaintainStoreLocked(t *testing.T) {
 			t.Fatalf("a blob was lost:\n%s", out)
 		}
 	}
+}
+
+// generatedSession writes a generated session (synth.Benchmark of seed,
+// about size bytes) into cfg's project folder -home-dev-p, last written 3
+// hours ago, and points ccm at cfg with its default store and home. It
+// returns the transcript and the session id.
+func generatedSession(t *testing.T, cfg string, seed, size int64) (path, id string) {
+	t.Helper()
+	dir := filepath.Join(cfg, "projects", "-home-dev-p")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	m, err := synth.Generate(&b, synth.Benchmark(seed, size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, m.SessionID+".jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-3 * time.Hour)
+	if err := os.Chtimes(path, at, at); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
+	t.Setenv("CCM_CACHE_DIR", "")
+	t.Setenv("CCM_HOME", "")
+	return path, m.SessionID
 }

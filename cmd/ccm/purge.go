@@ -14,6 +14,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/hooklib"
+	"ccm/internal/ui"
 	"ccm/purge"
 	"ccm/sessions"
 	"ccm/transcript"
@@ -368,17 +369,9 @@ func printRestart(w io.Writer, path string) {
 	// in; from anywhere else it answers "No conversation found".
 	if dir := transcript.SessionCwd(path); dir != "" {
 		if wd, err := os.Getwd(); err != nil || filepath.Clean(wd) != filepath.Clean(dir) {
-			cmd = "cd " + shellQuote(dir) + " && " + cmd
+			cmd = "cd " + ui.ShellQuote(dir) + " && " + cmd
 		}
 	}
 	fmt.Fprintf(w, "\nto continue with the purged transcript, leave this Claude Code session (/exit) and run:\n  %s\n", cmd)
 	fmt.Fprintf(w, "the running session keeps its full history in memory until then; ccm never stops it for you.\n")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

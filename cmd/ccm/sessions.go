@@ -27,6 +27,8 @@ type sessionsOptions struct {
 	Archived bool
 	Jobs     int
 	To       string
+	From     string // with Archived: s3://BUCKET/PREFIX
+	Endpoint string
 	Now      time.Time
 	ASCII    bool // draw the size bars in plain ASCII
 }
@@ -49,7 +51,8 @@ could not be made is estimated and marked ~.
 A header and a size bar beside each size on a terminal (--ascii: '#' bars);
 tab-separated columns without a header when piped: project, session, size,
 records, modified, context, backups, backup bytes, state, swept at, title.
---archived lists archived sessions from their manifests, without unpacking
+--archived lists archived sessions from their manifests, without unpacking;
+with --from s3://BUCKET/PREFIX, every machine's archives in object storage
 (selected by --session, --project, --all, --older-than and --min-size).
 Without a selector every session is listed.
 
@@ -60,6 +63,8 @@ Without a selector every session is listed.
 			&cli.StringFlag{Name: "sort", Value: "age", Usage: "order: size, age (newest first) or tokens"},
 			&cli.BoolFlag{Name: "archived", Usage: "list archived sessions instead"},
 			&cli.StringFlag{Name: "to", Usage: "with --archived: the archive folder (default <ccm home>/archive)"},
+			&cli.StringFlag{Name: "from", Usage: "with --archived: the archives in object storage, `s3://BUCKET/PREFIX`"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
 			&cli.BoolFlag{Name: "ascii", Usage: "draw the size bars in plain ASCII"},
 		),
@@ -69,7 +74,8 @@ Without a selector every session is listed.
 				return err
 			}
 			o := sessionsOptions{globalOptions: globals(cmd), Select: sel, Sort: cmd.String("sort"),
-				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to"), ASCII: cmd.Bool("ascii")}
+				Archived: cmd.Bool("archived"), Jobs: int(cmd.Int("jobs")), To: cmd.String("to"), ASCII: cmd.Bool("ascii"),
+				From: cmd.String("from"), Endpoint: cmd.String("endpoint")}
 			return runSessions(ctx, o)
 		},
 	}
@@ -92,7 +98,18 @@ func runSessions(ctx context.Context, o sessionsOptions) error {
 	}
 	var rows []*sessions.Row
 	var errs []error
-	if o.Archived {
+	if o.From != "" && !o.Archived {
+		return usagef("--from goes with --archived")
+	}
+	if o.Archived && (len(o.Select.Args) > 0 || o.Select.Current) {
+		return usagef("--archived lists archives: select them by --session, --project, --all, --older-than or --min-size")
+	}
+	if o.From != "" {
+		var err error
+		if rows, err = remoteArchivedRows(ctx, o.globalOptions, o.From, o.Endpoint, o.Select, o.Now); err != nil {
+			return err
+		}
+	} else if o.Archived {
 		var err error
 		rows, errs, err = archivedRows(o.globalOptions, archiveRoot(o.globalOptions, o.To), o.Select, o.Now)
 		if err != nil {
@@ -157,11 +174,9 @@ func sortRows(rows []*sessions.Row, by string) {
 
 // archivedRows lists archives as rows, from their sidecar manifests:
 // those sel chooses (--session, --project, --all and the narrowing
-// selectors; FILE|DIR and --current name sessions in place).
+// selectors; FILE|DIR and --current, which name sessions in place, are
+// refused before).
 func archivedRows(g globalOptions, root string, sel sessions.Selector, now time.Time) ([]*sessions.Row, []error, error) {
-	if len(sel.Args) > 0 || sel.Current {
-		return nil, nil, usagef("--archived lists archives: select them by --session, --project, --all, --older-than or --min-size")
-	}
 	list, err := archive.List(root)
 	if err != nil {
 		return nil, nil, err
@@ -180,27 +195,32 @@ func archivedRows(g globalOptions, root string, sel sessions.Selector, now time.
 			errs = append(errs, l.Err)
 			continue
 		}
-		m := l.Manifest
-		r := &sessions.Row{Project: m.Project, Folder: m.Folder, ID: m.Session, Path: l.Path, Title: m.Title, Prompt: m.Prompt,
-			Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: l.Path, TotalBytes: m.Bytes}
-		for _, f := range m.Files {
-			switch {
-			case f.Path == m.Transcript():
-				r.Size = f.Size
-			case strings.Contains(f.Path, ".jsonl.backup."):
-				r.Backups++
-				r.BackupBytes += f.Size
-			case strings.Contains(f.Path, "/subagents/") || strings.Contains(f.Path, "/agent-"):
-				r.Subagents++
-				r.SubagentBytes += f.Size
-			case strings.Contains(f.Path, "/tool-results/"):
-				r.ToolResultBytes += f.Size
-			}
-		}
-		rows = append(rows, r)
+		rows = append(rows, archivedRow(l.Manifest, l.Path))
 	}
 	_ = g
 	return rows, errs, nil
+}
+
+// archivedRow is an archived session's row, from its manifest; where is
+// the archive (a path, or an s3:// URL).
+func archivedRow(m *archive.Manifest, where string) *sessions.Row {
+	r := &sessions.Row{Project: m.Project, Folder: m.Folder, ID: m.Session, Path: where, Title: m.Title, Prompt: m.Prompt,
+		Records: m.Records, Context: m.Context, ModTime: m.LastModified, Archived: true, Archive: where, TotalBytes: m.Bytes}
+	for _, f := range m.Files {
+		switch {
+		case f.Path == m.Transcript():
+			r.Size = f.Size
+		case strings.Contains(f.Path, ".jsonl.backup."):
+			r.Backups++
+			r.BackupBytes += f.Size
+		case strings.Contains(f.Path, "/subagents/") || strings.Contains(f.Path, "/agent-"):
+			r.Subagents++
+			r.SubagentBytes += f.Size
+		case strings.Contains(f.Path, "/tool-results/"):
+			r.ToolResultBytes += f.Size
+		}
+	}
+	return r
 }
 
 func printSessions(o sessionsOptions, rows []*sessions.Row) error {
@@ -315,6 +335,8 @@ const sessionBarWidth = 10
 
 func state(r *sessions.Row) string {
 	switch {
+	case r.Archived && r.Machine != "":
+		return "archived@" + r.Machine
 	case r.Archived:
 		return "archived"
 	case r.Live:

@@ -22,11 +22,13 @@ import (
 
 type unarchiveOptions struct {
 	globalOptions
-	IDs    []string // whole, or unique prefixes
-	Select sessions.Selector
-	To     string
-	Force  bool
-	Touch  bool
+	IDs      []string // whole, or unique prefixes
+	Select   sessions.Selector
+	To       string
+	From     string // s3://BUCKET/PREFIX
+	Endpoint string
+	Force    bool
+	Touch    bool
 	// AllowMissingContent restores a session whose archived content is
 	// missing or corrupt, naming the stubs that stay stubs.
 	AllowMissingContent bool
@@ -70,9 +72,16 @@ more that starts no other archived session's id), --session, --project,
 --all, --older-than (their last write) and --min-size, as ccm sessions
 --archived lists them.
 
+--from s3://BUCKET/PREFIX restores from S3-compatible object storage (any
+machine's archives under the prefix, the newest when several have the
+session; docs/remote.md): each archive is downloaded and checked the same
+way, its stubs' content goes into the CCM store, and it stays in the bucket.
+
 ` + exitStatusHelp,
 		Flags: append(archivedSelectorFlags(),
 			&cli.StringFlag{Name: "to", Usage: "archive folder (default <ccm home>/archive)"},
+			&cli.StringFlag{Name: "from", Usage: "restore from object storage: `s3://BUCKET/PREFIX`"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.BoolFlag{Name: "force", Usage: "restore over existing files, keeping each as a backup"},
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
@@ -88,7 +97,7 @@ more that starts no other archived session's id), --session, --project,
 			ids := sel.Args
 			sel.Args = nil
 			o := unarchiveOptions{globalOptions: globals(cmd), IDs: ids, Select: sel,
-				To: cmd.String("to"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), AllowMissingContent: cmd.Bool("allow-missing-content"),
+				To: cmd.String("to"), From: cmd.String("from"), Endpoint: cmd.String("endpoint"), Force: cmd.Bool("force"), Touch: cmd.Bool("touch"), AllowMissingContent: cmd.Bool("allow-missing-content"),
 				DryRun: cmd.Bool("dry-run"), Verbose: cmd.Bool("verbose"), Jobs: int(cmd.Int("jobs"))}
 			return runUnarchive(ctx, o)
 		},
@@ -97,7 +106,7 @@ more that starts no other archived session's id), --session, --project,
 
 type unarchiveItem struct {
 	Session string `json:"session"`
-	Archive string `json:"archive"`
+	Archive string `json:"archive"` // its path, or with --from its URL
 	Project string `json:"project,omitempty"`
 	Files   int    `json:"files,omitempty"`
 	Result  string `json:"result"` // restored, in place, failed
@@ -110,6 +119,7 @@ type unarchiveItem struct {
 	StaysStub  []string `json:"stays_stub,omitempty"`
 	BadContent []string `json:"bad_content,omitempty"`
 	OldFormat  bool     `json:"old_format,omitempty"`
+	file       string   // the archive to extract: Archive, or its download
 }
 
 func runUnarchive(ctx context.Context, o unarchiveOptions) error {
@@ -125,10 +135,19 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
+	if o.From != "" && o.To != "" {
+		return usagef("give --from s3://... or --to DIR, not both")
+	}
 	if _, err := sessions.ListProjects(o.ClaudeDir); err != nil {
 		return err // a missing config dir
 	}
+	// The archives come from a folder, or, with --from, are downloaded
+	// into a staging folder first; either is recovered (a killed run
+	// finished or undone) before anything else.
 	root := archiveRoot(o.globalOptions, o.To)
+	if o.From != "" {
+		root = remoteStagePath(o.globalOptions, "unarchive")
+	}
 	var st *ccm.Store
 	var recovered []archive.Recovered
 	failed := 0
@@ -141,38 +160,38 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		if st, err = openStore(o.globalOptions); err != nil {
 			return err
 		}
+		if o.From != "" {
+			if _, err := remoteStage(o.globalOptions, "unarchive"); err != nil {
+				return err
+			}
+		}
 		if recovered, failed, err = recoverArchives(ctx, o.globalOptions, root, st, o.Now, false, newItemErrors(o.globalOptions)); err != nil {
 			return err
 		}
 	}
-	list, err := archive.List(root)
-	if err != nil {
+	var todo, here []*unarchiveItem
+	var err error
+	if o.From != "" {
+		stage := root
+		if o.DryRun {
+			// A dry run downloads into a folder of its own, verifies
+			// there, and leaves nothing.
+			dir, done, err := dryStage("unarchive-")
+			if err != nil {
+				return err
+			}
+			defer done()
+			stage = dir
+		} else {
+			// A download not restored (refused) goes; one whose unarchive
+			// was interrupted keeps its marker, for the next run.
+			defer dropUnmarked(root)
+		}
+		if todo, err = fetchArchives(ctx, o, stage); err != nil {
+			return err
+		}
+	} else if todo, here, err = localArchives(o, root); err != nil {
 		return err
-	}
-	picked, missing, err := archive.Select(list, o.IDs, o.Select, o.Now)
-	if err != nil {
-		return sessionIDError(err)
-	}
-	var todo []*unarchiveItem
-	for _, l := range picked {
-		it := &unarchiveItem{Session: trimExt(l.Path), Archive: l.Path}
-		if l.Manifest != nil {
-			it.Session, it.Project = l.Manifest.Session, l.Manifest.Project
-		}
-		todo = append(todo, it)
-	}
-	// An id without an archive whose session is in place was restored
-	// already (by an earlier, interrupted run of the same list, say).
-	var here []*unarchiveItem
-	for _, id := range missing {
-		s, err := sessions.Find(o.ClaudeDir, id, nil)
-		if err != nil {
-			return usagef("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
-		}
-		here = append(here, &unarchiveItem{Session: s.ID, Result: "in place"})
-	}
-	if len(todo) == 0 && len(here) == 0 {
-		return usagef("no archived session under %s matches (ccm sessions --archived lists them)", root)
 	}
 	if o.DryRun {
 		return unarchiveDryRun(ctx, o, todo, here)
@@ -194,9 +213,20 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		noteRefs(ctx, o.globalOptions, root, gone...)
 		noteRefs(ctx, o.globalOptions, transcript.ProjectsDir(o.ClaudeDir), transcripts...)
 	}()
+	for _, it := range todo {
+		if it.Result == "failed" { // its download
+			failed++
+			if !o.JSON {
+				fmt.Fprintf(o.Stderr, "ccm: %s\n", it.Error)
+			}
+		}
+	}
 	forEach(ctx, o.Stderr, o.JSON, "restoring", len(todo), o.Jobs, func(i int) {
 		it := todo[i]
-		x, err := archive.Extract(ctx, it.Archive, o.ClaudeDir, xo)
+		if it.Result == "failed" {
+			return // its download failed, and was said
+		}
+		x, err := archive.Extract(ctx, it.file, o.ClaudeDir, xo)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -219,7 +249,9 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 				transcripts = append(transcripts, filepath.Join(o.ClaudeDir, filepath.FromSlash(f.Path)))
 			}
 		}
-		gone = append(gone, archive.SidecarPath(it.Archive))
+		if o.From == "" {
+			gone = append(gone, archive.SidecarPath(it.file))
+		}
 		if !o.Touch && ret.Paused == "" && o.Now.Sub(x.LastModified) >= ret.Period() {
 			it.Warning = fmt.Sprintf("last written %s ago, beyond cleanupPeriodDays (%g days): Claude Code's sweep deletes it at its next start (run with --touch, or resume it now)",
 				ui.Age(o.Now.Sub(x.LastModified)), ret.Days)
@@ -265,13 +297,50 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	return nil
 }
 
+// localArchives picks the archives under root the ids and selectors
+// choose; an id without an archive whose session is in place was
+// restored already (by an earlier, interrupted run of the same list,
+// say), and is here.
+func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem, err error) {
+	list, err := archive.List(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	picked, missing, err := archive.Select(list, o.IDs, o.Select, o.Now)
+	if err != nil {
+		return nil, nil, sessionIDError(err)
+	}
+	for _, l := range picked {
+		it := &unarchiveItem{Session: trimExt(l.Path), Archive: l.Path, file: l.Path}
+		if l.Manifest != nil {
+			it.Session, it.Project = l.Manifest.Session, l.Manifest.Project
+		}
+		todo = append(todo, it)
+	}
+	for _, id := range missing {
+		s, err := sessions.Find(o.ClaudeDir, id, nil)
+		if err != nil {
+			return nil, nil, usagef("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
+		}
+		here = append(here, &unarchiveItem{Session: s.ID, Result: "in place"})
+	}
+	if len(todo) == 0 && len(here) == 0 {
+		return nil, nil, usagef("no archived session under %s matches (ccm sessions --archived lists them)", root)
+	}
+	return todo, here, nil
+}
+
 // printRestored says what came back, and which stubs stay stubs.
 func printRestored(o unarchiveOptions, it *unarchiveItem, x *archive.Extracted) {
 	content := ""
 	if it.Content > 0 {
 		content = fmt.Sprintf(", %s stored contents", ui.Count(it.Content))
 	}
-	fmt.Fprintf(o.Stdout, "restored %s (%s files%s) to %s\n", it.Session, ui.Count(it.Files), content, shortHome(x.Project))
+	from := ""
+	if o.From != "" {
+		from = " from " + it.Archive + " (the archive stays there)"
+	}
+	fmt.Fprintf(o.Stdout, "restored %s (%s files%s) to %s%s\n", it.Session, ui.Count(it.Files), content, shortHome(x.Project), from)
 	for _, k := range x.Kept {
 		fmt.Fprintf(o.Stderr, "ccm: warning: %s: kept %s, written since an interrupted unarchive put it back\n", it.Session, k)
 	}

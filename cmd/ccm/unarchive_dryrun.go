@@ -29,11 +29,15 @@ func unarchiveDryRun(ctx context.Context, o unarchiveOptions, todo, here []*unar
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m, err := archive.Verify(it.Archive)
+		if it.Result == "failed" { // its download
+			failed.add(errors.New(it.Error))
+			continue
+		}
+		m, err := archive.Verify(it.file)
 		if err != nil && o.AllowMissingContent && errors.Is(err, archive.ErrCorrupt) && !errors.Is(err, archive.ErrForeign) {
 			// The real run reads what is intact and restores the session
 			// without the damaged content; its sidecar lists the files.
-			if side, serr := archive.ReadSidecar(archive.SidecarPath(it.Archive)); serr == nil {
+			if side, serr := archive.ReadSidecar(archive.SidecarPath(it.file)); serr == nil {
 				m, err = side, nil
 				it.Warning = "its archive is damaged: what of its stored content is lost stays stubs"
 			}

@@ -62,6 +62,18 @@ type Options struct {
 	// original is removed; an error keeps the originals and removes the
 	// archive (a live write, a lock lost).
 	Check func() error
+	// Parts are members of other kinds the archive carries after the
+	// content, declared in the manifest (an exported bundle's own record).
+	Parts []PartData
+	// KeepOriginals packs a copy: the session stays where it is (an
+	// export), so its folders need not be writable. Finish is not for it.
+	KeepOriginals bool
+}
+
+// PartData is a part to write: parts/<Kind>/<Name>, its bytes.
+type PartData struct {
+	Kind, Name string
+	Data       []byte
 }
 
 // Result of Create.
@@ -128,8 +140,10 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	m := &Manifest{Format: Format, Session: ss.ID, Folder: ss.Folder, Project: src.Project, Title: src.Title,
 		Prompt: src.Prompt, Records: src.Records, Context: src.Context, Created: o.Now.UTC(),
 		LastModified: ss.Main.ModTime, Refs: []string{}}
-	if err := writableParents(files); err != nil {
-		return nil, err
+	if !o.KeepOriginals {
+		if err := writableParents(files); err != nil {
+			return nil, err
+		}
 	}
 	dest := ArchivePath(o.Root, ss.Folder, ss.ID)
 	if err := clearWay(dest, src.ConfigDir, files); err != nil {
@@ -138,9 +152,12 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	if err := fsutil.MkdirPrivate(filepath.Dir(dest)); err != nil {
 		return nil, err
 	}
-	// The marker first: whatever stops this run, the next one finds it.
-	if err := writeMarker(dest, &pending{Op: opArchive, ConfigDir: src.ConfigDir, Started: o.Now}, false); err != nil {
-		return nil, err
+	// The marker first: whatever stops this run, the next one finds it. A
+	// copy needs none: no original is ever at stake.
+	if !o.KeepOriginals {
+		if err := writeMarker(dest, &pending{Op: opArchive, ConfigDir: src.ConfigDir, Started: o.Now}, false); err != nil {
+			return nil, err
+		}
 	}
 	published := false
 	defer func() {
@@ -196,6 +213,11 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	}
 	if err := writeContent(ctx, tw, o.Store, keys, m, m.Created, buf); err != nil {
 		return nil, err
+	}
+	for _, pd := range o.Parts {
+		if err := writePart(tw, pd, m); err != nil {
+			return nil, err
+		}
 	}
 	inner, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -364,6 +386,23 @@ func addFile(tw *tar.Writer, configDir string, sc scope, f sessions.File, keys *
 	}
 	e.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return e, nil
+}
+
+// writePart writes one part and declares it in m.
+func writePart(tw *tar.Writer, pd PartData, m *Manifest) error {
+	name := PartPath(pd.Kind, pd.Name)
+	if !plainName(pd.Kind) || safeRel(name) != nil {
+		return fmt.Errorf("part %q of kind %q: not a plain name", pd.Name, pd.Kind)
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: int64(len(pd.Data)), ModTime: m.Created, Format: tar.FormatPAX}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(pd.Data); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(pd.Data)
+	m.Parts = append(m.Parts, Part{Kind: pd.Kind, Path: name, Size: int64(len(pd.Data)), SHA256: hex.EncodeToString(sum[:])})
+	return nil
 }
 
 // decompressTo returns a writer that decompresses a zstd stream into

@@ -201,12 +201,6 @@ func (o *ExtractOptions) stage(ctx context.Context, path string, sc scope, m *Ma
 	for _, f := range files {
 		byPath[f.e.Path] = f
 	}
-	var sink *contentSink
-	if o.Store != nil && len(m.Content) > 0 {
-		sink = newContentSink(o.Store)
-		defer sink.close()
-	}
-	stubs := &stub.KeyScanner{}
 	f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -218,10 +212,6 @@ func (o *ExtractOptions) stage(ctx context.Context, path string, sc scope, m *Ma
 			return err
 		}
 		p := byPath[e.Path]
-		if strings.Contains(e.Path, ".jsonl") && !strings.HasSuffix(e.Path, ".zst") {
-			r = io.TeeReader(r, stubs)
-			defer stubs.Flush()
-		}
 		if p.done {
 			_, err := io.Copy(io.Discard, r)
 			return err
@@ -246,31 +236,69 @@ func (o *ExtractOptions) stage(ctx context.Context, path string, sc scope, m *Ma
 		if cerr := t.Close(); err == nil {
 			err = cerr
 		}
-		if err == nil && p.kind == kindLegacyAgent && !ownAgent(p.tmp, sc.id) {
+		if err == nil && p.kind == kindLegacyAgent && !OwnAgent(p.tmp, sc.id) {
 			err = fmt.Errorf("%w: its records are not the session's", ErrForeign)
 		}
 		return err
 	}
-	if sink != nil {
-		w.content = func(c Content, r io.Reader) error { return sink.put(ctx, c, r) }
-	}
-	res, err := walkArchive(f, w)
+	rd, err := readInto(ctx, f, w, o.Store, m)
 	if err != nil {
 		return nil, err
 	}
-	for k := range res.bad {
+	for k := range rd.walked.bad {
 		if !bad[k] {
 			bad[k] = true
 			x.BadContent = append(x.BadContent, k)
 		}
 	}
+	x.Content = rd.stored
+	return rd.stubs, nil
+}
+
+// readOut is what readInto read.
+type readOut struct {
+	walked *walked
+	stubs  map[ccm.Key]struct{} // the keys of the stubs in the transcripts
+	stored int                  // content members put into the store
+}
+
+// readInto reads an archive with w: every member checked as walkArchive
+// checks it, the transcripts handed to w.file scanned for stub keys on
+// their way, and the content put into st through one batch, which is made
+// durable and read back before readInto returns (nil st: the content is
+// only verified). Every reader that brings an archive's session back,
+// here or elsewhere, reads it through this.
+func readInto(ctx context.Context, r io.Reader, w walk, st *ccm.Store, m *Manifest) (*readOut, error) {
+	var sink *contentSink
+	if st != nil && len(m.Content) > 0 {
+		sink = newContentSink(st)
+		defer sink.close()
+	}
+	stubs := &stub.KeyScanner{}
+	if file := w.file; file != nil {
+		w.file = func(e Entry, r io.Reader) error {
+			if strings.Contains(e.Path, ".jsonl") && !strings.HasSuffix(e.Path, ".zst") {
+				r = io.TeeReader(r, stubs)
+				defer stubs.Flush()
+			}
+			return file(e, r)
+		}
+	}
+	if sink != nil {
+		w.content = func(c Content, r io.Reader) error { return sink.put(ctx, c, r) }
+	}
+	res, err := walkArchive(r, w)
+	if err != nil {
+		return nil, err
+	}
+	out := &readOut{walked: res, stubs: stubs.Keys}
 	if sink != nil {
 		if err := sink.commit(); err != nil {
 			return nil, err
 		}
-		x.Content = len(sink.keys)
+		out.stored = len(sink.keys)
 	}
-	return stubs.Keys, nil
+	return out, nil
 }
 
 // staysStub lists the stub keys (found in the transcripts, or listed as

@@ -357,3 +357,10 @@ func removeMarker(archive string) error {
 	removeTemps(markerPath(archive))
 	return removeSynced(markerPath(archive))
 }
+
+// Pending reports whether an archive or unarchive of the archive at path
+// began and has not ended (its marker is there).
+func Pending(path string) bool {
+	_, err := os.Lstat(markerPath(path))
+	return err == nil
+}

@@ -129,6 +129,12 @@ type Part struct {
 	SHA256 string `json:"sha256"`
 }
 
+// PartsDir is the folder of part members.
+const PartsDir = "parts/"
+
+// PartPath is the member name of a part of kind named name.
+func PartPath(kind, name string) string { return PartsDir + kind + "/" + name }
+
 // ContentDir is the folder of content members.
 const ContentDir = "store/"
 
@@ -162,15 +168,27 @@ func ReadSidecar(path string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w: manifest is not valid JSON", path, ErrCorrupt)
-	}
-	if err := knownFormat(m.Format); err != nil {
+	m, err := ParseManifest(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return m, nil
+}
+
+// ParseManifest reads a manifest's JSON (a sidecar's, or one kept in
+// object storage): a format this version reads, a session and a folder.
+// What it lists is checked against the session's scope where the archive
+// is read.
+func ParseManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: manifest is not valid JSON", ErrCorrupt)
+	}
+	if err := knownFormat(m.Format); err != nil {
+		return nil, err
+	}
 	if m.Session == "" || m.Folder == "" {
-		return nil, fmt.Errorf("%s: %w: no session or folder in the manifest", path, ErrCorrupt)
+		return nil, fmt.Errorf("%w: no session or folder in the manifest", ErrCorrupt)
 	}
 	return &m, nil
 }

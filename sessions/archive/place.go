@@ -46,7 +46,7 @@ func (o *ExtractOptions) plan(sc scope, m *Manifest, configDir string, x *Extrac
 			p.done, p.kept = true, true
 			x.Kept = append(x.Kept, dest)
 		default:
-			if kind == kindLegacyAgent && !ownAgent(dest, sc.id) {
+			if kind == kindLegacyAgent && !OwnAgent(dest, sc.id) {
 				return nil, fmt.Errorf("%s: %w: an agent file of another session is there", dest, ErrForeign)
 			}
 			p.conflict = true
@@ -66,8 +66,8 @@ func (o *ExtractOptions) plan(sc scope, m *Manifest, configDir string, x *Extrac
 	return files, nil
 }
 
-// ownAgent reports whether a flat agent file's records name session id.
-func ownAgent(path, id string) bool {
+// OwnAgent reports whether a flat agent file's records name session id.
+func OwnAgent(path, id string) bool {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return false

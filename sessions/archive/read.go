@@ -36,10 +36,12 @@ type walk struct {
 	// skip are content keys not to hand to content (found bad before).
 	skip map[string]bool
 	// file, if set, receives each file member as it is read; content each
-	// content member. An error from either stops the walk, except that
-	// errBadContent from content marks the content bad when lenient.
+	// content member, part each listed part. An error from any stops the
+	// walk, except that errBadContent from content marks the content bad
+	// when lenient.
 	file    func(e Entry, r io.Reader) error
 	content func(c Content, r io.Reader) error
+	part    func(p Part, r io.Reader) error
 }
 
 // walked is what walkArchive found.
@@ -52,7 +54,7 @@ type walked struct {
 
 // errBadContent is what a content callback returns for content that does
 // not match its key.
-var errBadContent = errors.New("content does not match its key")
+var errBadContent = fmt.Errorf("%w: content does not match its key", ErrCorrupt)
 
 // member is a listed member: what its bytes must hash to.
 type member struct {
@@ -61,7 +63,7 @@ type member struct {
 	key    ccm.Key // content members
 	entry  *Entry  // file members
 	cont   *Content
-	part   bool
+	part   *Part // part members
 }
 
 // listing indexes a manifest's members by name.
@@ -76,8 +78,9 @@ func listing(m *Manifest) map[string]member {
 		k := ccm.Key(c.Key)
 		out[ContentPath(k)] = member{size: c.Size, sha256: c.SHA256, key: k, cont: c}
 	}
-	for _, p := range m.Parts {
-		out[p.Path] = member{size: p.Size, sha256: p.SHA256, part: true}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		out[p.Path] = member{size: p.Size, sha256: p.SHA256, part: p}
 	}
 	return out
 }
@@ -143,6 +146,7 @@ func walkArchive(r io.Reader, w walk) (*walked, error) {
 			continue
 		}
 		var m member
+		isPart := false
 		switch {
 		case strings.HasPrefix(name, ContentDir):
 			k, ok := ccm.KeyFromHex(name[len(ContentDir):])
@@ -150,8 +154,8 @@ func walkArchive(r io.Reader, w walk) (*walked, error) {
 				return nil, fmt.Errorf("%w: %q is not a store key", ErrForeign, name)
 			}
 			m.key = k
-		case strings.HasPrefix(name, "parts/"):
-			m.part = true
+		case strings.HasPrefix(name, PartsDir):
+			isPart = true
 		default:
 			if _, err := w.scope.file(name); err != nil {
 				return nil, err
@@ -165,7 +169,9 @@ func walkArchive(r io.Reader, w walk) (*walked, error) {
 		switch {
 		case m.key != "" && w.content != nil && listed && !w.skip[string(m.key)]:
 			sink = func(r io.Reader) error { return w.content(*lm.cont, r) }
-		case m.key == "" && !m.part && w.file != nil:
+		case isPart && w.part != nil && listed:
+			sink = func(r io.Reader) error { return w.part(*lm.part, r) }
+		case m.key == "" && !isPart && w.file != nil:
 			e := Entry{Path: name, Mode: fs.FileMode(h.Mode).Perm(), MTime: h.ModTime, Size: h.Size}
 			if listed {
 				e = *lm.entry
@@ -183,7 +189,7 @@ func walkArchive(r io.Reader, w walk) (*walked, error) {
 			continue
 		}
 		if err != nil {
-			if w.lenient && (m.key != "" || m.part) && errors.Is(err, ErrCorrupt) {
+			if w.lenient && (m.key != "" || isPart) && errors.Is(err, ErrCorrupt) {
 				res.bad[badName(name, m.key)] = true
 				found[name] = member{size: -1}
 				continue
@@ -200,7 +206,7 @@ func walkArchive(r io.Reader, w walk) (*walked, error) {
 		}
 		found[name] = member{size: n, sha256: sum}
 		if listed && (lm.size != n || lm.sha256 != sum) {
-			if w.lenient && (m.key != "" || m.part) {
+			if w.lenient && (m.key != "" || isPart) {
 				res.bad[badName(name, m.key)] = true
 				continue
 			}

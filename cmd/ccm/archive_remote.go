@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"ccm/internal/fsutil"
+	"ccm/sessions/archive"
+	"ccm/sessions/remote"
+)
+
+// remoteArchive is ccm archive --to s3://...: each session is packed, as
+// every archive is (self-contained, with a marker), into a staging folder
+// under ccm's home, uploaded and confirmed, and only then do its
+// originals go (archive.Finish, with all its checks); the staged copy
+// goes after. A run killed at any point is recovered from the staging
+// folder like a local archive folder: undone while every original is in
+// place, finished once one is gone (its archive was in the bucket before
+// any original went).
+type remoteArchive struct {
+	target *remote.Target
+	stage  string
+}
+
+// remoteStage is the staging folder of archives on their way to or from
+// object storage (kind "archive" or "unarchive"): a fixed place, so that
+// the next run, under the same maintenance lock, recovers what a killed
+// one left there.
+func remoteStage(g globalOptions, kind string) (string, error) {
+	dir := remoteStagePath(g, kind)
+	return dir, fsutil.MkdirPrivate(dir)
+}
+
+// remoteStagePath is remoteStage's folder, not created.
+func remoteStagePath(g globalOptions, kind string) string {
+	return filepath.Join(ccmHome(g), "tmp", kind+"-s3")
+}
+
+// newRemoteArchive connects and makes the staging folder (a dry run only
+// names it: it writes nothing).
+func newRemoteArchive(ctx context.Context, o archiveOptions) (*remoteArchive, error) {
+	t, err := openRemote(ctx, o.globalOptions, o.To, o.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	ra := &remoteArchive{target: t, stage: remoteStagePath(o.globalOptions, "archive")}
+	if o.DryRun {
+		return ra, nil
+	}
+	if ra.stage, err = remoteStage(o.globalOptions, "archive"); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return ra, nil
+}
+
+// close stops the helper.
+func (ra *remoteArchive) close() {
+	if ra != nil {
+		ra.target.Close()
+	}
+}
+
+// tidy removes, once the staging folder is recovered, the staged archives
+// without a marker: a run that finished them (or their recovery) had them
+// in the bucket before any original went, and was stopped before it
+// removed the staged copy. An archive whose recovery failed keeps its
+// marker, and stays.
+func (ra *remoteArchive) tidy() error {
+	if ra == nil {
+		return nil
+	}
+	return dropUnmarked(ra.stage)
+}
+
+// dropUnmarked removes the archives under a staging folder that no
+// marker names, with their sidecars, and the sidecars whose archive is
+// gone (a run killed as it removed its staged copy): the folder is
+// ccm's own, and what a marker names is all a recovery needs.
+func dropUnmarked(stage string) error {
+	list, err := archive.List(stage)
+	if err != nil {
+		return err
+	}
+	for _, l := range list {
+		if archive.Pending(l.Path) {
+			continue
+		}
+		for _, p := range []string{l.Path, archive.SidecarPath(l.Path)} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	sides, err := filepath.Glob(filepath.Join(stage, "*", "*"+archive.ManifestExt))
+	if err != nil {
+		return err
+	}
+	for _, side := range sides {
+		a := strings.TrimSuffix(side, archive.ManifestExt) + archive.Ext
+		if _, err := os.Lstat(a); errors.Is(err, fs.ErrNotExist) && !archive.Pending(a) {
+			if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// upload sends a packed session and returns its URL; on error the
+// session is not archived (its originals were never touched).
+func (ra *remoteArchive) upload(ctx context.Context, p *archive.Packed) (string, error) {
+	up, err := ra.target.Upload(ctx, p.Archive, p.Manifest)
+	if err != nil {
+		return "", err
+	}
+	return up.URL, nil
+}
+
+// settle follows a batch's Finish: a session whose originals went (or
+// began to go) loses its staged copy, the archive is in the bucket; one
+// whose originals stay (written to meanwhile, or interrupted) loses its
+// uploaded archive, manifest first, so no listing shows it archived.
+func (ra *remoteArchive) settle(ctx context.Context, batch []*packedItem) {
+	if ra == nil {
+		return
+	}
+	for _, pi := range batch {
+		if pi.p.Archive == "" {
+			m := pi.p.Manifest
+			ra.target.Remove(context.WithoutCancel(ctx), ra.target.Machine, m.Folder, m.Session)
+			continue
+		}
+		if archive.Pending(pi.p.Archive) {
+			continue // its originals' removal failed: the next run finishes it from here
+		}
+		pi.p.Discard()
+		pi.p.Archive = pi.url
+	}
+}

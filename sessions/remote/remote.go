@@ -1,0 +1,372 @@
+// Package remote keeps session archives and exported bundles in
+// S3-compatible object storage, for a team or a fleet: one bucket, each
+// machine under its own prefix, every machine's archives in one listing.
+//
+// Layout under s3://BUCKET/PREFIX:
+//
+//	<machine>/<project folder>/<session>.<sha>.tar.zst   the archive (sessions/archive's format)
+//	<machine>/<project folder>/<session>.manifest.json   its manifest, with the archive's size and SHA-256
+//
+// <sha> is the first 16 hex digits of the archive's SHA-256: an archive
+// object is never replaced by other bytes, only added. The manifest is
+// written last and is the commit marker: an archive counts only when a
+// manifest in its place names it (by its SHA-256), names the same
+// machine, folder and session as its key, and gives the size the archive
+// object has. An upload stopped at any point leaves the previous complete
+// pair (or none) and maybe an archive object no manifest names, which no
+// listing shows; a new archive of the session replaces the manifest in one
+// write, then the archive it named goes. So no upload, not even one of a
+// run that was stopped and finishes late, can leave a manifest naming
+// bytes it does not describe.
+//
+// Every upload is checked by the server against the SHA-256 it is signed
+// with (see internal/objstore/s3http); every download is checked against
+// the manifest's SHA-256 before anything is read from it. The requests run
+// in the ccm-s3 helper (internal/objstore/agent).
+package remote
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"ccm/internal/batch"
+	"ccm/internal/fsutil"
+	"ccm/internal/objstore"
+	"ccm/internal/objstore/agent"
+	"ccm/sessions/archive"
+)
+
+// Target is a place in object storage that holds archives: a bucket and
+// prefix, and the name this machine writes under.
+type Target struct {
+	Client  objstore.Store
+	Loc     objstore.Location
+	Machine string
+}
+
+// Open connects to the object storage url names (s3://BUCKET/PREFIX) with
+// the credentials of the environment (getenv), endpoint (when not "")
+// naming the server, through the ccm-s3 helper; machine names this
+// machine (sanitized; "" for the host name). Close stops the helper.
+func Open(url, endpoint, machine string, getenv func(string) string) (*Target, error) {
+	loc, err := objstore.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := objstore.ConfigFromEnv(getenv, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	helper, err := agent.Find()
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Client: agent.New(helper, cfg), Loc: loc, Machine: MachineName(machine)}, nil
+}
+
+// Close stops the helper processes.
+func (t *Target) Close() error { return t.Client.Close() }
+
+// MachineName is name made safe as one key segment ('-' for anything but
+// letters, digits, '.', '_' and '-'); "" is the host name.
+func MachineName(name string) string {
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	s := strings.Trim(string(b), ".")
+	if s == "" {
+		return "unknown-host"
+	}
+	return s
+}
+
+// Check reaches the bucket once: the server, the credentials and the
+// bucket are checked before any session is packed for it.
+func (t *Target) Check(ctx context.Context) error {
+	return t.Client.Probe(ctx, t.Loc.Bucket, t.Loc.Prefix)
+}
+
+// String is the target's URL.
+func (t *Target) String() string { return t.Loc.String() }
+
+// Keys of an archive and its manifest.
+func (t *Target) archiveKey(machine, folder, id, sha string) string {
+	return t.Loc.Key(machine, folder, id+"."+shortSum(sha)+archive.Ext)
+}
+
+func (t *Target) manifestKey(machine, folder, id string) string {
+	return t.Loc.Key(machine, folder, id+archive.ManifestExt)
+}
+
+// shortSum is the part of an archive's SHA-256 its object's name carries.
+func shortSum(sha string) string { return sha[:min(16, len(sha))] }
+
+// Uploaded is what Upload did.
+type Uploaded struct {
+	URL string // the archive's s3:// URL
+	// Kept is true when a complete archive of the same files was there
+	// already (an earlier run that was stopped before it removed the
+	// originals): nothing was sent.
+	Kept bool
+}
+
+// Upload puts a packed archive (file, with its manifest m, as
+// sessions/archive's sidecar holds it: ArchiveBytes and ArchiveSHA256 set)
+// under this machine's prefix: the archive is uploaded under a name of its
+// own and confirmed by the server, then the manifest replaces the
+// session's earlier one, then the archive that one named is removed. When
+// it returns nil both are complete. A complete archive of the same files
+// already there is kept as it is.
+func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (*Uploaded, error) {
+	if len(m.ArchiveSHA256) != 64 || m.ArchiveBytes <= 0 {
+		return nil, errors.New("remote: the archive's manifest has no size or SHA-256")
+	}
+	akey := t.archiveKey(t.Machine, m.Folder, m.Session, m.ArchiveSHA256)
+	mkey := t.manifestKey(t.Machine, m.Folder, m.Session)
+	out := &Uploaded{URL: t.url(akey)}
+	bucket := t.Loc.Bucket
+	oldKey := ""
+	if old, err := t.readManifest(ctx, mkey); err == nil {
+		oldKey = t.archiveKey(t.Machine, old.Folder, old.Session, old.ArchiveSHA256)
+		if info, herr := t.Client.Head(ctx, bucket, oldKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
+			out.Kept, out.URL = true, t.url(oldKey)
+			return out, nil
+		}
+	} else if !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
+		return nil, err // the server, or a manifest of a newer format: not replaced
+	}
+	t.Client.AbortIncomplete(ctx, bucket, akey) // parts of a killed upload
+	sum, err := hex.DecodeString(m.ArchiveSHA256)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Client.PutFile(ctx, bucket, akey, file, m.ArchiveBytes, sum); err != nil {
+		return nil, err
+	}
+	side, err := marshalManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Client.PutBytes(ctx, bucket, mkey, side); err != nil {
+		return nil, err
+	}
+	if oldKey != "" && oldKey != akey {
+		t.Client.Delete(ctx, bucket, oldKey) // superseded; left behind, it is only unlisted bytes
+	}
+	return out, nil
+}
+
+// sameFiles reports whether two manifests list the same files with the
+// same content (the content and parts follow from the files, and a
+// bundle's note says when it was made).
+func sameFiles(a, b *archive.Manifest) bool {
+	if a.Session != b.Session || a.Folder != b.Folder {
+		return false
+	}
+	files := func(m *archive.Manifest) map[string]string {
+		out := map[string]string{}
+		for _, e := range m.Files {
+			out[e.Path] = e.SHA256
+		}
+		return out
+	}
+	fa, fb := files(a), files(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for p, sum := range fa {
+		if fb[p] != sum {
+			return false
+		}
+	}
+	return true
+}
+
+// maxManifest bounds a manifest read from the bucket.
+const maxManifest = 256 << 20
+
+func (t *Target) readManifest(ctx context.Context, key string) (*archive.Manifest, error) {
+	data, err := t.Client.GetBytes(ctx, t.Loc.Bucket, key, maxManifest)
+	if err != nil {
+		return nil, err
+	}
+	return archive.ParseManifest(data)
+}
+
+// Listed is one complete archive in the bucket.
+type Listed struct {
+	Machine  string
+	Key      string // the archive's key
+	URL      string
+	Size     int64
+	Manifest *archive.Manifest
+}
+
+// Listing is every machine's archives under the target's prefix.
+type Listing struct {
+	Archives []Listed
+	// Incomplete are archive objects no valid manifest names (an upload
+	// that was stopped, or a manifest that does not match): not archives.
+	Incomplete []string
+}
+
+// List reads every machine's archives under the prefix: the objects, then
+// each manifest (8 at a time).
+func (t *Target) List(ctx context.Context) (*Listing, error) {
+	prefix := t.Loc.Prefix
+	if prefix != "" {
+		prefix += "/"
+	}
+	objects := map[string]objstore.Info{}
+	if err := t.Client.List(ctx, t.Loc.Bucket, prefix, func(i objstore.Info) error {
+		objects[i.Key] = i
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	type cand struct {
+		machine, folder, id, key string
+	}
+	var cands []cand
+	for key := range objects {
+		rel := strings.TrimPrefix(key, prefix)
+		parts := strings.Split(rel, "/")
+		if len(parts) != 3 || !strings.HasSuffix(parts[2], archive.ManifestExt) {
+			continue // not this layout, or an archive
+		}
+		cands = append(cands, cand{parts[0], parts[1], strings.TrimSuffix(parts[2], archive.ManifestExt), key})
+	}
+	res := make([]*Listed, len(cands))
+	errs := make([]error, len(cands))
+	batch.Run(ctx, len(cands), 8, func(i int) {
+		c := cands[i]
+		m, err := t.readManifest(ctx, c.key)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		akey := t.archiveKey(c.machine, c.folder, c.id, m.ArchiveSHA256)
+		info, ok := objects[akey]
+		if m.Session != c.id || m.Folder != c.folder || !ok || m.ArchiveBytes != info.Size {
+			errs[i] = errors.New("manifest does not match")
+			return
+		}
+		res[i] = &Listed{Machine: c.machine, Key: akey, URL: t.url(akey), Size: info.Size, Manifest: m}
+	}, nil)
+	out := &Listing{}
+	named := map[string]bool{}
+	for i, r := range res {
+		if r != nil {
+			out.Archives = append(out.Archives, *r)
+			named[r.Key] = true
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var oe *objstore.Error
+		if errors.As(errs[i], &oe) && !objstore.IsNotFound(errs[i]) {
+			return nil, errs[i] // the server, not the object
+		}
+	}
+	for key := range objects {
+		if strings.HasSuffix(key, archive.Ext) && !named[key] {
+			out.Incomplete = append(out.Incomplete, t.url(key))
+		}
+	}
+	sort.Slice(out.Archives, func(i, j int) bool { return out.Archives[i].Key < out.Archives[j].Key })
+	sort.Strings(out.Incomplete)
+	return out, nil
+}
+
+// Fetch downloads an archive to dest, checks its size and SHA-256
+// against its manifest, writes the manifest beside it as its sidecar
+// (what archive.Verify, Extract and Read check it against) and makes both
+// durable: an unarchive's recovery may need them after a power cut. The
+// caller removes both. An archive that does not match is removed and
+// refused.
+func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
+	side := archive.SidecarPath(dest)
+	fail := func(err error) error {
+		os.Remove(dest)
+		os.Remove(side)
+		return err
+	}
+	if err := fsutil.MkdirPrivate(filepath.Dir(dest)); err != nil {
+		return err
+	}
+	os.Remove(side) // never beside another archive
+	if _, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, dest); err != nil {
+		return fail(err)
+	}
+	n, sum, err := fsutil.FileSHA256(dest)
+	if err != nil {
+		return fail(err)
+	}
+	if n != l.Manifest.ArchiveBytes || sum != l.Manifest.ArchiveSHA256 {
+		return fail(fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", l.URL, archive.ErrCorrupt, n, l.Manifest.ArchiveBytes))
+	}
+	data, err := marshalManifest(l.Manifest)
+	if err == nil {
+		err = fsutil.WriteFileUnsynced(side, fsutil.FileMode, func(w io.Writer) error { _, err := w.Write(data); return err })
+	}
+	if err == nil {
+		err = fsutil.SyncFiles([]string{dest, side}, []string{filepath.Dir(dest)})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// FetchAll downloads the archives of a listing as Fetch does, four at
+// a time (the requests wait on the network, and as many helpers run),
+// each to dest(i), and returns each one's error.
+func (t *Target) FetchAll(ctx context.Context, picked []Listed, dest func(i int) string) []error {
+	errs := make([]error, len(picked))
+	batch.Run(ctx, len(picked), 4, func(i int) { errs[i] = t.Fetch(ctx, picked[i], dest(i)) }, nil)
+	for i := range errs {
+		if errs[i] == nil && ctx.Err() != nil {
+			errs[i] = ctx.Err() // never fetched: the run was stopped
+		}
+	}
+	return errs
+}
+
+// Remove deletes a session's archive: its manifest first, so it is never
+// listed without its archive, then the archive it named.
+func (t *Target) Remove(ctx context.Context, machine, folder, id string) error {
+	mkey := t.manifestKey(machine, folder, id)
+	m, err := t.readManifest(ctx, mkey)
+	if objstore.IsNotFound(err) {
+		return nil
+	}
+	if err := t.Client.Delete(ctx, t.Loc.Bucket, mkey); err != nil {
+		return err
+	}
+	if m != nil {
+		return t.Client.Delete(ctx, t.Loc.Bucket, t.archiveKey(machine, folder, id, m.ArchiveSHA256))
+	}
+	return nil
+}
+
+func (t *Target) url(key string) string { return objstore.Scheme + t.Loc.Bucket + "/" + key }
+
+func marshalManifest(m *archive.Manifest) ([]byte, error) {
+	data, err := json.MarshalIndent(m, "", "  ")
+	return append(data, '\n'), err
+}

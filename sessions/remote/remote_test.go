@@ -1,0 +1,146 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"ccm/internal/objstore"
+	"ccm/internal/objstore/s3http"
+	"ccm/internal/objstore/s3test"
+	"ccm/sessions"
+	"ccm/sessions/archive"
+)
+
+// packed makes a small archive of one session and returns it with its
+// manifest (as its sidecar holds it).
+func packed(t *testing.T, id, body string) (string, *archive.Manifest) {
+	t.Helper()
+	cfg := t.TempDir()
+	dir := filepath.Join(cfg, "projects", "-home-dev-app")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(`{"type":"user","cwd":"/home/dev/app","sessionId":"`+id+`","message":{"content":"`+body+`"}}`+"\n"), 0o600)
+	fo, err := sessions.ScanFolder(sessions.Project{Folder: "-home-dev-app", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := archive.Pack(context.Background(), archive.Source{ConfigDir: cfg, Session: fo.Sessions[0], Project: "/home/dev/app"},
+		archive.Options{Root: t.TempDir(), Level: zstd.SpeedFastest, Now: time.Now(), KeepOriginals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Archive, p.Manifest
+}
+
+// target is the test server's bucket, reached in process (the ccm-s3
+// helper runs the same client; cmd/ccm's tests go through it).
+func target(t *testing.T, machine string) (*Target, s3test.Server) {
+	s := s3test.Need(t)
+	c, err := s3http.New(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Target{Client: c, Loc: objstore.Location{Bucket: s.Bucket, Prefix: s.Prefix}, Machine: machine}, s
+}
+
+func TestUploadListFetch(t *testing.T) {
+	ctx := context.Background()
+	laptop, srv := target(t, "laptop")
+	desktop := *laptop
+	desktop.Machine = "desktop"
+	const id = "0b6c1c2e-1111-2222-3333-444455556666"
+	file, m := packed(t, id, "hello")
+	up, err := laptop.Upload(ctx, file, m)
+	if err != nil || up.Kept {
+		t.Fatalf("upload: %+v, %v", up, err)
+	}
+	if want := srv.URL("laptop", "-home-dev-app", id+"."+m.ArchiveSHA256[:16]+".tar.zst"); up.URL != want {
+		t.Errorf("uploaded to %s, want %s", up.URL, want)
+	}
+	// The same files again: kept, nothing sent.
+	file2, m2 := packed(t, id, "hello")
+	if up, err := laptop.Upload(ctx, file2, m2); err != nil || !up.Kept {
+		t.Errorf("the same files again: %+v, %v", up, err)
+	}
+	// Other files: a new archive object, the manifest replaced, the one
+	// it named before removed.
+	file4, m4 := packed(t, id, "hello, changed")
+	if up, err := laptop.Upload(ctx, file4, m4); err != nil || up.Kept {
+		t.Fatalf("other files: %+v, %v", up, err)
+	}
+	if _, err := laptop.Client.Head(ctx, laptop.Loc.Bucket, laptop.archiveKey("laptop", "-home-dev-app", id, m.ArchiveSHA256)); !objstore.IsNotFound(err) {
+		t.Errorf("the superseded archive is still there: %v", err)
+	}
+	file, m = file4, m4
+	// Another machine's copy of the same session lives beside it.
+	file3, m3 := packed(t, id, "hello from the desktop")
+	if _, err := desktop.Upload(ctx, file3, m3); err != nil {
+		t.Fatal(err)
+	}
+	l, err := laptop.List(ctx)
+	if err != nil || len(l.Archives) != 2 || len(l.Incomplete) != 0 {
+		t.Fatalf("listing: %+v, %v", l, err)
+	}
+	if l.Archives[0].Machine != "desktop" || l.Archives[1].Machine != "laptop" {
+		t.Errorf("machines: %s, %s", l.Archives[0].Machine, l.Archives[1].Machine)
+	}
+	path := archive.ArchivePath(t.TempDir(), "-home-dev-app", id)
+	if err := laptop.Fetch(ctx, l.Archives[1], path); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := archive.Verify(path); err != nil || got.Session != id {
+		t.Errorf("fetched archive: %v", err)
+	}
+
+	// An archive object with no manifest (an upload stopped before its
+	// commit), and one whose manifest gives another size: not listed.
+	half := laptop.archiveKey("ci", "-home-dev-app", id, m.ArchiveSHA256)
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, half, []byte("the first bytes of an archive"))
+	data, _ := os.ReadFile(file)
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, laptop.archiveKey("ci2", "-home-dev-app", id, m.ArchiveSHA256), data[:len(data)/2])
+	side, _ := marshalManifest(m)
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, laptop.manifestKey("ci2", "-home-dev-app", id), side)
+	l, err = laptop.List(ctx)
+	if err != nil || len(l.Archives) != 2 || len(l.Incomplete) != 2 {
+		t.Fatalf("with two incomplete archives: %d listed, incomplete %v, %v", len(l.Archives), l.Incomplete, err)
+	}
+
+	// An archive changed in the bucket after its upload: its download
+	// fails, nothing of it is kept.
+	laptop.Client.PutBytes(ctx, laptop.Loc.Bucket, l.Archives[1].Key, append(data[:len(data)-1], data[len(data)-1]^1))
+	dir := t.TempDir()
+	if err := laptop.Fetch(ctx, l.Archives[1], filepath.Join(dir, "x.tar.zst")); !errors.Is(err, archive.ErrCorrupt) {
+		t.Errorf("a changed archive downloaded: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a failed download left %v", left)
+	}
+
+	// Remove: the manifest first, then the archive; gone from the listing.
+	if err := laptop.Remove(ctx, "laptop", "-home-dev-app", id); err != nil {
+		t.Fatal(err)
+	}
+	l, _ = laptop.List(ctx)
+	for _, a := range l.Archives {
+		if a.Machine == "laptop" {
+			t.Error("removed, still listed")
+		}
+	}
+}
+
+func TestMachineName(t *testing.T) {
+	for in, want := range map[string]string{"dev-box.local": "dev-box.local", "my laptop/2": "my-laptop-2", "..": "unknown-host", "büro": "b--ro"} {
+		if got := MachineName(in); got != want {
+			t.Errorf("MachineName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if h, _ := os.Hostname(); h != "" && MachineName("") == "" || strings.Contains(MachineName(""), "/") {
+		t.Errorf("the host name: %q", MachineName(""))
+	}
+}
