@@ -6,14 +6,15 @@ package purge
 
 import (
 	"bytes"
-	"ccm/ccm/stub"
-	"ccm/internal/rawjson"
-	"ccm/purge/restore"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
+	"ccm/purge/restore"
 
 	"github.com/tidwall/gjson"
 )

@@ -7,16 +7,17 @@ package purge
 
 import (
 	"bytes"
-	"ccm/ccm/stub"
-	"ccm/internal/synth"
-	"ccm/sessions"
-	"ccm/transcript"
 	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"ccm/ccm/stub"
+	"ccm/internal/synth"
+	"ccm/sessions"
+	"ccm/transcript"
 
 	"github.com/tidwall/gjson"
 )

@@ -8,8 +8,9 @@ package purge
 
 import (
 	"bytes"
-	"ccm/internal/synth"
 	"testing"
+
+	"ccm/internal/synth"
 
 	"github.com/tidwall/gjson"
 )

@@ -6,15 +6,16 @@ package purge
 
 import (
 	"bytes"
-	"ccm/internal/synth"
-	"ccm/transcript"
-	"ccm/transcript/rewrite"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"ccm/internal/synth"
+	"ccm/transcript"
+	"ccm/transcript/rewrite"
 
 	"github.com/tidwall/gjson"
 )

@@ -7,8 +7,6 @@ package purge
 
 import (
 	"bytes"
-	"ccm/internal/synth"
-	"ccm/internal/testutil"
 	"encoding/base64"
 	"math/rand/v2"
 	"os"
@@ -19,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
 
 	"github.com/tidwall/gjson"
 )

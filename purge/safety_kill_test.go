@@ -8,11 +8,6 @@
 package purge
 
 import (
-	"ccm/ccm"
-	"ccm/internal/synth"
-	"ccm/internal/testutil"
-	"ccm/purge/restore"
-	"ccm/transcript/rewrite"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -22,6 +17,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ccm/ccm"
+	"ccm/internal/synth"
+	"ccm/internal/testutil"
+	"ccm/purge/restore"
+	"ccm/transcript/rewrite"
 )
 
 // claude-context-manager had no atomic write: a crash mid-rewrite left a

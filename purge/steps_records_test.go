@@ -6,12 +6,13 @@ package purge
 
 import (
 	"bytes"
-	"ccm/ccm"
-	"ccm/ccm/stub"
-	"ccm/internal/synth"
 	"context"
 	"fmt"
 	"testing"
+
+	"ccm/ccm"
+	"ccm/ccm/stub"
+	"ccm/internal/synth"
 
 	"github.com/tidwall/gjson"
 )

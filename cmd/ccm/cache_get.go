@@ -3,10 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"ccm/ccm"
-	"ccm/ccm/stub"
-	"ccm/internal/rawjson"
-	"ccm/internal/ui"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +10,11 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"ccm/ccm"
+	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
+	"ccm/internal/ui"
 
 	"github.com/urfave/cli/v3"
 )

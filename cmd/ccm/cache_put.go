@@ -1,8 +1,6 @@
 package main
 
 import (
-	"ccm/ccm"
-	"ccm/internal/ui"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"ccm/ccm"
+	"ccm/internal/ui"
 
 	"github.com/urfave/cli/v3"
 )

@@ -1,0 +1,149 @@
+// Object storage refusing to work: wrong credentials, a missing bucket, and
+// a server that goes away in the middle of an upload (a proxy that cuts the
+// connection), each leaving everything in place.
+
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"ccm/internal/objstore/s3test"
+)
+
+// cutProxy forwards to the server and, once more than limit bytes went
+// up, drops every connection and stops listening: a server that goes
+// away in the middle of an upload. rate, when set, limits the bytes per
+// second going up.
+type cutProxy struct {
+	ln    net.Listener
+	limit int64
+	rate  int64
+	sent  atomic.Int64
+	mu    sync.Mutex
+	conns []net.Conn
+	cut   atomic.Bool
+}
+
+func newCutProxy(t *testing.T, target string, limit, rate int64) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, limit: limit, rate: rate}
+	t.Cleanup(p.close)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { io.Copy(c, s); c.Close() }()
+			go p.up(c, s)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) up(c, s net.Conn) {
+	buf := make([]byte, 32<<10)
+	start := time.Now()
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			total := p.sent.Add(int64(n))
+			if p.limit > 0 && total > p.limit {
+				p.close()
+				return
+			}
+			if p.rate > 0 {
+				if ahead := time.Duration(float64(total)/float64(p.rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
+					time.Sleep(ahead)
+				}
+			}
+			if _, err := s.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			s.Close()
+			return
+		}
+	}
+}
+
+func (p *cutProxy) close() {
+	p.cut.Store(true)
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+func (p *cutProxy) endpoint() string { return "http://" + p.ln.Addr().String() }
+
+// TestS3Refusals: wrong credentials, a missing bucket, a server that goes
+// away in the middle of an upload: one line, a non-zero exit, every
+// original in place, nothing listed.
+func TestS3Refusals(t *testing.T) {
+	srv := s3test.Need(t)
+	for _, c := range []struct {
+		name string
+		env  func(e *s3env) []string
+		url  string
+		want string
+	}{
+		{"wrong secret", func(*s3env) []string { return []string{"AWS_SECRET_ACCESS_KEY=wrong-secret"} }, srv.URL(), "the secret access key is wrong"},
+		{"unknown key", func(*s3env) []string { return []string{"AWS_ACCESS_KEY_ID=nosuchkey"} }, srv.URL(), "does not know the access key"},
+		{"missing bucket", func(*s3env) []string { return nil }, "s3://no-such-bucket-ccm/x", "the bucket does not exist"},
+		{"server gone mid-upload", func(e *s3env) []string {
+			p := newCutProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"), 2<<20, 0)
+			return []string{"CCM_S3_ENDPOINT=" + p.endpoint()}
+		}, srv.URL(), "upload "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newS3Env(t, srv, "m")
+			e.sessions(1, 6<<20)
+			before := snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+			base := e.env
+			for _, args := range [][]string{{"archive", "--older-than", "1d", "--to", c.url}, {"export", "--all", "-o", c.url}} {
+				e.env = append(append([]string(nil), base...), c.env(e)...)
+				out, errs, code := e.run(args...)
+				lines := strings.Split(strings.TrimSpace(errs), "\n")
+				if code == 0 || len(lines) != 1 || !strings.Contains(errs, c.want) {
+					t.Errorf("%s: exit %d, stderr %q (stdout %q); want one line with %q", args[0], code, errs, out, c.want)
+				}
+				after := snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+				if len(after) != len(before) {
+					t.Errorf("%s: %d files before, %d after", args[0], len(before), len(after))
+				}
+				for rel, data := range before {
+					if after[rel] != data {
+						t.Errorf("%s: %s changed or gone", args[0], rel)
+					}
+				}
+			}
+			tg := e.target(t)
+			if l, err := tg.List(context.Background()); err != nil || len(l.Archives) != 0 {
+				t.Errorf("listed after a refusal: %+v, %v", l, err)
+			}
+		})
+	}
+}
