@@ -7,11 +7,11 @@ import (
 	"io"
 	"strconv"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
 	"ccm/hooklib/capture"
+	"ccm/internal/rawjson"
 )
 
 // MaxInput bounds what a hook reads from stdin. Events ccm handles carry a
@@ -221,10 +221,7 @@ func (in *Input) ToolResponse() gjson.Result {
 // rawString is the input as a string without a copy: the bytes are never
 // changed once read (a hook input reaches MaxInput).
 func (in *Input) rawString() string {
-	if len(in.raw) == 0 {
-		return ""
-	}
-	return unsafe.String(&in.raw[0], len(in.raw))
+	return rawjson.String(in.raw)
 }
 
 // ToolUseID is tool_use_id.

@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/internal/rawjson"
 	"ccm/transcript"
 )
 
@@ -200,7 +201,7 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 	p := d.p
 	o := p.opt
 	thr := p.thresholdFor(rec)
-	s := bytesView(line)
+	s := rawjson.String(line)
 	f := p.rec(rec)
 	level, reason := p.pinFor(rec)
 	rm := p.remove[rec]

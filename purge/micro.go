@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm/stub"
+	"ccm/internal/rawjson"
 	"ccm/transcript"
 )
 
@@ -99,7 +100,7 @@ func (m *microScan) note(i int, rec transcript.Record, f *transcript.Facts, opt 
 	if !want {
 		return
 	}
-	content := transcript.Lookup(bytesView(rec.Raw()), "message")
+	content := transcript.Lookup(rawjson.String(rec.Raw()), "message")
 	if !content.IsObject() {
 		return
 	}
@@ -280,7 +281,7 @@ func (m *microScan) noteHook(i int, rec transcript.Record, f *transcript.Facts) 
 	var v gjson.Result
 	switch {
 	case f.Type == transcript.TypeUser && f.Meta && f.ContentString:
-		msg := transcript.Lookup(bytesView(rec.Raw()), "message")
+		msg := transcript.Lookup(rawjson.String(rec.Raw()), "message")
 		if !msg.IsObject() {
 			return
 		}
@@ -289,7 +290,7 @@ func (m *microScan) noteHook(i int, rec transcript.Record, f *transcript.Facts) 
 			return
 		}
 	case f.Type == transcript.TypeAttachment && f.Subtype() == "hook_additional_context":
-		att := transcript.Lookup(bytesView(rec.Raw()), "attachment")
+		att := transcript.Lookup(rawjson.String(rec.Raw()), "attachment")
 		if !att.IsObject() {
 			return
 		}

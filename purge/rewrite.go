@@ -150,7 +150,7 @@ func (w *rewriter) write(src io.Reader, out io.Writer) error {
 func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 	line := body
 	w.edits = w.edits[:0]
-	s := bytesView(line)
+	s := rawjson.String(line)
 	if sr := w.p.stubs[rec]; sr != nil {
 		if lineSum(line) != sr.sum {
 			return nil, errChanged
@@ -200,7 +200,7 @@ func (w *rewriter) editLine(body []byte, rec int) ([]byte, error) {
 				w.buf = rawjson.Splice(w.buf, line, w.edits)
 				line = w.buf
 				w.edits = w.edits[:0]
-				s = bytesView(line)
+				s = rawjson.String(line)
 				c = gjson.Get(s, "message.content")
 			}
 			w.edits = append(w.edits, rawjson.ReplaceValue(c, withoutElements(c, rm)))

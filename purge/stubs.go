@@ -2,7 +2,6 @@ package purge
 
 import (
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -11,15 +10,6 @@ import (
 	"ccm/internal/rawjson"
 	"ccm/transcript"
 )
-
-// bytesView views b as a string for gjson without copying; results point
-// into b and are used before b changes.
-func bytesView(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
 
 // stubSearch is how far into a value a stub's start marker is looked for:
 // a stub is the whole value, after white space at most.

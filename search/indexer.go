@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/rawjson"
 	"ccm/internal/textindex"
 	"ccm/search/searchtext"
 	"ccm/transcript"
@@ -157,5 +158,5 @@ func (w *indexer) add(text []byte, escaped bool) {
 
 // sessionOf is a record's sessionId (a flat agent file's session).
 func sessionOf(body []byte) string {
-	return strings.Clone(transcript.Field(unsafeString(body), "sessionId").Str)
+	return strings.Clone(transcript.Field(rawjson.String(body), "sessionId").Str)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"ccm/internal/rawjson"
 	"ccm/search/searchtext"
 	"ccm/sessions"
 	"ccm/transcript"
@@ -158,7 +159,7 @@ var errStop = errors.New("stop")
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func isToolUse(body []byte) bool {
-	return strings.Contains(unsafeString(body), `"tool_use"`)
+	return strings.Contains(rawjson.String(body), `"tool_use"`)
 }
 
 func kindName(k uint8) string {

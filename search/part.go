@@ -338,7 +338,7 @@ func (p *part) each(fn func(frame int64, at uint32, l partLine) error) error {
 			if end < 0 {
 				return errBadPart
 			}
-			line := unsafeString(data[at : at+end])
+			line := rawjson.String(data[at : at+end])
 			if !gjson.Valid(line) {
 				return errBadPart
 			}
@@ -348,7 +348,7 @@ func (p *part) each(fn func(frame int64, at uint32, l partLine) error) error {
 				return errBadPart
 			}
 			pl := partLine{agent: searchtext.RawStr(m[0]), line: uint32(gjson.Parse(m[1].Raw).Uint()), time: gjson.Parse(m[2].Raw).Int(),
-				kind: uint8(gjson.Parse(m[3].Raw).Uint()), tool: searchtext.RawStr(m[4]), text: unsafeBytes(t[1 : len(t)-1])}
+				kind: uint8(gjson.Parse(m[3].Raw).Uint()), tool: searchtext.RawStr(m[4]), text: rawjson.Bytes(t[1 : len(t)-1])}
 			if err := fn(p.h.Frames[i], uint32(at), pl); err != nil {
 				return err
 			}

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"syscall"
 	"unicode"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/rawjson"
 )
 
 // Window sizes of a peek. A row of `ccm sessions` needs the project (the
@@ -177,7 +177,7 @@ func splitLines(buf []byte, atStart, atEnd bool) []string {
 		if len(line) > 0 && line[0] == '{' {
 			// A view, not a copy: PeekFile clones what it keeps before
 			// the buffer is reused.
-			out = append(out, unsafe.String(&line[0], len(line)))
+			out = append(out, rawjson.String(line))
 		}
 	}
 	return out

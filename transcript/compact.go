@@ -1,5 +1,7 @@
 package transcript
 
+import "ccm/internal/rawjson"
+
 // The index keeps one Facts per record for the whole life of a command, so
 // its size is what memory grows with on a long transcript (100k records in
 // a 1 GB file). A Facts therefore holds no string and no slice of its own:
@@ -58,7 +60,7 @@ func (t *strtab) add(s string) sref {
 		}
 		start := len(t.arena)
 		t.arena = append(t.arena, s...)
-		kept = bytesToString(t.arena[start:len(t.arena):len(t.arena)])
+		kept = rawjson.String(t.arena[start:len(t.arena):len(t.arena)])
 	}
 	t.strs = append(t.strs, kept)
 	return sref(int(t.nstrs) + len(t.strs) - 1)

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"ccm/internal/fsutil"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf16"
+
+	"ccm/internal/fsutil"
 
 	"github.com/tidwall/gjson"
 )

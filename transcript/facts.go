@@ -420,7 +420,7 @@ func looksBase64Raw(raw []byte) bool {
 	if bytes.IndexByte(inner, '\\') >= 0 {
 		return looksBase64(str(raw))
 	}
-	return looksBase64(bytesToString(inner))
+	return looksBase64(rawjson.String(inner))
 }
 
 // looksBase64 tells a real signature (base64, starting Eu…/Et…) from a

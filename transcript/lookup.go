@@ -3,7 +3,6 @@ package transcript
 import (
 	"bytes"
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -22,7 +21,7 @@ import (
 // missing key reports a result that does not Exist) but not the contents
 // of strings and numbers.
 func Lookup(json, path string) gjson.Result {
-	b := unsafe.Slice(unsafe.StringData(json), len(json))
+	b := rawjson.Bytes(json)
 	start, end := 0, len(b)
 	for _, key := range strings.Split(path, ".") {
 		it, ok := rawjson.Member(b[:end], rawjson.SkipSpace(b[:end], start), key)
@@ -42,7 +41,7 @@ func Lookup(json, path string) gjson.Result {
 // member in full, a copy of each megabyte of tool output. v must be valid
 // JSON, as Lookup requires.
 func ForEachMember(v gjson.Result, fn func(key string, m gjson.Result) bool) {
-	b := unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))
+	b := rawjson.Bytes(v.Raw)
 	rawjson.Members(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool {
 		key := string(it.Key)
 		if bytes.IndexByte(it.Key, '\\') >= 0 {
@@ -56,7 +55,7 @@ func ForEachMember(v gjson.Result, fn func(key string, m gjson.Result) bool) {
 // ForEachElement calls fn with each element of the array v until fn
 // returns false, without decoding them, as ForEachMember does.
 func ForEachElement(v gjson.Result, fn func(e gjson.Result) bool) {
-	b := unsafe.Slice(unsafe.StringData(v.Raw), len(v.Raw))
+	b := rawjson.Bytes(v.Raw)
 	rawjson.Elements(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool {
 		raw := v.Raw[it.Value:it.End]
 		return fn(gjson.Result{Type: rawType(raw), Raw: raw, Index: v.Index + it.Value})
@@ -103,7 +102,7 @@ func elements(b []byte, fn func(elem []byte)) {
 // json must be valid JSON, as Lookup requires; out must be as long as
 // keys.
 func Members(json string, keys []string, out []gjson.Result) {
-	b := unsafe.Slice(unsafe.StringData(json), len(json))
+	b := rawjson.Bytes(json)
 	clear(out)
 	left := len(keys)
 	rawjson.Members(b, rawjson.SkipSpace(b, 0), func(it rawjson.Item) bool {
@@ -126,7 +125,7 @@ func Members(json string, keys []string, out []gjson.Result) {
 // bracket, and spares a crossing of a message's content before its
 // blocks are crossed. Other values are returned as Lookup returns them.
 func LookupOpen(json, key string) gjson.Result {
-	b := unsafe.Slice(unsafe.StringData(json), len(json))
+	b := rawjson.Bytes(json)
 	var out gjson.Result
 	open := func(k []byte, vs int) bool {
 		if vs < len(b) && (b[vs] == '[' || b[vs] == '{') && rawjson.KeyIs(k, key) {

@@ -1,8 +1,6 @@
 package transcript
 
 import (
-	"unsafe"
-
 	"github.com/tidwall/gjson"
 
 	"ccm/internal/rawjson"
@@ -15,7 +13,7 @@ import (
 // which comes after its type and holds its tool results, is crossed once,
 // by whatever reads its content, instead of twice.
 func MembersOpen(json string, keys []string, out []gjson.Result) {
-	b := unsafe.Slice(unsafe.StringData(json), len(json))
+	b := rawjson.Bytes(json)
 	clear(out)
 	left := len(keys)
 	wanted := func(k []byte) int {

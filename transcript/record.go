@@ -1,9 +1,9 @@
 package transcript
 
 import (
-	"unsafe"
-
 	"github.com/tidwall/gjson"
+
+	"ccm/internal/rawjson"
 )
 
 // Record gives read access to one JSON object line. It wraps the raw
@@ -19,17 +19,7 @@ type Record struct {
 // NewRecord wraps a line body. The bytes must not change while the Record
 // is in use.
 func NewRecord(body []byte) Record {
-	return Record{raw: body, s: bytesToString(body)}
-}
-
-// bytesToString views b as a string without copying. Callers must not
-// keep the string beyond the life of b; every string this package keeps
-// is copied with clone first.
-func bytesToString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
+	return Record{raw: body, s: rawjson.String(body)}
 }
 
 // clone copies a string that may point into a line buffer.

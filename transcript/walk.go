@@ -136,7 +136,7 @@ func strView(raw []byte) string {
 	}
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
-		return bytesToString(inner)
+		return rawjson.String(inner)
 	}
 	return clone(gjson.ParseBytes(raw).Str)
 }

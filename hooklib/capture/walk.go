@@ -1,8 +1,6 @@
 package capture
 
 import (
-	"unsafe"
-
 	"ccm/internal/rawjson"
 )
 
@@ -12,7 +10,7 @@ import (
 // passes byte by byte: rawjson's walker jumps from quote to quote, so
 // finding a member after a 16 MB output costs a memchr, not a decode.
 func Member(raw, key string) (val string, off int, ok bool) {
-	b := unsafe.Slice(unsafe.StringData(raw), len(raw))
+	b := rawjson.Bytes(raw)
 	it, ok := rawjson.Member(b, rawjson.SkipSpace(b, 0), key)
 	if !ok {
 		return "", 0, false

@@ -13,7 +13,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -149,7 +148,7 @@ func restoreStream(ctx context.Context, r io.Reader, w io.Writer, store *ccm.Sto
 		out := l.Raw
 		if l.Kind == transcript.Object {
 			rep.objects++
-			rep.typed = rep.typed || transcript.Lookup(bytesView(l.Body()), "type").Type == gjson.String
+			rep.typed = rep.typed || transcript.Lookup(rawjson.String(l.Body()), "type").Type == gjson.String
 		}
 		if skip > 0 {
 			// A metadata record re-written after an archive stub: the
@@ -221,15 +220,6 @@ func restoreArchive(ctx context.Context, l transcript.Line, w io.Writer, store *
 	return int(gjson.GetBytes(body, "kept").Int()), nil
 }
 
-// bytesView views b as a string for gjson without copying; results point
-// into b and are used before b changes.
-func bytesView(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
-
 // restoreEdits finds the stubs in one line and the splices that put their
 // content back.
 func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, rep *Report) ([]rawjson.Edit, error) {
@@ -295,7 +285,7 @@ func restoreEdits(ctx context.Context, body []byte, num int, store *ccm.Store, r
 			rep.Restored++
 		}
 	}
-	walk(gjson.Parse(bytesView(body)), gjson.Result{}, "")
+	walk(gjson.Parse(rawjson.String(body)), gjson.Result{}, "")
 	return edits, ferr
 }
 

@@ -58,7 +58,7 @@ var (
 // line that holds no searchable text.
 func (x *Extractor) Line(line []byte, emit Emit) (rec Record, ok bool) {
 	var m [6]gjson.Result
-	s := unsafeString(line)
+	s := rawjson.String(line)
 	transcript.Members(s, recordKeys, m[:])
 	typ := RawStr(m[0])
 	if typ != "user" && typ != "assistant" {
@@ -143,7 +143,7 @@ func (x *Extractor) str(rec *Record, kind uint8, raw string, emit Emit) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return
 	}
-	inner := unsafeBytes(raw[1 : len(raw)-1])
+	inner := rawjson.Bytes(raw[1 : len(raw)-1])
 	if len(inner) == 0 {
 		return
 	}
@@ -196,7 +196,7 @@ func walkStrings(raw string, fn func(s string)) {
 			rawjson.Elements(b, i, each)
 		}
 	}
-	walk(unsafeBytes(raw), 0)
+	walk(rawjson.Bytes(raw), 0)
 }
 
 // skipKeys are the members of stored JSON whose values are not text to
@@ -213,7 +213,7 @@ func decodeStored(content []byte, emit func(text []byte, escaped bool)) {
 		walk = func(v gjson.Result) {
 			switch {
 			case v.Type == gjson.String && len(v.Raw) >= 2:
-				emit(unsafeBytes(v.Raw[1:len(v.Raw)-1]), true)
+				emit(rawjson.Bytes(v.Raw[1:len(v.Raw)-1]), true)
 			case v.IsObject():
 				v.ForEach(func(k, e gjson.Result) bool {
 					if !skipKeys[k.Str] {
