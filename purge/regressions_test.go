@@ -3,8 +3,9 @@ package purge
 // Regression tests for the defects of claude-context-manager's purge
 // (docs/earlier-tools.md): each comment says what that tool did, and the
 // test holds what ccm does instead. Appends lost during the rewrite and
-// the missing atomic write are in safety_test.go, where they need a
-// second process.
+// the missing atomic write are in safety_test.go and safety_kill_test.go,
+// where they need a second process; the rest of the defects are in
+// regressions_repair_test.go and regressions_output_test.go.
 
 import (
 	"bytes"
