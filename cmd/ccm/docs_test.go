@@ -59,21 +59,7 @@ func readRepo(t *testing.T, name string) string {
 // withoutCode blanks fenced code blocks and inline code spans, keeping
 // the line count, so that links are looked for in prose only.
 func withoutCode(s string) string {
-	var out strings.Builder
-	fenced := false
-	for _, line := range strings.SplitAfter(s, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			fenced = !fenced
-			out.WriteString("\n")
-			continue
-		}
-		if fenced {
-			out.WriteString("\n")
-			continue
-		}
-		out.WriteString(inlineCode.ReplaceAllString(line, "``"))
-	}
-	return out.String()
+	return inlineCode.ReplaceAllString(withoutFences(s), "``")
 }
 
 var (
