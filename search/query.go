@@ -148,7 +148,8 @@ func regexWords(expr string) []string {
 }
 
 // match reports whether text matches the query, and where its first
-// match is.
+// match is. The words are read once, as a stream, and none is kept: a
+// candidate may be a 60 MB message.
 func (q *Query) match(text string) (start, end int, ok bool) {
 	if q.Regex != nil {
 		loc := q.Regex.FindStringIndex(text)
@@ -157,52 +158,74 @@ func (q *Query) match(text string) (start, end int, ok bool) {
 		}
 		return loc[0], loc[1], true
 	}
-	spans := textindex.WordSpans(text)
-	start, end = -1, -1
+	longest := 0
 	for _, t := range q.Terms {
-		s, e, found := findTerm(spans, t)
-		if !found {
-			return 0, 0, false
+		longest = max(longest, len(t))
+	}
+	if longest == 0 {
+		return 0, 0, false
+	}
+	// starts holds the start of the last longest words, a ring; run[i][j]
+	// tells that the last j+1 words are the first j+1 of term i.
+	starts := make([]int, longest)
+	run := make([][]bool, len(q.Terms))
+	found := make([][2]int, len(q.Terms))
+	left := len(q.Terms)
+	for i, t := range q.Terms {
+		run[i] = make([]bool, len(t))
+		found[i] = [2]int{-1, -1}
+	}
+	n := 0
+	textindex.EachWord(text, func(w []byte, s, e int) {
+		if left == 0 {
+			return
 		}
-		if start < 0 || s < start {
-			start, end = s, e
+		starts[n%longest] = s
+		n++
+		for i, t := range q.Terms {
+			if found[i][0] >= 0 {
+				continue
+			}
+			r := run[i]
+			for j := len(t) - 1; j > 0; j-- {
+				r[j] = r[j-1] && string(w) == t[j]
+			}
+			r[0] = string(w) == t[0]
+			if r[len(t)-1] {
+				found[i] = [2]int{starts[(n-len(t))%longest], e}
+				left--
+			}
+		}
+	})
+	if left > 0 {
+		return 0, 0, false
+	}
+	start, end = -1, -1
+	for _, f := range found {
+		if start < 0 || f[0] < start {
+			start, end = f[0], f[1]
 		}
 	}
 	return start, end, true
 }
 
-// findTerm finds the words of t next to each other in spans.
-func findTerm(spans []textindex.Span, t []string) (start, end int, ok bool) {
-	for i := 0; i+len(t) <= len(spans); i++ {
-		j := 0
-		for j < len(t) && spans[i+j].Word == t[j] {
-			j++
-		}
-		if j == len(t) {
-			return spans[i].Start, spans[i+len(t)-1].End, true
-		}
-	}
-	return 0, 0, false
-}
-
 // score is how densely text holds the query's words: occurrences per
 // word of text, weighted by how rare each word is in the index.
 func (q *Query) score(text string, rarity map[string]float64) float64 {
-	spans := textindex.WordSpans(text)
-	if len(spans) == 0 {
-		return 0
-	}
 	var s float64
-	for _, t := range q.Terms {
-		for _, w := range t {
-			n := 0
-			for _, sp := range spans {
-				if sp.Word == w {
-					n++
+	words := 0
+	textindex.EachWord(text, func(w []byte, _, _ int) {
+		words++
+		for _, t := range q.Terms {
+			for _, tw := range t {
+				if string(w) == tw {
+					s += rarity[tw]
 				}
 			}
-			s += float64(n) * rarity[w]
 		}
+	})
+	if words == 0 {
+		return 0
 	}
-	return s / (1 + float64(len(spans))/200)
+	return s / (1 + float64(words)/200)
 }

@@ -63,7 +63,7 @@ The index lives in <ccm home>/search (0700, files 0600). Every search first
 brings it up to date: new sessions and archives, the new bytes of grown
 transcripts; removed sessions drop out. --reindex rebuilds it, --forget
 deletes it. CCM_SEARCH_REDACT (ccm config) keeps matching text out of it.
-Exit status 1 when nothing matched, as grep.
+Exit status 1 when nothing matched, as grep (with --json: 0, no hits).
 
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{

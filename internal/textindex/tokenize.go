@@ -229,21 +229,29 @@ type Span struct {
 }
 
 // WordSpans splits decoded text into its words, as the index sees them,
-// with their byte ranges: for queries, and to check a candidate document.
+// with their byte ranges: for queries.
 func WordSpans(text string) []Span {
 	var out []Span
+	EachWord(text, func(w []byte, start, end int) {
+		out = append(out, Span{Word: string(w), Start: start, End: end})
+	})
+	return out
+}
+
+// EachWord calls fn with each word of decoded text, as WordSpans splits
+// it, lowercased, and its byte range, holding none of them: checking a
+// candidate document of 60 MB must not keep its millions of words. The
+// word's bytes are only valid during the call.
+func EachWord(text string, fn func(word []byte, start, end int)) {
 	start := -1
 	var buf []byte
-	end := func(i int) {
-		if start >= 0 {
-			out = append(out, Span{Word: string(buf), Start: start, End: i})
-			start = -1
-		}
-	}
 	for i, r := range text {
 		word := r < utf8.RuneSelf && lower[r] != 0 || r >= utf8.RuneSelf && wordRune(r)
 		if !word {
-			end(i)
+			if start >= 0 {
+				fn(buf, start, i)
+				start = -1
+			}
 			continue
 		}
 		if start < 0 {
@@ -255,8 +263,9 @@ func WordSpans(text string) []Span {
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
 		}
 	}
-	end(len(text))
-	return out
+	if start >= 0 {
+		fn(buf, start, len(text))
+	}
 }
 
 // Words is the words of WordSpans without their ranges.
