@@ -46,7 +46,7 @@ type Options struct {
 // config directory: projects/ (sessions, subagent files, purge backups),
 // each symlink directly under it (a symlinked project folder, which the
 // walk of projects/ does not follow and ccm counts as a project like the
-// others, transcript.ProjectFolders; one that leads nowhere now keeps
+// others, sessions.ListProjects; one that leads nowhere now keeps
 // what its transcripts referenced until it is back), and sessions/, which
 // claude-context-manager also scanned.
 func TranscriptRoots(claudeDir string) []string {

@@ -11,7 +11,7 @@ import (
 )
 
 // A project folder kept elsewhere behind a symlink in projects/ is a
-// project like the others (transcript.ProjectFolders): gc reads its
+// project like the others (sessions.ListProjects): gc reads its
 // transcripts, so what only they reference stays, on the first run and on
 // the next one that reads the index; while the link leads nowhere (a disk
 // not mounted), what they referenced stays too.

@@ -120,7 +120,11 @@ func Find(configDir, id string, projects []Project) (*Session, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w with id %s under %s", ErrNoSession, id, transcript.ProjectsDir(configDir))
+		hint := ""
+		if len(matches) > 0 {
+			hint = fmt.Sprintf(" (a session id prefix needs %d characters or more)", MinPrefix)
+		}
+		return nil, fmt.Errorf("%w with id %s under %s%s", ErrNoSession, id, transcript.ProjectsDir(configDir), hint)
 	}
 	s, err := ScanSession(at[m.Path], m.ID)
 	if err == nil && s == nil {

@@ -49,22 +49,37 @@ type Project struct {
 	Linked bool   // a symlink to a folder kept elsewhere
 }
 
-// ListProjects lists the project folders by the one symlink rule
-// (transcript.ProjectFolders: a symlinked project folder is a project
-// like the others). A missing config dir is an error; a config dir
-// without projects/ has none.
+// ListProjects lists the project folders of a config dir: every folder
+// directly under its projects/, and every symlink there that leads to a
+// folder (a project folder kept on another disk, say), listed under the
+// link's name. That is the one symlink ccm follows in a config dir: every
+// command sees the same projects, and nothing else reached through a
+// symlink (a transcript, a folder inside a project) is walked. A missing
+// config dir is an error; a config dir without projects/ has none.
 func ListProjects(configDir string) ([]Project, error) {
 	if err := transcript.CheckConfigDir(configDir); err != nil {
 		return nil, err
 	}
-	folders, err := transcript.ProjectFolders(configDir)
+	root := transcript.ProjectsDir(configDir)
+	entries, err := os.ReadDir(root)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
 		return nil, err
 	}
-	root := transcript.ProjectsDir(configDir)
-	out := make([]Project, 0, len(folders))
-	for _, f := range folders {
-		out = append(out, Project{Folder: f.Name, Dir: filepath.Join(root, f.Name), Linked: f.Linked})
+	var out []Project
+	for _, e := range entries {
+		p := Project{Folder: e.Name(), Dir: filepath.Join(root, e.Name())}
+		switch {
+		case e.IsDir():
+			out = append(out, p)
+		case e.Type()&fs.ModeSymlink != 0:
+			if fi, err := os.Stat(p.Dir); err == nil && fi.IsDir() {
+				p.Linked = true
+				out = append(out, p)
+			}
+		}
 	}
 	return out, nil
 }

@@ -42,7 +42,7 @@ func ArchiveDir(home, to, configured string) string {
 // InsideProjects reports whether dir is the config dir's projects/ folder
 // or inside it, once symlinks are resolved. A project folder directly
 // under projects/ may itself be a symlink (the one symlink rule,
-// transcript.ProjectFolders); any other symlink counts by where it leads.
+// ListProjects); any other symlink counts by where it leads.
 func InsideProjects(configDir, dir string) bool {
 	_, _, ok := projectOfDir(configDir, dir)
 	return ok
@@ -84,10 +84,10 @@ func projectOfDir(configDir, dir string) (p Project, rel string, ok bool) {
 			folders = append(folders, strings.SplitN(rel, string(filepath.Separator), 2)[0])
 		}
 	}
-	if fs, err := transcript.ProjectFolders(configDir); err == nil {
-		for _, f := range fs {
-			if f.Linked {
-				folders = append(folders, f.Name)
+	if ps, err := ListProjects(configDir); err == nil {
+		for _, p := range ps {
+			if p.Linked {
+				folders = append(folders, p.Folder)
 			}
 		}
 	}

@@ -131,17 +131,23 @@ func Rows(ctx context.Context, configDir string, sel *Selection, o Options) (row
 	sort.Slice(groups, func(i, j int) bool { return groups[i].dir < groups[j].dir })
 	var mu sync.Mutex
 	done := 0
+	// Each folder's rows go in its own slot, joined in the folders' order,
+	// so that sessions written at the same time keep one order from run
+	// to run (the sort below is stable).
+	per := make([][]*Row, len(groups))
 	batch.Run(ctx, len(groups), jobs, func(i int) {
 		g := groups[i]
-		rs := folderRows(g.sessions, sel.whole[g.dir], sel, o, ret, live)
+		per[i] = folderRows(g.sessions, sel.whole[g.dir], sel, o, ret, live)
 		mu.Lock()
 		defer mu.Unlock()
-		rows = append(rows, rs...)
 		done++
 		if o.Progress != nil {
 			o.Progress(done, len(groups))
 		}
 	}, nil)
+	for _, rs := range per {
+		rows = append(rows, rs...)
+	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].ModTime.After(rows[j].ModTime) })
 	return rows, errs
 }

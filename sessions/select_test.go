@@ -187,6 +187,13 @@ func TestFindByPrefix(t *testing.T) {
 			t.Errorf("Find(%s) = %v, want one line of ErrNoSession", id, err)
 		}
 	}
+	// A prefix too short to name a session says how long one must be.
+	if _, err := Find(c.cfg, "aaa", nil); err == nil || !strings.Contains(err.Error(), "needs 4 characters or more") {
+		t.Errorf("Find(aaa) = %v, want the hint of the shortest prefix", err)
+	}
+	if _, err := Find(c.cfg, "999", nil); err == nil || strings.Contains(err.Error(), "characters or more") {
+		t.Errorf("Find(999) = %v, want no hint: no id starts with it", err)
+	}
 	for _, id := range []string{"../x", "a/b", "..", ""} {
 		if _, err := Find(c.cfg, id, nil); !errors.Is(err, ErrInvalidID) {
 			t.Errorf("Find(%q) = %v, want ErrInvalidID", id, err)

@@ -15,7 +15,7 @@ import (
 // Walk calls fn for every transcript (*.jsonl, subagent files included)
 // under root, skipping temp files (backups do not end in .jsonl). A
 // symlink is not followed, but for root itself: the one symlink rule
-// (transcript.ProjectFolders) is applied by the selection, which walks
+// (ListProjects) is applied by the selection, which walks
 // each project folder as a root. A folder under root that cannot be read
 // is passed to skip and the walk carries on; with skip nil it fails the
 // walk.

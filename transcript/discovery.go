@@ -111,43 +111,6 @@ func IsSessionFileName(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "agent-") && !strings.HasPrefix(name, ".")
 }
 
-// ProjectFolder is one project folder under <config>/projects.
-type ProjectFolder struct {
-	Name string
-	// Linked is set for a symlink to a folder kept elsewhere.
-	Linked bool
-}
-
-// ProjectFolders lists the project folders of a config dir: every folder
-// directly under its projects/, and every symlink there that leads to a
-// folder (a project folder kept on another disk, say), listed under the
-// link's name. That is the one symlink ccm follows in a config dir: every
-// command sees the same projects, and nothing else reached through a
-// symlink (a transcript, a folder inside a project) is walked. A config
-// dir without projects/ has none.
-func ProjectFolders(configDir string) ([]ProjectFolder, error) {
-	root := ProjectsDir(configDir)
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var out []ProjectFolder
-	for _, e := range entries {
-		switch {
-		case e.IsDir():
-			out = append(out, ProjectFolder{Name: e.Name()})
-		case e.Type()&fs.ModeSymlink != 0:
-			if fi, err := os.Stat(filepath.Join(root, e.Name())); err == nil && fi.IsDir() {
-				out = append(out, ProjectFolder{Name: e.Name(), Linked: true})
-			}
-		}
-	}
-	return out, nil
-}
-
 // IsSubagentPath reports whether a transcript path is a subagent file
 // (either layout), whose parents may point into the main session.
 func IsSubagentPath(path string) bool {

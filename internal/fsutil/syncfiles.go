@@ -1,9 +1,11 @@
 package fsutil
 
 import (
+	"context"
 	"errors"
 	"os"
-	"sync"
+
+	"ccm/internal/batch"
 )
 
 // SyncFiles makes files written with WriteFileUnsynced durable: it fsyncs
@@ -15,27 +17,14 @@ import (
 // replaced or removed since, which their directory's sync records.
 func SyncFiles(files, dirs []string) error {
 	const workers = 16
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	next := make(chan string)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for path := range next {
-				if err := syncFile(path, syncNoBarrier); err != nil && errs[w] == nil {
-					errs[w] = err
-				}
-			}
-		}(w)
-	}
-	for _, f := range files {
-		next <- f
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
+	errs := make([]error, len(files))
+	batch.Run(context.Background(), len(files), workers, func(i int) {
+		errs[i] = syncFile(files[i], syncNoBarrier)
+	}, nil)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	if len(dirs) == 0 && len(files) > 0 {
 		// No directory to end with: the last file carries the barrier.
