@@ -2,50 +2,9 @@ package batch
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"reflect"
 	"sync/atomic"
 	"testing"
-	"time"
 )
-
-func TestSelectAppliesEachRule(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	mk := func(name string, size int, age time.Duration) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	old := mk("old.jsonl", 100, 48*time.Hour)
-	active := mk("active.jsonl", 100, time.Minute)
-	activeNamed := mk("named.jsonl", 100, time.Minute)
-	small := mk("small.jsonl", 10, 48*time.Hour)
-	empty := mk("empty.jsonl", 0, 48*time.Hour)
-	recent := mk("recent.jsonl", 100, 5*time.Hour)
-	missing := filepath.Join(dir, "gone.jsonl")
-	sel := Select([]Candidate{{old, false}, {active, false}, {activeNamed, true}, {small, false}, {empty, true}, {recent, false}, {missing, false}},
-		Criteria{Now: now, Active: 2 * time.Minute, OlderThan: 0, MinSize: 50})
-	if want := []string{old, activeNamed, recent}; !reflect.DeepEqual(sel.Todo, want) {
-		t.Errorf("todo %v, want %v", sel.Todo, want)
-	}
-	if want := []string{active, small, empty}; !reflect.DeepEqual(sel.Skipped, want) {
-		t.Errorf("skipped %v, want %v", sel.Skipped, want)
-	}
-	if len(sel.Failed) != 1 || sel.Failed[0].Path != missing || !os.IsNotExist(sel.Failed[0].Err) {
-		t.Errorf("failed %+v, want the missing file", sel.Failed)
-	}
-	sel = Select([]Candidate{{old, false}, {recent, false}}, Criteria{Now: now, OlderThan: 24 * time.Hour})
-	if want := []string{old}; !reflect.DeepEqual(sel.Todo, want) {
-		t.Errorf("--older-than 24h: todo %v, want %v", sel.Todo, want)
-	}
-}
 
 func TestRunDoesEveryItemOnceAndStopsWhenCancelled(t *testing.T) {
 	var seen [100]atomic.Int32
