@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"ccm/ccm"
+	"ccm/ccm/stub"
 	"ccm/internal/rawjson"
 	"ccm/transcript"
 )
@@ -227,7 +228,7 @@ func (d *decider) record(line []byte, rec int) *stubbedRecord {
 		if media != "" {
 			ps.media = d.intern(media) // media points into the line buffer: intern copies it
 		} else {
-			ps.lines = transcript.CountEscapedNewlines(raw)
+			ps.lines = stub.ValueLines(raw)
 			ps.exit = exitCode(raw)
 		}
 		sr.stubs = append(sr.stubs, ps)

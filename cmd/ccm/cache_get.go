@@ -40,9 +40,10 @@ metadata instead and counts no access. --last uses the most recently stored key.
 
 ccm purge stores what it cuts out of a transcript as the JSON value it was
 in the line. A JSON string (a tool's output, a file read) is written as the
-text it encodes, so its lines are the lines the stub's "lines:" counts; a
-JSON object or array (a toolUseResult, a list of content blocks) is written
-as stored. --raw writes the stored bytes exactly, the string as JSON too.
+text it encodes, so its lines are the lines the stub's "lines:" counts; so
+is an array of text blocks (a Task's answer), written as the texts of its
+blocks, a newline between two. Any other JSON object or array (a
+toolUseResult, image and text blocks) is written as stored. --raw writes the stored bytes exactly, the string as JSON too.
 What the hooks capture is stored as text and written as it is either way.
 
 Parts of the content (lines are numbered from 1, as in a stub):
@@ -190,17 +191,23 @@ func isSilent(err error) bool {
 	return errors.As(err, &se)
 }
 
-// jsonText is the text a stored JSON string encodes; any other JSON value
-// (an object, an array) is returned as it is.
+// jsonText is the text of a stored JSON value, as a stub's lines: count
+// it (stub.ValueText): a string decoded, an array of text blocks as the
+// texts of its blocks; any other value (an object, an array of other
+// blocks) is returned as it is.
 func jsonText(k ccm.Key, b []byte) ([]byte, error) {
-	if i := bytes.IndexFunc(b, func(r rune) bool { return !unicode.IsSpace(r) }); i < 0 || b[i] != '"' {
+	i := bytes.IndexFunc(b, func(r rune) bool { return !unicode.IsSpace(r) })
+	if i < 0 || b[i] != '"' && b[i] != '[' {
 		return b, nil
 	}
-	text, ok := rawjson.Unquote(string(bytes.TrimSpace(b)))
-	if !ok {
+	text, ok := stub.ValueText(b)
+	switch {
+	case ok:
+		return text, nil
+	case b[i] == '"':
 		return nil, fmt.Errorf("%s: %w (--raw writes it as stored)", k, rawjson.ErrNotString)
 	}
-	return text, nil
+	return b, nil
 }
 
 // jsonTextReader decodes a stored JSON string as it is read, for content
