@@ -70,7 +70,7 @@ the originals are removed.
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			dryRunFlag(""),
 			verboseFlag("the plan: every session archived, and every session kept, each with why"),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions archived at once (default: number of CPUs)"},
+			jobsFlag("sessions archived at once", "number of CPUs"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sel, err := selectorFrom(cmd, true)

@@ -62,7 +62,7 @@ last 2 minutes, a file open for writing) is counted in the summary, with why.
 			&cli.BoolFlag{Name: "empty", Usage: "remove empty and zero-byte sessions"},
 			dryRunFlag(""),
 			verboseFlag("the plan: every file or folder removed, and what safety keeps, each with why"),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "removals at once (default: number of CPUs)"},
+			jobsFlag("removals at once", "number of CPUs"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {

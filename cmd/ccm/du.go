@@ -32,7 +32,7 @@ metadata is read (and one transcript head per project, for its real path).
 
 ` + exitStatusHelp,
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
+			jobsFlag("project folders read at once", "2 per CPU"),
 			&cli.StringFlag{Name: "to", Usage: "the archive folder (default <ccm home>/archive)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {

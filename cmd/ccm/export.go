@@ -70,7 +70,7 @@ machine or another, under another project path if asked.
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			dryRunFlag("the sessions are chosen, nothing is packed or written"),
 			verboseFlag("the plan: each session, its size and where its bundle goes"),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions exported at once (default: number of CPUs)"},
+			jobsFlag("sessions exported at once", "number of CPUs"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sel, err := selectorFrom(cmd, false)

@@ -25,3 +25,9 @@ func verboseFlag(what string) cli.Flag {
 	}
 	return &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also print " + what}
 }
+
+// jobsFlag is -j/--jobs: what runs at once, and how many by default (0
+// means that default; the help shows it in words, not as 0).
+func jobsFlag(what, def string) cli.Flag {
+	return &cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: what, DefaultText: def}
+}

@@ -83,7 +83,7 @@ unless --allow-missing-content, which names the stubs that stay stubs.
 			dryRunFlag("each bundle is read and checked whole, and what is in the way named"),
 			verboseFlag("each session's plan: project, folder, id, records, files and stored content"),
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "bundles imported at once (default: number of CPUs)"},
+			jobsFlag("bundles imported at once", "number of CPUs"),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runImport(ctx, importOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Cwd: cmd.String("cwd"),

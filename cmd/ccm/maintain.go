@@ -57,7 +57,7 @@ than --lock-wait is one (exit 4), after the summary of what was done.
 		Flags: []cli.Flag{
 			dryRunFlag(""),
 			verboseFlag("the plan of each part: sessions archived and kept, files removed and kept, blobs pruned, each with why"),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions worked on at once (default: number of CPUs)"},
+			jobsFlag("sessions worked on at once", "number of CPUs"),
 			lockWaitFlag(),
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {

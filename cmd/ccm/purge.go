@@ -107,7 +107,7 @@ ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "inject-compaction", Usage: "write a compaction pair in front of the last --keep-turns turns"},
 			&cli.BoolFlag{Name: "no-inject-compaction", Usage: "do not inject a compaction (the default)"},
 			&cli.IntFlag{Name: "keep-turns", Value: 4, Usage: "turns kept after an injected compaction"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "batch: files purged at once (default: number of CPUs)"},
+			jobsFlag("batch: files purged at once", "number of CPUs"),
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate of the resume context"},
 			&cli.BoolFlag{Name: "analyze", Usage: "only analyze (as ccm analyze)"},
 			&cli.BoolFlag{Name: "restart", Aliases: []string{"r"}, Usage: "print the command that resumes the purged session"},

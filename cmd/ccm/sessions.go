@@ -65,7 +65,7 @@ Without a selector every session is listed.
 			&cli.StringFlag{Name: "to", Usage: "with --archived: the archive folder (default <ccm home>/archive)"},
 			&cli.StringFlag{Name: "from", Usage: "with --archived: the archives in object storage, `s3://BUCKET/PREFIX`"},
 			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "project folders read at once (default: 2 per CPU)"},
+			jobsFlag("project folders read at once", "2 per CPU"),
 			&cli.BoolFlag{Name: "ascii", Usage: "draw the size bars in plain ASCII"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {

@@ -85,7 +85,7 @@ way, its stubs' content goes into the CCM store, and it stays in the bucket.
 			&cli.BoolFlag{Name: "force", Usage: "restore over existing files, keeping each as a backup"},
 			&cli.BoolFlag{Name: "touch", Usage: "give restored files the current time (safe from the sweep)"},
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "sessions restored at once (default: number of CPUs)"},
+			jobsFlag("sessions restored at once", "number of CPUs"),
 			dryRunFlag("each archive is verified whole, and what is in the way named"),
 			verboseFlag("every file each session puts back, and where"),
 		),
