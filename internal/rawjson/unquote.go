@@ -15,8 +15,13 @@ func Unquote(raw string) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return nil, false
 	}
-	s := raw[1 : len(raw)-1]
-	out := make([]byte, 0, len(s))
+	return AppendUnquoted(make([]byte, 0, len(raw)-2), raw[1:len(raw)-1])
+}
+
+// AppendUnquoted appends the decoded text of s, the inside of a JSON
+// string (its quotes left out), to out; ok is false, and nil returned,
+// for a malformed escape.
+func AppendUnquoted(out []byte, s string) ([]byte, bool) {
 	for {
 		i := strings.IndexByte(s, '\\')
 		if i < 0 {

@@ -247,11 +247,7 @@ func (x *Extractor) remember(id, name string) {
 	x.order = append(x.order, id)
 }
 
-func (x *Extractor) forget(id string) {
-	if _, ok := x.tools[id]; ok {
-		delete(x.tools, id)
-	}
-}
+func (x *Extractor) forget(id string) { delete(x.tools, id) }
 
 // Pending lists the tool calls still awaiting their results, as
 // id=name pairs, so that indexing a grown file later picks up where it
@@ -278,18 +274,18 @@ func (x *Extractor) Restore(pending []string) {
 // Text is the decoded text of a record, its pieces joined by newlines,
 // with the kinds each piece had: what a query's check and snippets read.
 func (x *Extractor) Text(line []byte) (text string, rec Record) {
-	var sb strings.Builder
+	var b []byte
 	rec, _ = x.Line(line, func(kind uint8, t []byte, escaped bool) {
-		if sb.Len() > 0 {
-			sb.WriteByte('\n')
+		if len(b) > 0 {
+			b = append(b, '\n')
 		}
 		if escaped {
-			sb.WriteString(gjson.Parse(`"` + string(t) + `"`).Str)
+			b = AppendUnescaped(b, t)
 		} else {
-			sb.Write(t)
+			b = append(b, t...)
 		}
 	})
-	return sb.String(), rec
+	return string(b), rec
 }
 
 // StoredText is the text of stored content as a reader wants it: a JSON
@@ -312,7 +308,12 @@ func StoredText(content []byte) []byte {
 	return out
 }
 
-// AppendUnescaped appends the decoded text of the inside of a JSON string.
+// AppendUnescaped appends the decoded text of the inside of a JSON
+// string; a malformed escape (the scanner passed the line as valid, so
+// none is expected) leaves its text out.
 func AppendUnescaped(dst, raw []byte) []byte {
-	return append(dst, gjson.Parse(`"`+string(raw)+`"`).Str...)
+	if out, ok := rawjson.AppendUnquoted(dst, rawjson.String(raw)); ok {
+		return out
+	}
+	return dst
 }
