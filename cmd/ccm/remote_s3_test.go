@@ -151,6 +151,14 @@ func TestS3ExportImportArchive(t *testing.T) {
 	if _, err := os.Stat(a.transcriptPath(one)); err != nil {
 		t.Fatalf("export moved the session: %v", err)
 	}
+	// Exported again, the same files: the bundle there is kept, and the
+	// destination said is the object's (its name holds its SHA-256).
+	var exported struct {
+		Sessions []struct {
+			Dest string `json:"destination"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(a.ok("--json", "export", "--session", one[:8], "-o", url)), &exported)
 	// A dry run reads the bucket and writes nothing of ccm's.
 	if out := a.ok("archive", "-n", "--older-than", "1d", "--to", url); !strings.Contains(out, "would archive 3 sessions") {
 		t.Errorf("archive -n --to s3: %s", out)
@@ -178,6 +186,9 @@ func TestS3ExportImportArchive(t *testing.T) {
 	for _, s := range listed.Sessions {
 		if !strings.HasPrefix(s.Archive, url+"/laptop/"+a.folder+"/") || s.Machine != "laptop" {
 			t.Errorf("archive %s is not under this machine's prefix", s.Archive)
+		}
+		if s.ID == one && (len(exported.Sessions) != 1 || exported.Sessions[0].Dest != s.Archive) {
+			t.Errorf("export said it wrote %+v, the bucket holds %s", exported.Sessions, s.Archive)
 		}
 	}
 
