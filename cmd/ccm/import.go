@@ -154,9 +154,13 @@ func runImport(ctx context.Context, o importOptions) error {
 	results := make([]*bundle.Plan, len(bundles))
 	errs := make([]error, len(bundles))
 	var placing sync.Mutex
+	taken, err := bundle.ListTaken(o.ClaudeDir)
+	if err != nil {
+		return err
+	}
 	forEach(ctx, o.Stderr, o.JSON, "importing", len(bundles), o.Jobs, func(i int) {
 		iopt := bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Root: root, KeepMTimes: o.KeepMTimes, DryRun: o.DryRun,
-			AllowMissingContent: o.AllowMissingContent, Now: o.Now, Placing: &placing}
+			AllowMissingContent: o.AllowMissingContent, Now: o.Now, Placing: &placing, Taken: taken}
 		if o.NewID {
 			iopt.NewID = newSessionID()
 		}
