@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -57,26 +55,11 @@ type Taken struct {
 // ListTaken lists the session ids of a config dir once, for a run of
 // imports: the config dir is read once, not once for each.
 func ListTaken(configDir string) (*Taken, error) {
-	projects, err := sessions.ListProjects(configDir)
+	paths, err := sessions.IDs(configDir)
 	if err != nil {
 		return nil, err
 	}
-	t := &Taken{paths: map[string]string{}}
-	for _, p := range projects {
-		entries, err := os.ReadDir(p.Dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			return nil, err
-		}
-		for _, e := range entries {
-			if name := e.Name(); e.Type().IsRegular() && transcript.IsSessionFileName(name) {
-				t.paths[strings.TrimSuffix(name, ".jsonl")] = filepath.Join(p.Dir, name)
-			}
-		}
-	}
-	return t, nil
+	return &Taken{paths: paths}, nil
 }
 
 func (t *Taken) lookup(id string) (string, bool) {
