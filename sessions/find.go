@@ -82,6 +82,39 @@ func MatchID(id string, matches []Match) (Match, bool, error) {
 	return starts[0], true, nil
 }
 
+// eachSessionFile calls fn with every session transcript (a regular
+// <id>.jsonl) of the projects' folders; a folder that went is skipped.
+func eachSessionFile(projects []Project, fn func(p Project, name string)) error {
+	for _, p := range projects {
+		entries, err := os.ReadDir(p.Dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return err
+		}
+		for _, e := range entries {
+			if name := e.Name(); e.Type().IsRegular() && transcript.IsSessionFileName(name) {
+				fn(p, name)
+			}
+		}
+	}
+	return nil
+}
+
+// IDs lists the sessions of a config dir: each id with its transcript.
+func IDs(configDir string) (map[string]string, error) {
+	projects, err := ListProjects(configDir)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	err = eachSessionFile(projects, func(p Project, name string) {
+		ids[strings.TrimSuffix(name, ".jsonl")] = filepath.Join(p.Dir, name)
+	})
+	return ids, err
+}
+
 // Find finds the session with this id, or whose id starts with it, among
 // the sessions of projects (every project of the config dir when nil).
 // It reads the project folders' names only, then the one session's files.
@@ -97,23 +130,15 @@ func Find(configDir, id string, projects []Project) (*Session, error) {
 	}
 	var matches []Match
 	at := map[string]Project{}
-	for _, p := range projects {
-		entries, err := os.ReadDir(p.Dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			return nil, err
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if !e.Type().IsRegular() || !transcript.IsSessionFileName(name) || !strings.HasPrefix(name, id) {
-				continue
-			}
+	err = eachSessionFile(projects, func(p Project, name string) {
+		if strings.HasPrefix(name, id) {
 			path := filepath.Join(p.Dir, name)
 			matches = append(matches, Match{ID: strings.TrimSuffix(name, ".jsonl"), Folder: p.Folder, Path: path})
 			at[path] = p
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	m, ok, err := MatchID(id, matches)
 	if err != nil {

@@ -78,9 +78,10 @@ func (ra *remoteArchive) tidy() error {
 }
 
 // dropUnmarked removes the archives under a staging folder that no
-// marker names, with their sidecars, and the sidecars whose archive is
-// gone (a run killed as it removed its staged copy): the folder is
-// ccm's own, and what a marker names is all a recovery needs.
+// marker names, with their sidecars, the sidecars whose archive is gone
+// (a run killed as it removed its staged copy), and the project folders
+// left empty (one per project a run staged, else kept for good): the
+// folder is ccm's own, and what a marker names is all a recovery needs.
 func dropUnmarked(stage string) error {
 	list, err := archive.List(stage)
 	if err != nil {
@@ -106,6 +107,15 @@ func dropUnmarked(stage string) error {
 			if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
+		}
+	}
+	entries, err := os.ReadDir(stage)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			os.Remove(filepath.Join(stage, e.Name())) // only when empty
 		}
 	}
 	return nil

@@ -10,8 +10,8 @@ import (
 
 // dropUnmarked clears a staging folder of what no recovery needs: an
 // archive without a marker with its sidecar, and a sidecar whose archive
-// went (a run killed between removing the one and the other); anything
-// else stays.
+// went (a run killed between removing the one and the other), and a
+// project folder left empty; anything else stays.
 func TestDropUnmarkedStaging(t *testing.T) {
 	stage := t.TempDir()
 	folder := filepath.Join(stage, "-home-dev-app")
@@ -26,6 +26,10 @@ func TestDropUnmarkedStaging(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	empty := filepath.Join(stage, "-home-dev-gone")
+	if err := os.MkdirAll(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := dropUnmarked(stage); err != nil {
 		t.Fatal(err)
 	}
@@ -36,5 +40,8 @@ func TestDropUnmarkedStaging(t *testing.T) {
 	}
 	if _, err := os.Lstat(other); err != nil {
 		t.Errorf("%s went: %v", other, err)
+	}
+	if _, err := os.Lstat(empty); !os.IsNotExist(err) {
+		t.Errorf("the empty project folder is still there (%v)", err)
 	}
 }

@@ -48,7 +48,7 @@ being written is exported up to its last whole record.
 writes DIR/<session>.tar.zst for each, with its manifest beside it as
 <session>.manifest.json (ccm import reads it instead of unpacking twice);
 -o s3://BUCKET/PREFIX uploads each to PREFIX/<machine>/<project
-folder>/<session>.tar.zst with its manifest written last (see
+folder>/<session>.<sha>.tar.zst with its manifest written last (see
 docs/remote.md), each upload checked by the server against the archive's
 SHA-256.
 
@@ -261,7 +261,10 @@ func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Sto
 	it.Packed, it.Blobs, it.Missing = p.ArchiveBytes, len(p.Manifest.Content), p.Manifest.Missing
 	if target != nil {
 		defer p.Discard()
-		_, err := target.Upload(ctx, p.Archive, p.Manifest)
+		up, err := target.Upload(ctx, p.Archive, p.Manifest)
+		if err == nil {
+			it.Dest = up.URL // its name holds its SHA-256, known only now
+		}
 		return err
 	}
 	it.staged = p.Archive

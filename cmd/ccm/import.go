@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,10 +13,12 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"ccm/internal/objstore"
 	"ccm/internal/ui"
 	"ccm/sessions"
 	"ccm/sessions/archive"
 	"ccm/sessions/bundle"
+	"ccm/sessions/remote"
 	"ccm/transcript"
 )
 
@@ -62,7 +65,9 @@ archived ones.
 
 An s3:// URL with session ids (whole, or a prefix of 4 characters or more
 that starts no other) finds each among every machine's bundles and
-archives under the prefix (the newest, when several machines have it).
+archives under the prefix (the newest, when several machines have it);
+one object's URL (as ccm sessions --archived --from lists it) imports that
+object.
 
 The summary comes first, then the command that resumes each session; with
 -v each session's plan follows: its project path old and new, its folder,
@@ -149,9 +154,13 @@ func runImport(ctx context.Context, o importOptions) error {
 	results := make([]*bundle.Plan, len(bundles))
 	errs := make([]error, len(bundles))
 	var placing sync.Mutex
+	taken, err := bundle.ListTaken(o.ClaudeDir)
+	if err != nil {
+		return err
+	}
 	forEach(ctx, o.Stderr, o.JSON, "importing", len(bundles), o.Jobs, func(i int) {
 		iopt := bundle.ImportOptions{ConfigDir: o.ClaudeDir, Store: st, Root: root, KeepMTimes: o.KeepMTimes, DryRun: o.DryRun,
-			AllowMissingContent: o.AllowMissingContent, Now: o.Now, Placing: &placing}
+			AllowMissingContent: o.AllowMissingContent, Now: o.Now, Placing: &placing, Taken: taken}
 		if o.NewID {
 			iopt.NewID = newSessionID()
 		}
@@ -265,9 +274,10 @@ func printImportPlan(o importOptions, p *bundle.Plan) {
 }
 
 // fetchRemote downloads the bundles an s3:// argument list names into
-// stage: one object (…/ID.tar.zst), or session ids looked up among every
-// machine's archives under the prefix. It returns the local files and
-// their URLs.
+// stage: one object (…/ID.SHA.tar.zst), that one and no other machine's
+// archive of the session, or session ids looked up among every machine's
+// archives under the prefix (the newest of each). It returns the local
+// files and their URLs.
 func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []string, stage string) (files, urls []string, err error) {
 	url, ids := args[0], args[1:]
 	for _, a := range ids {
@@ -275,6 +285,7 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 			return nil, nil, usagef("give one s3:// URL, then session ids")
 		}
 	}
+	object := ""
 	if strings.HasSuffix(url, archive.Ext) {
 		if len(ids) > 0 {
 			return nil, nil, usagef("%s names one bundle: give no session ids with it", url)
@@ -283,6 +294,11 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 		if len(parts) < 6 { // s3: "" bucket machine folder id
 			return nil, nil, usagef("%s: want s3://BUCKET/PREFIX/MACHINE/FOLDER/SESSION.SHA.tar.zst", url)
 		}
+		loc, err := objstore.ParseURL(url)
+		if err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+		object = loc.URL()
 		id, _, _ := strings.Cut(parts[len(parts)-1], ".")
 		ids = []string{id}
 		url = strings.Join(parts[:len(parts)-3], "/")
@@ -290,11 +306,17 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 	if len(ids) == 0 {
 		return nil, nil, usagef("give the ids of the sessions to import from %s", url)
 	}
-	t, picked, err := listRemote(ctx, g, url, endpoint, ids, sessions.Selector{}, time.Now(), false)
+	t, picked, err := listRemote(ctx, g, url, endpoint, ids, sessions.Selector{}, time.Now(), object != "")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer t.Close()
+	if object != "" {
+		picked = slices.DeleteFunc(picked, func(l remote.Listed) bool { return l.URL != object })
+		if len(picked) == 0 {
+			return nil, nil, usagef("%s: no complete bundle there (ccm sessions --archived --from %s lists them)", object, url)
+		}
+	}
 	files, urls = make([]string, len(picked)), make([]string, len(picked))
 	for i, l := range picked {
 		files[i] = archive.ArchivePath(filepath.Join(stage, strconv.Itoa(i)), l.Manifest.Folder, l.Manifest.Session)

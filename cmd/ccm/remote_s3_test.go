@@ -136,6 +136,54 @@ func snapshotFiles(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// TestS3ImportObjectURL: import of one object's URL imports that
+// object, not the newest archive of its session, which another machine
+// wrote after it.
+func TestS3ImportObjectURL(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(1, 0)
+	id := a.ids[0]
+	a.ok("export", "--session", id, "-o", url)
+	b := newS3Env(t, srv, "desktop")
+	dest, _ := filepath.EvalSymlinks(t.TempDir())
+	b.ok("import", url, id, "--cwd", dest)
+	b.ok("export", "--session", id, "-o", url)
+	var listed struct {
+		Sessions []struct {
+			Archive string `json:"archive"`
+			Machine string `json:"machine"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(a.ok("--json", "sessions", "--archived", "--from", url)), &listed)
+	laptop := ""
+	for _, s := range listed.Sessions {
+		if s.Machine == "laptop" {
+			laptop = s.Archive
+		}
+	}
+	if len(listed.Sessions) != 2 || laptop == "" {
+		t.Fatalf("listed %+v, want the laptop's and the desktop's", listed.Sessions)
+	}
+	c := newS3Env(t, srv, "ci")
+	var plan struct {
+		Sessions []struct {
+			Bundle  string `json:"bundle"`
+			Machine string `json:"machine"`
+			OldRoot string `json:"old_root"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(c.ok("--json", "import", "-n", laptop, "--cwd", dest)), &plan)
+	if len(plan.Sessions) != 1 || plan.Sessions[0].Bundle != laptop || plan.Sessions[0].Machine != "laptop" || plan.Sessions[0].OldRoot != a.root {
+		t.Errorf("import %s read %+v", laptop, plan.Sessions)
+	}
+	gone := strings.Replace(laptop, ".tar.zst", "0.tar.zst", 1)
+	if _, errs, code := c.run("import", "-n", gone, "--cwd", dest); code != 2 || !strings.Contains(errs, "no complete bundle there") {
+		t.Errorf("import of an object that is not there: exit %d, %s", code, errs)
+	}
+}
+
 func TestS3ExportImportArchive(t *testing.T) {
 	srv := s3test.Need(t)
 	url := srv.URL()
@@ -151,6 +199,14 @@ func TestS3ExportImportArchive(t *testing.T) {
 	if _, err := os.Stat(a.transcriptPath(one)); err != nil {
 		t.Fatalf("export moved the session: %v", err)
 	}
+	// Exported again, the same files: the bundle there is kept, and the
+	// destination said is the object's (its name holds its SHA-256).
+	var exported struct {
+		Sessions []struct {
+			Dest string `json:"destination"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(a.ok("--json", "export", "--session", one[:8], "-o", url)), &exported)
 	// A dry run reads the bucket and writes nothing of ccm's.
 	if out := a.ok("archive", "-n", "--older-than", "1d", "--to", url); !strings.Contains(out, "would archive 3 sessions") {
 		t.Errorf("archive -n --to s3: %s", out)
@@ -178,6 +234,9 @@ func TestS3ExportImportArchive(t *testing.T) {
 	for _, s := range listed.Sessions {
 		if !strings.HasPrefix(s.Archive, url+"/laptop/"+a.folder+"/") || s.Machine != "laptop" {
 			t.Errorf("archive %s is not under this machine's prefix", s.Archive)
+		}
+		if s.ID == one && (len(exported.Sessions) != 1 || exported.Sessions[0].Dest != s.Archive) {
+			t.Errorf("export said it wrote %+v, the bucket holds %s", exported.Sessions, s.Archive)
 		}
 	}
 

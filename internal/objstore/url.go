@@ -16,17 +16,19 @@ type Location struct {
 const Scheme = "s3://"
 
 // IsURL reports whether s names object storage (s3://...) rather than a
-// local path.
+// local path. Anything that starts "s3:" counts, so that a mistyped URL
+// (s3:/bucket, s3:bucket) is refused by ParseURL instead of naming a
+// local folder "s3:" (./s3:x names one).
 func IsURL(s string) bool {
-	return strings.HasPrefix(strings.ToLower(s), Scheme)
+	return strings.HasPrefix(strings.ToLower(s), "s3:")
 }
 
 // ParseURL reads s3://BUCKET[/PREFIX]. The bucket must be a valid S3
 // bucket name (3 to 63 lowercase letters, digits, '.' and '-'); the
 // prefix may not hold empty, "." or ".." segments.
 func ParseURL(s string) (Location, error) {
-	if !IsURL(s) {
-		return Location{}, fmt.Errorf("%q is not an s3:// URL", s)
+	if !strings.HasPrefix(strings.ToLower(s), Scheme) {
+		return Location{}, fmt.Errorf("%q is not an s3:// URL (want s3://BUCKET/PREFIX)", s)
 	}
 	rest := s[len(Scheme):]
 	bucket, prefix, _ := strings.Cut(rest, "/")

@@ -5,6 +5,17 @@ import (
 	"testing"
 )
 
+// TestIsURL: a mistyped URL is taken for one (and refused by ParseURL),
+// not for a local folder named "s3:".
+func TestIsURL(t *testing.T) {
+	for in, want := range map[string]bool{"s3://b/p": true, "S3://b": true, "s3:/b/p": true, "s3:b": true,
+		"/tmp/s3:x": false, "./s3:x": false, "s3x": false, "": false} {
+		if got := IsURL(in); got != want {
+			t.Errorf("IsURL(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
 func TestParseURL(t *testing.T) {
 	for _, c := range []struct{ in, bucket, prefix, err string }{
 		{"s3://bkt/a/b/", "bkt", "a/b", ""},
@@ -16,6 +27,8 @@ func TestParseURL(t *testing.T) {
 		{"s3://bk/x", "", "", "3 to 63"},
 		{"s3://bkt/a/../b", "", "", "\"..\""},
 		{"/tmp/x", "", "", "not an s3:// URL"},
+		{"s3:/bkt/x", "", "", "not an s3:// URL"},
+		{"S3:bkt", "", "", "not an s3:// URL"},
 	} {
 		l, err := ParseURL(c.in)
 		if c.err != "" {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -357,4 +358,61 @@ func transform(t *testing.T, data []byte, fn func(tw *tar.Writer, h *tar.Header,
 	tw.Close()
 	enc.Close()
 	return out.Bytes()
+}
+
+// TestImportTaken: a run of imports lists the config dir's ids once
+// (ListTaken): an id there is refused, and so is an id another import of
+// the run placed, at another path, while both run at once; a dry run
+// counts as placing (the run it stands for would refuse the second).
+func TestImportTaken(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	w := newWorld(t, root)
+	b := w.export(t, nil)
+	cfg, st := target(t)
+	roots := make([]string, 4)
+	for i := range roots {
+		roots[i], _ = filepath.EvalSymlinks(t.TempDir())
+	}
+	for _, dry := range []bool{true, false} {
+		taken, err := ListTaken(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var placing sync.Mutex
+		var wg sync.WaitGroup
+		errs := make([]error, len(roots))
+		for i := range roots {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = Import(context.Background(), b, ImportOptions{ConfigDir: cfg, Store: st, Root: roots[i], DryRun: dry,
+					Now: time.Now(), Placing: &placing, Taken: taken})
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, ErrExists):
+				t.Errorf("dry %v: %v", dry, err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("dry %v: %d of %d imports of one session went through, want 1: %v", dry, ok, len(roots), errs)
+		}
+		m, _ := filepath.Glob(filepath.Join(cfg, "projects", "*", testID+".jsonl"))
+		if want := map[bool]int{true: 0, false: 1}[dry]; len(m) != want {
+			t.Errorf("dry %v: the session is in %d folders, want %d: %v", dry, len(m), want, m)
+		}
+	}
+	// Listed again, the session placed is taken.
+	taken, err := ListTaken(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(context.Background(), b, ImportOptions{ConfigDir: cfg, Store: st, Root: roots[0], NewID: "", Now: time.Now(), Taken: taken}); !errors.Is(err, ErrExists) {
+		t.Errorf("an id listed: %v", err)
+	}
 }

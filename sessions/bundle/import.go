@@ -39,6 +39,60 @@ type ImportOptions struct {
 	// files renamed into them: imports running at once (each reads and
 	// writes its own files freely) then never both find a place free.
 	Placing sync.Locker
+	// Taken, when set, is the config dir's session ids, listed once for
+	// a run of imports, which adds each session it places (else each
+	// import lists the config dir for its id).
+	Taken *Taken
+}
+
+// Taken is the session ids of a config dir, with their transcripts: those
+// there when it was listed and those imported since.
+type Taken struct {
+	mu    sync.Mutex
+	paths map[string]string
+}
+
+// ListTaken lists the session ids of a config dir once, for a run of
+// imports: the config dir is read once, not once for each.
+func ListTaken(configDir string) (*Taken, error) {
+	paths, err := sessions.IDs(configDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Taken{paths: paths}, nil
+}
+
+func (t *Taken) lookup(id string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.paths[id]
+	return p, ok
+}
+
+func (t *Taken) add(id, path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.paths[id] = path
+}
+
+// existing is the transcript of session id in the config dir, if any.
+func existing(o ImportOptions, id string) (string, bool) {
+	if o.Taken != nil {
+		return o.Taken.lookup(id)
+	}
+	if s, err := sessions.Find(o.ConfigDir, id, nil); err == nil && s.ID == id {
+		return s.Main.Path, true
+	}
+	return "", false
+}
+
+// existsError refuses session id, which is in the config dir at path.
+func existsError(id, path, want string) error {
+	hint := "import --new-id gives the imported session a new id"
+	if path == want {
+		hint = "it was imported already; --new-id imports it again as another session"
+	}
+	return fmt.Errorf("session %s %w (%s; %s)", id, ErrExists, path, hint)
 }
 
 // Plan is what an import does, or with DryRun would do.
@@ -120,12 +174,8 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		return nil, fmt.Errorf("--cwd %s gives the project folder %q, and session %s cannot go there: %w", p.NewRoot, p.Folder, id, err)
 	}
 	p.Resume = "cd " + ui.ShellQuote(p.NewRoot) + " && claude --resume " + id
-	if s, err := sessions.Find(o.ConfigDir, id, nil); err == nil && s.ID == id {
-		hint := "import --new-id gives the imported session a new id"
-		if s.Main.Path == p.Transcript {
-			hint = "it was imported already; --new-id imports it again as another session"
-		}
-		return nil, fmt.Errorf("session %s %w (%s; %s)", id, ErrExists, s.Main.Path, hint)
+	if path, ok := existing(o, id); ok {
+		return nil, existsError(id, path, p.Transcript)
 	}
 	st, err := walkInto(ctx, path, m, mp, p, o)
 	if err != nil {
@@ -136,14 +186,22 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 		o.Placing.Lock()
 		defer o.Placing.Unlock()
 	}
+	if o.Taken != nil {
+		// Another import of this run may have placed the id since.
+		if path, ok := o.Taken.lookup(id); ok {
+			return nil, existsError(id, path, p.Transcript)
+		}
+	}
 	if err := st.conflicts(); err != nil {
 		return nil, err
 	}
-	if o.DryRun {
-		return p, nil
+	if !o.DryRun {
+		if err := st.place(o); err != nil {
+			return nil, err
+		}
 	}
-	if err := st.place(o); err != nil {
-		return nil, err
+	if o.Taken != nil {
+		o.Taken.add(id, p.Transcript)
 	}
 	return p, nil
 }

@@ -102,20 +102,10 @@ func (m *Mapping) Edits(line []byte) (edits []rawjson.Edit, located, ided bool) 
 	edit := func(v gjson.Result, s string) {
 		edits = append(edits, rawjson.ReplaceValue(v, rawjson.Append(nil, s)))
 	}
-	fields := []string{"cwd"}
-	// The client's own location records, found by their fields' names
-	// before anything is parsed (most lines have neither).
-	if bytes.Contains(body, []byte(`"relocatedCwd"`)) || bytes.Contains(body, []byte(`"worktreeSession"`)) {
-		if t := gjson.GetBytes(body, "type"); t.Type == gjson.String {
-			fields = append(fields, locationFields[t.Str]...)
-		}
-	}
-	for _, f := range fields {
-		if v := gjson.GetBytes(body, f); v.Type == gjson.String && v.Index > 0 {
-			if np, ok := m.Path(v.Str); ok {
-				edit(v, np)
-				located = true
-			}
+	for _, v := range locations(body) {
+		if np, ok := m.Path(v.Str); ok {
+			edit(v, np)
+			located = true
 		}
 	}
 	if m.NewID != "" && m.NewID != m.OldID {
@@ -126,6 +116,27 @@ func (m *Mapping) Edits(line []byte) (edits []rawjson.Edit, located, ided bool) 
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].Off < edits[j].Off })
 	return edits, located, ided
+}
+
+// locations are the string values of a record (body, without its line
+// end) that locate its project: its cwd and the location fields of its
+// type.
+func locations(body []byte) []gjson.Result {
+	fields := []string{"cwd"}
+	// The client's own location records, found by their fields' names
+	// before anything is parsed (most lines have neither).
+	if bytes.Contains(body, []byte(`"relocatedCwd"`)) || bytes.Contains(body, []byte(`"worktreeSession"`)) {
+		if t := gjson.GetBytes(body, "type"); t.Type == gjson.String {
+			fields = append(fields, locationFields[t.Str]...)
+		}
+	}
+	var out []gjson.Result
+	for _, f := range fields {
+		if v := gjson.GetBytes(body, f); v.Type == gjson.String && v.Index > 0 {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // CheckRoot is a new project root given on the command line: made

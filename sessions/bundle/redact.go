@@ -87,8 +87,30 @@ func (r *Redactor) bytes(b []byte) []byte {
 	return b
 }
 
+// record redacts one JSONL record but for the values that locate its
+// project (its cwd, a relocation's or a worktree's paths): the import
+// moves those from the project's path to --cwd, which it cannot do once
+// they are redacted, and the bundle names that path anyway (its member
+// names hold the project folder, its manifest the project).
+func (r *Redactor) record(line []byte) []byte {
+	keep := locations(bytes.TrimRight(line, "\r\n"))
+	if len(keep) == 0 {
+		return r.bytes(line)
+	}
+	sort.Slice(keep, func(i, j int) bool { return keep[i].Index < keep[j].Index })
+	out := make([]byte, 0, len(line))
+	pos := 0
+	for _, v := range keep {
+		out = append(out, r.bytes(line[pos:v.Index])...)
+		pos = v.Index + len(v.Raw)
+		out = append(out, line[v.Index:pos]...)
+	}
+	return append(out, r.bytes(line[pos:])...)
+}
+
 // Copy writes r's bytes to w with every match replaced. JSONL (jsonl set)
-// is redacted a line at a time, and a record that was valid JSON must
+// is redacted a line at a time (but for the values that locate its
+// project: see record), and a record that was valid JSON must
 // stay valid (a pattern that cuts into an escape sequence is an error);
 // other files are redacted whole (up to 256 MB).
 func (r *Redactor) Copy(w io.Writer, src io.Reader, jsonl bool) error {
@@ -107,7 +129,7 @@ func (r *Redactor) Copy(w io.Writer, src io.Reader, jsonl bool) error {
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
-			out := r.bytes(line)
+			out := r.record(line)
 			if len(out) != len(line) || !bytes.Equal(out, line) {
 				body := bytes.TrimRight(line, "\r\n")
 				if gjson.ValidBytes(body) && !gjson.ValidBytes(bytes.TrimRight(out, "\r\n")) {

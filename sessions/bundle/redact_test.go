@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"ccm/sessions/archive"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/tidwall/gjson"
 )
 
 // TestRedact: matches are replaced in the transcript, the files and the
@@ -173,5 +175,46 @@ func TestImportDamagedContent(t *testing.T) {
 	}
 	if _, err := st.Stat(w.key); err == nil {
 		t.Error("the damaged content went into the store")
+	}
+}
+
+// TestRedactKeepsLocation: a pattern that matches the project's path
+// redacts it in the conversation but not in the records' cwd, which the
+// import must find under the old path to move it to --cwd: every cwd of
+// the imported session is under the new root, and the message still says
+// [REDACTED] where it named the path.
+func TestRedactKeepsLocation(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	w := newWorld(t, root)
+	pf := filepath.Join(t.TempDir(), "redact.txt")
+	os.WriteFile(pf, []byte(regexp.QuoteMeta(root)+"\n"), 0o600)
+	red, err := LoadRedactor(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := w.export(t, red)
+	cfg, st := target(t)
+	newRoot, _ := filepath.EvalSymlinks(t.TempDir())
+	plan, err := Import(context.Background(), b, ImportOptions{ConfigDir: cfg, Store: st, Root: newRoot, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(plan.Redacted, "; "); got != "1 patterns of "+pf+"; 1 matches replaced with [REDACTED]" {
+		t.Errorf("the bundle says %q", got)
+	}
+	if plan.Located != 3 {
+		t.Errorf("%d records moved, want 3 (two of the transcript, one of the subagent)", plan.Located)
+	}
+	got, _ := os.ReadFile(plan.Transcript)
+	sub, _ := os.ReadFile(filepath.Join(filepath.Dir(plan.Transcript), testID, "subagents", "agent-a1.jsonl"))
+	for _, f := range [][]byte{got, sub} {
+		for _, line := range bytes.Split(bytes.TrimSpace(f), []byte("\n")) {
+			if c := gjson.GetBytes(line, "cwd"); c.Exists() && !strings.HasPrefix(c.Str, newRoot) {
+				t.Errorf("a record's cwd is %q, not under %s", c.Str, newRoot)
+			}
+		}
+	}
+	if !bytes.Contains(got, []byte(`"look at [REDACTED]"`)) || bytes.Contains(got, []byte("look at "+root)) {
+		t.Errorf("the path in the message is not redacted:\n%s", got)
 	}
 }

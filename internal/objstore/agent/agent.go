@@ -30,7 +30,7 @@ import (
 const HelperName = "ccm-s3"
 
 // ErrNoHelper means the helper program is not installed.
-var ErrNoHelper = errors.New("object storage needs the " + HelperName + " program beside ccm or on PATH (go install ccm/cmd/" + HelperName + "): it is kept apart so that ccm's hooks start without the TLS stack")
+var ErrNoHelper = errors.New("object storage needs the " + HelperName + " program beside ccm or on PATH (the " + HelperName + " of a release, or go install ./cmd/" + HelperName + " in ccm's source): it is kept apart so that ccm's hooks start without the TLS stack")
 
 // Find locates the helper: $CCM_S3_HELPER, else beside the running
 // program, else on PATH.
