@@ -1,6 +1,7 @@
 package purge
 
 import (
+	"bytes"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,8 @@ import (
 )
 
 // TestCorpus: every real transcript of the shared corpus, subagent files
-// included, purges to a file that passes ccm check, keeps every user
+// included, purges (with each option set, a live session's among them) to
+// a file that passes ccm check, keeps every user
 // prompt of its active chain, changes lines only as a purge may, and
 // purges again to the same bytes.
 func TestCorpus(t *testing.T) {
@@ -24,6 +26,8 @@ func TestCorpus(t *testing.T) {
 		{"keep-thinking", func(o *Options) { o.KeepThinking = true }},
 		{"repair-only", func(o *Options) { o.RepairOnly = true }},
 		{"aggressive", func(o *Options) { o.RecentTurns = 0; o.Threshold = 200 }},
+		{"no-store", func(o *Options) { o.NoStore = true }},
+		{"live", func(o *Options) { o.Live = true }},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
@@ -86,5 +90,53 @@ func TestCorpusSavings(t *testing.T) {
 	// The compaction boundary and summary stay.
 	if after["system"] == 0 || !strings.Contains(string(out), `"isCompactSummary":true`) {
 		t.Error("the compaction was lost")
+	}
+}
+
+// TestCorpusCompactionOptions: --archive-compacted and --inject-compaction
+// add and move records, so the line-by-line invariants of TestCorpus do not
+// apply; every real transcript still purges to a file that passes ccm
+// check, and purges again to the same bytes.
+func TestCorpusCompactionOptions(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		set  func(*Options)
+	}{
+		{"archive-compacted", func(o *Options) { o.ArchiveCompacted = true }},
+		{"inject-compaction", func(o *Options) { o.InjectCompaction = true; o.KeepTurns = 4 }},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			root := testutil.CopyCorpus(t)
+			var files []string
+			err := sessions.Walk(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
+				files = append(files, p)
+				return nil
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := 0
+			for _, p := range files {
+				rel, _ := filepath.Rel(root, p)
+				t.Run(strings.ReplaceAll(rel, "/", "|"), func(t *testing.T) {
+					in := readFile(t, p)
+					e := newEnv(t)
+					o := e.opts()
+					v.set(&o)
+					_, out := e.purge(p, o)
+					if !bytes.Equal(in, out) {
+						changed++
+					}
+					mustCheck(t, out, transcript.IsSubagentPath(p))
+					if rep, again := e.purge(p, o); rep.Changed || !bytes.Equal(again, out) {
+						t.Errorf("second purge changed the file (%d -> %d bytes)", len(out), len(again))
+					}
+				})
+			}
+			if changed < len(files)/2 {
+				t.Errorf("only %d of %d files changed", changed, len(files))
+			}
+		})
 	}
 }

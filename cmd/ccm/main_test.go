@@ -38,7 +38,7 @@ func TestScripts(t *testing.T) {
 	}
 	// [tmpfs]: a small tmpfs can be mounted (root on Linux), to fill a
 	// disk for real.
-	unmount, err := mountTmpfs(t.TempDir(), 1<<20)
+	unmount, err := testutil.MountTmpfs(t.TempDir(), 1<<20)
 	haveTmpfs := err == nil
 	if haveTmpfs {
 		unmount()
@@ -114,7 +114,7 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				dir := ts.MkAbs(args[1])
 				ts.Check(os.MkdirAll(dir, 0o700))
-				unmount, err := mountTmpfs(dir, size)
+				unmount, err := testutil.MountTmpfs(dir, size)
 				ts.Check(err)
 				ts.Defer(unmount)
 			},

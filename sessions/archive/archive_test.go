@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"ccm/ccm"
 	"ccm/internal/fsutil"
+	"ccm/internal/testutil"
 	"ccm/sessions"
 )
 
@@ -233,23 +235,59 @@ func TestWrittenDuringArchivingLeftInPlace(t *testing.T) {
 func TestFullDiskLeavesNoPartialArchive(t *testing.T) {
 	f := newFixture(t)
 	o := f.opts(t)
-	// A root that cannot be written to stands in for a full disk: the
-	// temp file cannot be created or grown.
-	os.MkdirAll(filepath.Join(o.Root, f.folder), 0o500)
-	defer os.Chmod(filepath.Join(o.Root, f.folder), 0o700)
+	dir := filepath.Join(o.Root, f.folder)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if os.Geteuid() == 0 {
-		t.Skip("root ignores folder permissions")
+		// Root ignores folder permissions: a small tmpfs, filled, is a
+		// real full disk (the folder exists; its temp file cannot grow).
+		unmount, err := testutil.MountTmpfs(o.Root, 256<<10)
+		if err != nil {
+			t.Skipf("root ignores folder permissions, and no full disk can be made here: %v", err)
+		}
+		defer unmount()
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		fillDisk(t, filepath.Join(o.Root, "filler"))
+	} else {
+		// A folder that cannot be written to stands in for a full disk:
+		// the temp file cannot be created or grown.
+		os.Chmod(dir, 0o500)
+		defer os.Chmod(dir, 0o700)
 	}
-	if _, err := Create(context.Background(), f.source(t), o); err == nil {
-		t.Fatal("archiving into an unwritable folder succeeded")
+	_, err := Create(context.Background(), f.source(t), o)
+	if err == nil {
+		t.Fatal("archiving onto a full disk succeeded")
 	}
-	entries, _ := os.ReadDir(filepath.Join(o.Root, f.folder))
+	t.Logf("refused: %v", err)
+	entries, _ := os.ReadDir(dir)
 	if len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
 	}
 	for rel := range f.files {
 		if _, err := os.Stat(filepath.Join(f.cfg, rel)); err != nil {
 			t.Errorf("%s removed: %v", rel, err)
+		}
+	}
+}
+
+// fillDisk writes path until the disk is full.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := fh.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("filling the disk: %v", err)
+			}
+			return
 		}
 	}
 }

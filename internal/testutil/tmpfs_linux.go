@@ -1,4 +1,4 @@
-package main
+package testutil
 
 import (
 	"fmt"
@@ -7,9 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mountTmpfs mounts a tmpfs of size bytes on dir (which must exist) and
-// returns how to unmount it. Only root may, on Linux.
-func mountTmpfs(dir string, size int64) (unmount func(), err error) {
+// MountTmpfs mounts a tmpfs of size bytes on dir (which must exist) and
+// returns how to unmount it: a real disk that can be filled, for the tests
+// of what a full disk does. Only root may, on Linux.
+func MountTmpfs(dir string, size int64) (unmount func(), err error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("mounting a tmpfs needs root")
 	}
