@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -103,6 +104,17 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 			return err
 		}
 		rep, err := restoreOne(ctx, o, f.Path, opt)
+		switch {
+		case errors.Is(err, restore.ErrNoBackup) && len(files) > 1:
+			// In a batch, a session no purge changed has nothing to go
+			// back to: said, not a failure.
+			if !o.JSON {
+				fmt.Fprintf(o.Stdout, "skipped %s: no backup (no purge changed it)\n", f.Path)
+			}
+			continue
+		case errors.Is(err, restore.ErrNoBackup):
+			return err // the error names the file already
+		}
 		if err != nil {
 			err = purgeError(f.Path, err)
 			if len(files) == 1 {

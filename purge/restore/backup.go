@@ -6,6 +6,7 @@ package restore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -16,6 +17,10 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/transcript/rewrite"
 )
+
+// ErrNoBackup is FromBackup's error for a transcript that has no backup at
+// all (one no purge changed); the error names the file.
+var ErrNoBackup = errors.New("no backup")
 
 // Backups lists the backups of path, newest first.
 func Backups(path string) ([]string, error) {
@@ -96,7 +101,7 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 		}
 		switch {
 		case len(bs) == 0:
-			return nil, fmt.Errorf("no backup of %s (looked for %s.backup.*)", name, filepath.Base(path))
+			return nil, fmt.Errorf("%w of %s (looked for %s.backup.*)", ErrNoBackup, name, filepath.Base(path))
 		case from == "":
 			return nil, fmt.Errorf("no purge backup of %s, only restores' own backups or files kept for a writer (%s); name one with --from", name, filepath.Base(bs[0]))
 		}
