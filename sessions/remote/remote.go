@@ -15,9 +15,10 @@
 // object has. An upload stopped at any point leaves the previous complete
 // pair (or none) and maybe an archive object no manifest names, which no
 // listing shows; a new archive of the session replaces the manifest in one
-// write, then the archive it named goes. So no upload, not even one of a
-// run that was stopped and finishes late, can leave a manifest naming
-// bytes it does not describe.
+// write, then, once the upload is committed, the archive it named goes (an
+// upload undone puts that manifest back instead). So no upload, not even
+// one of a run that was stopped and finishes late, can leave a manifest
+// naming bytes it does not describe.
 //
 // Every upload is checked by the server against the SHA-256 it is signed
 // with (see internal/objstore/s3http); every download is checked against
@@ -115,39 +116,55 @@ func (t *Target) manifestKey(machine, folder, id string) string {
 // shortSum is the part of an archive's SHA-256 its object's name carries.
 func shortSum(sha string) string { return sha[:min(16, len(sha))] }
 
-// Uploaded is what Upload did.
+// Uploaded is what Upload did: what Commit completes, or Undo takes back.
 type Uploaded struct {
 	URL string // the archive's s3:// URL
 	// Kept is true when a complete archive of the same files was there
-	// already (an earlier run that was stopped before it removed the
-	// originals): nothing was sent.
+	// already (an earlier export, or a run that was stopped before it
+	// removed the originals): nothing was sent.
 	Kept bool
+
+	akey, mkey string
+	existed    bool   // an object was at akey before (no manifest named it)
+	prev       []byte // the manifest the upload replaced; nil: there was none
+	prevKey    string // the archive prev named ("" when it could not be read)
 }
 
 // Upload puts a packed archive (file, with its manifest m, as
 // sessions/archive's sidecar holds it: ArchiveBytes and ArchiveSHA256 set)
 // under this machine's prefix: the archive is uploaded under a name of its
 // own and confirmed by the server, then the manifest replaces the
-// session's earlier one, then the archive that one named is removed. When
-// it returns nil both are complete. A complete archive of the same files
-// already there is kept as it is.
+// session's earlier one. When it returns nil both are complete. A complete
+// archive of the same files already there is kept as it is. The archive
+// the earlier manifest named stays until Commit, so that Undo can put
+// that manifest back.
 func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (*Uploaded, error) {
 	if len(m.ArchiveSHA256) != 64 || m.ArchiveBytes <= 0 {
 		return nil, errors.New("remote: the archive's manifest has no size or SHA-256")
 	}
 	akey := t.archiveKey(t.Machine, m.Folder, m.Session, m.ArchiveSHA256)
 	mkey := t.manifestKey(t.Machine, m.Folder, m.Session)
-	out := &Uploaded{URL: t.url(akey)}
+	up := &Uploaded{URL: t.url(akey), akey: akey, mkey: mkey}
 	bucket := t.Loc.Bucket
-	oldKey := ""
-	if old, err := t.readManifest(ctx, mkey); err == nil {
-		oldKey = t.archiveKey(t.Machine, old.Folder, old.Session, old.ArchiveSHA256)
-		if info, herr := t.Client.Head(ctx, bucket, oldKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
-			out.Kept, out.URL = true, t.url(oldKey)
-			return out, nil
+	data, err := t.Client.GetBytes(ctx, bucket, mkey, maxManifest)
+	if err == nil {
+		up.prev = data
+		var old *archive.Manifest
+		if old, err = archive.ParseManifest(data); err == nil {
+			up.prevKey = t.archiveKey(t.Machine, old.Folder, old.Session, old.ArchiveSHA256)
+			if info, herr := t.Client.Head(ctx, bucket, up.prevKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
+				up.Kept, up.URL = true, t.url(up.prevKey)
+				return up, nil
+			}
 		}
-	} else if !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
+	}
+	if err != nil && !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
 		return nil, err // the server, or a manifest of a newer format: not replaced
+	}
+	if _, err := t.Client.Head(ctx, bucket, akey); err == nil {
+		up.existed = true
+	} else if !objstore.IsNotFound(err) {
+		return nil, err
 	}
 	t.Client.AbortIncomplete(ctx, bucket, akey) // parts of a killed upload
 	sum, err := hex.DecodeString(m.ArchiveSHA256)
@@ -164,10 +181,41 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 	if err := t.Client.PutBytes(ctx, bucket, mkey, side); err != nil {
 		return nil, err
 	}
-	if oldKey != "" && oldKey != akey {
-		t.Client.Delete(ctx, bucket, oldKey) // superseded; left behind, it is only unlisted bytes
+	return up, nil
+}
+
+// Commit completes an upload whose archive stays (its originals went, or
+// it is an export): the archive the replaced manifest named is removed.
+// Left behind (a run stopped before it), it is only bytes no listing
+// shows.
+func (t *Target) Commit(ctx context.Context, up *Uploaded) error {
+	if up.Kept || up.prevKey == "" || up.prevKey == up.akey {
+		return nil
 	}
-	return out, nil
+	return t.Client.Delete(ctx, t.Loc.Bucket, up.prevKey)
+}
+
+// Undo takes back an upload whose originals stay, leaving the bucket as
+// it was before it: the manifest it replaced goes back (or, when there
+// was none, its own goes), then the archive it added. A complete archive
+// that was there already (Kept) is left as it is. Stopped between the
+// two steps, it leaves an archive object no manifest names, which no
+// listing shows.
+func (t *Target) Undo(ctx context.Context, up *Uploaded) error {
+	if up.Kept {
+		return nil
+	}
+	bucket := t.Loc.Bucket
+	var err error
+	if up.prev != nil {
+		err = t.Client.PutBytes(ctx, bucket, up.mkey, up.prev)
+	} else {
+		err = t.Client.Delete(ctx, bucket, up.mkey)
+	}
+	if err != nil || up.existed || up.akey == up.prevKey {
+		return err
+	}
+	return t.Client.Delete(ctx, bucket, up.akey)
 }
 
 // sameFiles reports whether two manifests list the same files with the
