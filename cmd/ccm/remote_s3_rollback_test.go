@@ -48,21 +48,24 @@ type archivedList struct {
 // TestS3ArchiveRollbackKeepsEarlier: archive --to s3:// of a session
 // that is written to while its archive is uploaded leaves the session in
 // place and takes back only what the run put in the bucket. A complete
-// archive that was there already (an earlier export of the same files,
-// which the upload keeps as it is) stays, as does an earlier archive of
-// other content, whose manifest goes back; with nothing there before,
-// nothing is left.
+// archive of the same files that was there already (an earlier export,
+// or an archive run stopped before it removed the originals), which the
+// upload keeps as it is, stays; so does an earlier archive of other
+// content, whose manifest goes back; with nothing there before, nothing
+// is left.
 func TestS3ArchiveRollbackKeepsEarlier(t *testing.T) {
 	srv := s3test.Need(t)
 	prefix := srv.Prefix
 	for i, c := range []struct {
 		name    string
-		earlier bool // an export before the archive
-		changed bool // the session written to between the export and the archive
+		earlier string // "export", or "archive" (a run killed before the originals went), before the archive
+		changed bool   // the session written to between them
+		kept    bool   // the archive there is of the same files: nothing is sent
 	}{
-		{"the same archive there", true, false},
-		{"an earlier archive there", true, true},
-		{"nothing there", false, false},
+		{"an export of the same files there", "export", false, true},
+		{"a stopped archive of the same files there", "archive", false, true},
+		{"an export of other files there", "export", true, false},
+		{"nothing there", "", false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv.Prefix = prefix + "-rollback" + itoa(i)
@@ -81,12 +84,29 @@ func TestS3ArchiveRollbackKeepsEarlier(t *testing.T) {
 			}
 			var want archivedList
 			var exported map[string]string
-			if c.earlier {
+			switch c.earlier {
+			case "export":
+				// Without the purge's backups, which an export leaves
+				// out and an archive carries: the same files.
+				backups, _ := filepath.Glob(tr + ".backup.*")
+				for _, b := range backups {
+					os.Remove(b)
+				}
 				exported = snapshotFiles(t, filepath.Join(e.cfg, "projects"))
 				e.ok("export", "--session", id, "-o", u)
+			case "archive":
+				exported = snapshotFiles(t, filepath.Join(e.cfg, "projects"))
+				env := e.env
+				e.env = append(e.env, "CCM_TEST_ARCHIVE_KILL=archive-synced")
+				if _, _, code := e.run("archive", "--older-than", "1d", "--to", u); code == 0 {
+					t.Fatal("the first archive was not killed")
+				}
+				e.env = env
+			}
+			if c.earlier != "" {
 				json.Unmarshal([]byte(e.ok("--json", "sessions", "--archived", "--from", u)), &want)
 				if len(want.Sessions) != 1 {
-					t.Fatalf("the export is not listed: %+v", want)
+					t.Fatalf("the earlier archive is not listed: %+v", want)
 				}
 			}
 			if c.changed {
@@ -96,9 +116,16 @@ func TestS3ArchiveRollbackKeepsEarlier(t *testing.T) {
 			// A record appended once the archive is packed: at its upload's
 			// first request for the session's manifest.
 			var once sync.Once
+			var mu sync.Mutex
+			sent := false
 			proxy := newHookProxy(t, srv.Endpoint, func(r *http.Request) {
 				if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, id+archive.ManifestExt) {
 					once.Do(func() { appendRecord("written during the archive") })
+				}
+				if r.Method == http.MethodPut {
+					mu.Lock()
+					sent = true
+					mu.Unlock()
 				}
 			})
 			env := e.env
@@ -111,6 +138,10 @@ func TestS3ArchiveRollbackKeepsEarlier(t *testing.T) {
 			if data, err := os.ReadFile(tr); err != nil || !strings.Contains(string(data), "written during the archive") {
 				t.Fatalf("the session is not in place with what was written: %v", err)
 			}
+			if mu.Lock(); sent == c.kept {
+				t.Errorf("the upload sent an archive: %v; want %v", sent, !c.kept)
+			}
+			mu.Unlock()
 			var got archivedList
 			json.Unmarshal([]byte(e.ok("--json", "sessions", "--archived", "--from", u)), &got)
 			if len(got.Sessions) != len(want.Sessions) || len(want.Sessions) == 1 && got.Sessions[0].Archive != want.Sessions[0].Archive {
