@@ -270,6 +270,26 @@ type Listing struct {
 	// Incomplete are archive objects no valid manifest names (an upload
 	// that was stopped, or a manifest that does not match): not archives.
 	Incomplete []string
+	// Newer are the manifests of a format newer than this ccm reads (a
+	// newer ccm's archives): not listed, and refused by Refusal.
+	Newer []Unread
+}
+
+// Unread is a session's manifest that could not be read.
+type Unread struct {
+	Machine, Session string
+	Err              error // names the manifest's URL
+}
+
+// Refusal is why the archives of the session id names (whole, or a
+// prefix) cannot be read, when a newer ccm made them; nil otherwise.
+func (l *Listing) Refusal(id string) error {
+	for _, u := range l.Newer {
+		if strings.HasPrefix(u.Session, id) {
+			return u.Err
+		}
+	}
+	return nil
 }
 
 // List reads every machine's archives under the prefix: the objects, then
@@ -330,6 +350,9 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 		if errors.As(errs[i], &oe) && !objstore.IsNotFound(errs[i]) {
 			return nil, errs[i] // the server, not the object
 		}
+		if c := cands[i]; errors.Is(errs[i], archive.ErrNewer) {
+			out.Newer = append(out.Newer, Unread{Machine: c.machine, Session: c.id, Err: fmt.Errorf("%s: %w", t.url(c.key), errs[i])})
+		}
 	}
 	for key := range objects {
 		if strings.HasSuffix(key, archive.Ext) && !named[key] {
@@ -338,6 +361,7 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 	}
 	sort.Slice(out.Archives, func(i, j int) bool { return out.Archives[i].Key < out.Archives[j].Key })
 	sort.Strings(out.Incomplete)
+	sort.Slice(out.Newer, func(i, j int) bool { return out.Newer[i].Err.Error() < out.Newer[j].Err.Error() })
 	return out, nil
 }
 
