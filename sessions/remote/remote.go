@@ -365,8 +365,9 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 	return out, nil
 }
 
-// Fetch downloads an archive to dest, checks its size and SHA-256
-// against its manifest, writes the manifest beside it as its sidecar
+// Fetch downloads an archive to dest, checks its size and SHA-256 (taken
+// as the helper wrote it: the file is read once) against its manifest,
+// writes the manifest beside it as its sidecar
 // (what archive.Verify, Extract and Read check it against) and makes both
 // durable: an unarchive's recovery may need them after a power cut. The
 // caller removes both. An archive that does not match is removed and
@@ -382,15 +383,12 @@ func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
 		return err
 	}
 	os.Remove(side) // never beside another archive
-	if _, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, dest); err != nil {
-		return fail(err)
-	}
-	n, sum, err := fsutil.FileSHA256(dest)
+	got, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, dest)
 	if err != nil {
 		return fail(err)
 	}
-	if n != l.Manifest.ArchiveBytes || sum != l.Manifest.ArchiveSHA256 {
-		return fail(fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", l.URL, archive.ErrCorrupt, n, l.Manifest.ArchiveBytes))
+	if got.Size != l.Manifest.ArchiveBytes || got.SHA256 != l.Manifest.ArchiveSHA256 {
+		return fail(fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", l.URL, archive.ErrCorrupt, got.Size, l.Manifest.ArchiveBytes))
 	}
 	data, err := marshalManifest(l.Manifest)
 	if err == nil {

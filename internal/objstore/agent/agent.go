@@ -69,11 +69,12 @@ type request struct {
 
 // response is its answer: what was asked for, or the error.
 type response struct {
-	Info  objstore.Info   `json:"info"`
-	Data  []byte          `json:"data,omitempty"`
-	List  []objstore.Info `json:"list,omitempty"`
-	Error *objstore.Error `json:"error,omitempty"` // the server's refusal, or the server not reached
-	Fail  string          `json:"fail,omitempty"`  // any other error
+	Info    objstore.Info     `json:"info"`
+	Written *objstore.Written `json:"written,omitempty"` // getfile
+	Data    []byte            `json:"data,omitempty"`
+	List    []objstore.Info   `json:"list,omitempty"`
+	Error   *objstore.Error   `json:"error,omitempty"` // the server's refusal, or the server not reached
+	Fail    string            `json:"fail,omitempty"`  // any other error
 }
 
 // Serve answers requests read from in on out until in ends: the helper's
@@ -137,7 +138,10 @@ func handle(ctx context.Context, st objstore.Store, r request) (resp response) {
 	case "putbytes":
 		err = st.PutBytes(ctx, r.Bucket, r.Key, r.Data)
 	case "getfile":
-		resp.Info, err = st.GetFile(ctx, r.Bucket, r.Key, r.Path)
+		var w objstore.Written
+		if w, err = st.GetFile(ctx, r.Bucket, r.Key, r.Path); err == nil {
+			resp.Written = &w
+		}
 	case "getbytes":
 		resp.Data, err = st.GetBytes(ctx, r.Bucket, r.Key, r.Max)
 	case "head":
