@@ -7,7 +7,8 @@
 //
 // The protocol is JSON values on the helper's stdin and stdout: first the
 // objstore.Config, then one request and one response at a time. Files
-// travel by path (the helper reads and writes them itself, same machine),
+// travel by path (the helper reads and writes them itself, same machine;
+// a download's answer carries the size and SHA-256 of what it wrote),
 // small objects inline. A Client keeps up to four helpers, one request
 // each at a time; cancelling a request kills its helper.
 package agent
