@@ -277,8 +277,8 @@ type Listing struct {
 
 // Unread is a session's manifest that could not be read.
 type Unread struct {
-	Machine, Session string
-	Err              error // names the manifest's URL
+	Session string
+	Err     error // names the manifest's URL
 }
 
 // Refusal is why the archives of the session id names (whole, or a
@@ -351,7 +351,7 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 			return nil, errs[i] // the server, not the object
 		}
 		if c := cands[i]; errors.Is(errs[i], archive.ErrNewer) {
-			out.Newer = append(out.Newer, Unread{Machine: c.machine, Session: c.id, Err: fmt.Errorf("%s: %w", t.url(c.key), errs[i])})
+			out.Newer = append(out.Newer, Unread{Session: c.id, Err: fmt.Errorf("%s: %w", t.url(c.key), errs[i])})
 		}
 	}
 	for key := range objects {
@@ -366,9 +366,9 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 }
 
 // Fetch downloads an archive to dest, checks its size and SHA-256 (taken
-// as the helper wrote it: the file is read once) against its manifest,
-// writes the manifest beside it as its sidecar
-// (what archive.Verify, Extract and Read check it against) and makes both
+// as the helper wrote it: the file is not read again) against its
+// manifest, writes the manifest beside it as its sidecar (what
+// archive.Verify, Extract and Read check it against) and makes both
 // durable: an unarchive's recovery may need them after a power cut. The
 // caller removes both. An archive that does not match is removed and
 // refused.
