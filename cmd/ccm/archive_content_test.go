@@ -243,6 +243,29 @@ func TestUnarchiveDamagedContent(t *testing.T) {
 // that content's key.
 func damageContent(t *testing.T, path, how string) string {
 	t.Helper()
+	key := ""
+	rewriteArchive(t, path, func(h *tar.Header, data []byte) []byte {
+		if key == "" && strings.HasPrefix(h.Name, "store/") && len(data) > 10 {
+			key = "sha256:" + strings.TrimPrefix(h.Name, "store/")
+			if how == "missing" {
+				return nil
+			}
+			data[len(data)/2] ^= 0x20
+		}
+		return data
+	})
+	if key == "" {
+		t.Fatal("the archive carries no content")
+	}
+	return key
+}
+
+// rewriteArchive rewrites the archive at path member by member, as a
+// crafted archive would be: edit gets each member's header and bytes and
+// returns the bytes to write (nil leaves the member out); the header's
+// size follows.
+func rewriteArchive(t *testing.T, path string, edit func(h *tar.Header, data []byte) []byte) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +275,6 @@ func damageContent(t *testing.T, path, how string) string {
 	var out bytes.Buffer
 	enc, _ := zstd.NewWriter(&out)
 	tw := tar.NewWriter(enc)
-	key := ""
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -262,12 +284,11 @@ func damageContent(t *testing.T, path, how string) string {
 			t.Fatal(err)
 		}
 		data, _ := io.ReadAll(tr)
-		if key == "" && strings.HasPrefix(h.Name, "store/") && len(data) > 10 {
-			key = "sha256:" + strings.TrimPrefix(h.Name, "store/")
-			if how == "missing" {
-				continue
-			}
-			data[len(data)/2] ^= 0x20
+		if data = edit(h, data); data == nil {
+			continue
+		}
+		if h.Typeflag == tar.TypeReg {
+			h.Size = int64(len(data))
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
@@ -278,13 +299,9 @@ func damageContent(t *testing.T, path, how string) string {
 	enc.Close()
 	dec.Close()
 	f.Close()
-	if key == "" {
-		t.Fatal("the archive carries no content")
-	}
 	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return key
 }
 
 // An archive of an older ccm (format 1) still unarchives, and unarchive

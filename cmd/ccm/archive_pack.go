@@ -9,6 +9,7 @@ import (
 	"ccm/internal/fsutil"
 	"ccm/sessions"
 	"ccm/sessions/archive"
+	"ccm/sessions/remote"
 	"ccm/transcript"
 	"ccm/transcript/rewrite"
 
@@ -21,7 +22,7 @@ type packedItem struct {
 	it   *archivePlanItem
 	p    *archive.Packed
 	lock *fsutil.Lock
-	url  string // the uploaded archive, with --to s3://...
+	up   *remote.Uploaded // with --to s3://...
 }
 
 // finishBatch finishes packed sessions and releases their locks. After

@@ -121,34 +121,33 @@ func dropUnmarked(stage string) error {
 	return nil
 }
 
-// upload sends a packed session and returns its URL; on error the
-// session is not archived (its originals were never touched).
-func (ra *remoteArchive) upload(ctx context.Context, p *archive.Packed) (string, error) {
-	up, err := ra.target.Upload(ctx, p.Archive, p.Manifest)
-	if err != nil {
-		return "", err
-	}
-	return up.URL, nil
+// upload sends a packed session; on error the session is not archived
+// (its originals were never touched).
+func (ra *remoteArchive) upload(ctx context.Context, p *archive.Packed) (*remote.Uploaded, error) {
+	return ra.target.Upload(ctx, p.Archive, p.Manifest)
 }
 
 // settle follows a batch's Finish: a session whose originals went (or
-// began to go) loses its staged copy, the archive is in the bucket; one
-// whose originals stay (written to meanwhile, or interrupted) loses its
-// uploaded archive, manifest first, so no listing shows it archived.
+// began to go) loses its staged copy, its upload is committed (the
+// archive it superseded goes); one whose originals stay (written to
+// meanwhile, or interrupted) has its upload undone, which leaves the
+// bucket as it was before: no listing shows the session archived by this
+// run, and an archive that was there already stays.
 func (ra *remoteArchive) settle(ctx context.Context, batch []*packedItem) {
 	if ra == nil {
 		return
 	}
+	ctx = context.WithoutCancel(ctx) // an interrupted run still takes back its uploads
 	for _, pi := range batch {
 		if pi.p.Archive == "" {
-			m := pi.p.Manifest
-			ra.target.Remove(context.WithoutCancel(ctx), ra.target.Machine, m.Folder, m.Session)
+			ra.target.Undo(ctx, pi.up)
 			continue
 		}
+		ra.target.Commit(ctx, pi.up)
 		if archive.Pending(pi.p.Archive) {
 			continue // its originals' removal failed: the next run finishes it from here
 		}
 		pi.p.Discard()
-		pi.p.Archive = pi.url
+		pi.p.Archive = pi.up.URL
 	}
 }

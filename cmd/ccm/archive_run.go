@@ -12,6 +12,7 @@ import (
 	"ccm/search"
 	"ccm/sessions"
 	"ccm/sessions/archive"
+	"ccm/sessions/remote"
 	"ccm/transcript"
 )
 
@@ -218,16 +219,16 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 			record(it, nil, err)
 			return
 		}
-		url := ""
+		var up *remote.Uploaded
 		if o.remote != nil {
-			if url, err = o.remote.upload(ctx, p); err != nil {
+			if up, err = o.remote.upload(ctx, p); err != nil {
 				p.Discard()
 				lk.Unlock()
 				record(it, nil, err)
 				return
 			}
 		}
-		packed <- &packedItem{it: it, p: p, lock: lk, url: url}
+		packed <- &packedItem{it: it, p: p, lock: lk, up: up}
 	})
 	close(packed)
 	<-finished

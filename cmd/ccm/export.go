@@ -262,10 +262,12 @@ func exportOne(ctx context.Context, o exportOptions, it *exportItem, st *ccm.Sto
 	if target != nil {
 		defer p.Discard()
 		up, err := target.Upload(ctx, p.Archive, p.Manifest)
-		if err == nil {
-			it.Dest = up.URL // its name holds its SHA-256, known only now
+		if err != nil {
+			return err
 		}
-		return err
+		it.Dest = up.URL       // its name holds its SHA-256, known only now
+		target.Commit(ctx, up) // the bundle it replaced goes; left behind, it is unlisted bytes
+		return nil
 	}
 	it.staged = p.Archive
 	if filepath.Base(it.Dest) != it.Session+archive.Ext {

@@ -317,6 +317,11 @@ func fetchRemote(ctx context.Context, g globalOptions, endpoint string, args []s
 			return nil, nil, usagef("%s: no complete bundle there (ccm sessions --archived --from %s lists them)", object, url)
 		}
 	}
+	for _, l := range picked {
+		if err := bundle.CheckFormat(l.URL, l.Manifest); err != nil {
+			return nil, nil, err // before anything is downloaded
+		}
+	}
 	files, urls = make([]string, len(picked)), make([]string, len(picked))
 	for i, l := range picked {
 		files[i] = archive.ArchivePath(filepath.Join(stage, strconv.Itoa(i)), l.Manifest.Folder, l.Manifest.Session)

@@ -63,7 +63,10 @@ func listRemote(ctx context.Context, g globalOptions, url, endpoint string, ids 
 	}
 	picked, missing, err := list.Select(ids, sel, now, every)
 	if err == nil && len(missing) > 0 {
-		err = usagef("no archive of session %s under %s (ccm sessions --archived --from %s lists them)", missing[0], t, t)
+		err = list.Refusal(missing[0]) // a newer ccm's
+		if err == nil {
+			err = usagef("no archive of session %s under %s (ccm sessions --archived --from %s lists them)", missing[0], t, t)
+		}
 	}
 	if err != nil {
 		t.Close()

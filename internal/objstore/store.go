@@ -16,6 +16,12 @@ type Info struct {
 	ETag         string    `json:"etag,omitempty"`
 }
 
+// Written is what GetFile wrote to its file.
+type Written struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"` // hex
+}
+
 // Store is what the remote archive needs of object storage. Its HTTP
 // implementation (s3http) runs in a separate program, ccm-s3, that ccm
 // talks to through the agent package, so that ccm itself, whose hooks
@@ -27,9 +33,10 @@ type Store interface {
 	PutFile(ctx context.Context, bucket, key, path string, size int64, sum []byte) error
 	// PutBytes uploads data as bucket/key, checked the same way.
 	PutBytes(ctx context.Context, bucket, key string, data []byte) error
-	// GetFile downloads bucket/key into a new file at path (0600); the
-	// caller checks its bytes.
-	GetFile(ctx context.Context, bucket, key, path string) (Info, error)
+	// GetFile downloads bucket/key into a new file at path (0600) and
+	// returns the size and SHA-256 of the bytes it wrote there, taken as
+	// it wrote them (the file is not read again); the caller checks them.
+	GetFile(ctx context.Context, bucket, key, path string) (Written, error)
 	// GetBytes reads a whole object of at most max bytes.
 	GetBytes(ctx context.Context, bucket, key string, max int64) ([]byte, error)
 	// Head describes bucket/key; IsNotFound(err) when it is not there.

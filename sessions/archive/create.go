@@ -69,9 +69,11 @@ type Options struct {
 	KeepOriginals bool
 }
 
-// PartData is a part to write: parts/<Kind>/<Name>, its bytes.
+// PartData is a part to write: parts/<Kind>/<Name>, its bytes, and the
+// format of its bytes when its kind has one (declared in the manifest).
 type PartData struct {
 	Kind, Name string
+	Format     string
 	Data       []byte
 }
 

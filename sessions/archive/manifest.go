@@ -123,8 +123,12 @@ type Content struct {
 // A reader that does not know the kind skips it and never writes it
 // anywhere; one that does decides what to do with it.
 type Part struct {
-	Kind   string `json:"kind"`
-	Path   string `json:"path"` // parts/<kind>/...
+	Kind string `json:"kind"`
+	Path string `json:"path"` // parts/<kind>/...
+	// Format is the format of the part's bytes, when its kind has one:
+	// a reader that knows the kind and not the format refuses the
+	// archive from its manifest, before it reads a member.
+	Format string `json:"format,omitempty"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
 }
@@ -158,6 +162,9 @@ func ArchivePath(root, folder, id string) string {
 func SidecarPath(archive string) string {
 	return strings.TrimSuffix(archive, Ext) + ManifestExt
 }
+
+// ErrNewer marks a manifest of a format newer than this ccm reads.
+var ErrNewer = errors.New("newer than this ccm reads")
 
 // ErrCorrupt marks an archive that fails verification.
 var ErrCorrupt = errors.New("archive is corrupt or truncated")
@@ -199,7 +206,7 @@ func knownFormat(f string) error {
 	case f == Format || f == FormatV1:
 		return nil
 	case strings.HasPrefix(f, "ccm-archive/"):
-		return fmt.Errorf("archive format %s is newer than this ccm reads (%s): update ccm", f, Format)
+		return fmt.Errorf("archive format %s is %w (%s): update ccm", f, ErrNewer, Format)
 	}
 	return fmt.Errorf("%w: not a ccm archive manifest (format %q)", ErrCorrupt, f)
 }

@@ -88,7 +88,7 @@ func writePart(tw *tar.Writer, pd PartData, m *Manifest) error {
 		return err
 	}
 	sum := sha256.Sum256(pd.Data)
-	m.Parts = append(m.Parts, Part{Kind: pd.Kind, Path: name, Size: int64(len(pd.Data)), SHA256: hex.EncodeToString(sum[:])})
+	m.Parts = append(m.Parts, Part{Kind: pd.Kind, Path: name, Format: pd.Format, Size: int64(len(pd.Data)), SHA256: hex.EncodeToString(sum[:])})
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +22,24 @@ import (
 // NoteFormat names the format of a bundle's own record; a bundle whose
 // record names another is refused with it.
 const NoteFormat = "ccm-bundle/1"
+
+// CheckFormat refuses, from its manifest alone (before any member is read
+// and anything written), a bundle named name whose record is declared in
+// a format this ccm does not read. Bundles of earlier ccm versions declare
+// no format: their record's own is checked when it is read.
+func CheckFormat(name string, m *archive.Manifest) error {
+	for _, pt := range m.Parts {
+		if pt.Kind == PartKind && pt.Format != "" && pt.Format != NoteFormat {
+			return formatError(name, pt.Format)
+		}
+	}
+	return nil
+}
+
+// formatError refuses a bundle whose record is in another format.
+func formatError(name, format string) error {
+	return fmt.Errorf("%s: a %s bundle, which this ccm does not read (it reads %s): update ccm", name, format, NoteFormat)
+}
 
 // The bundle's record is a declared part of the archive:
 // parts/bundle/bundle.json.
@@ -96,7 +115,7 @@ func Make(ctx context.Context, src archive.Source, o Options) (*archive.Packed, 
 		return nil, err
 	}
 	p, err := archive.Pack(ctx, src, archive.Options{Root: filepath.Join(o.Stage, "out"), Level: o.Level, Now: o.Now, Store: st,
-		KeepOriginals: true, Parts: []archive.PartData{{Kind: PartKind, Name: PartName, Data: append(data, '\n')}}})
+		KeepOriginals: true, Parts: []archive.PartData{{Kind: PartKind, Name: PartName, Format: NoteFormat, Data: append(data, '\n')}}})
 	if err != nil {
 		return nil, err
 	}

@@ -147,6 +147,9 @@ func Import(ctx context.Context, path string, o ImportOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckFormat(path, m); err != nil {
+		return nil, err
+	}
 	p := &Plan{Bundle: path, Session: m.Session, OldRoot: m.Project, StaysStub: []string{}, Warnings: []string{}}
 	mp := &Mapping{OldRoot: Root(m.Project), OldID: m.Session, NewID: m.Session}
 	switch {

@@ -79,7 +79,7 @@ func walkInto(ctx context.Context, path string, m *archive.Manifest, mp *Mapping
 			return nil
 		}})
 	if err == nil && note != nil && note.Format != NoteFormat {
-		err = fmt.Errorf("%s: a %s bundle, which this ccm does not read (it reads %s): update ccm", path, note.Format, NoteFormat)
+		err = formatError(path, note.Format)
 	}
 	if err != nil {
 		st.discard()

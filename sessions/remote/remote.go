@@ -15,9 +15,10 @@
 // object has. An upload stopped at any point leaves the previous complete
 // pair (or none) and maybe an archive object no manifest names, which no
 // listing shows; a new archive of the session replaces the manifest in one
-// write, then the archive it named goes. So no upload, not even one of a
-// run that was stopped and finishes late, can leave a manifest naming
-// bytes it does not describe.
+// write, then, once the upload is committed, the archive it named goes (an
+// upload undone puts that manifest back instead). So no upload, not even
+// one of a run that was stopped and finishes late, can leave a manifest
+// naming bytes it does not describe.
 //
 // Every upload is checked by the server against the SHA-256 it is signed
 // with (see internal/objstore/s3http); every download is checked against
@@ -115,39 +116,55 @@ func (t *Target) manifestKey(machine, folder, id string) string {
 // shortSum is the part of an archive's SHA-256 its object's name carries.
 func shortSum(sha string) string { return sha[:min(16, len(sha))] }
 
-// Uploaded is what Upload did.
+// Uploaded is what Upload did: what Commit completes, or Undo takes back.
 type Uploaded struct {
 	URL string // the archive's s3:// URL
 	// Kept is true when a complete archive of the same files was there
-	// already (an earlier run that was stopped before it removed the
-	// originals): nothing was sent.
+	// already (an earlier export, or a run that was stopped before it
+	// removed the originals): nothing was sent.
 	Kept bool
+
+	akey, mkey string
+	existed    bool   // an object was at akey before (no manifest named it)
+	prev       []byte // the manifest the upload replaced; nil: there was none
+	prevKey    string // the archive prev named ("" when it could not be read)
 }
 
 // Upload puts a packed archive (file, with its manifest m, as
 // sessions/archive's sidecar holds it: ArchiveBytes and ArchiveSHA256 set)
 // under this machine's prefix: the archive is uploaded under a name of its
 // own and confirmed by the server, then the manifest replaces the
-// session's earlier one, then the archive that one named is removed. When
-// it returns nil both are complete. A complete archive of the same files
-// already there is kept as it is.
+// session's earlier one. When it returns nil both are complete. A complete
+// archive of the same files already there is kept as it is. The archive
+// the earlier manifest named stays until Commit, so that Undo can put
+// that manifest back.
 func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (*Uploaded, error) {
 	if len(m.ArchiveSHA256) != 64 || m.ArchiveBytes <= 0 {
 		return nil, errors.New("remote: the archive's manifest has no size or SHA-256")
 	}
 	akey := t.archiveKey(t.Machine, m.Folder, m.Session, m.ArchiveSHA256)
 	mkey := t.manifestKey(t.Machine, m.Folder, m.Session)
-	out := &Uploaded{URL: t.url(akey)}
+	up := &Uploaded{URL: t.url(akey), akey: akey, mkey: mkey}
 	bucket := t.Loc.Bucket
-	oldKey := ""
-	if old, err := t.readManifest(ctx, mkey); err == nil {
-		oldKey = t.archiveKey(t.Machine, old.Folder, old.Session, old.ArchiveSHA256)
-		if info, herr := t.Client.Head(ctx, bucket, oldKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
-			out.Kept, out.URL = true, t.url(oldKey)
-			return out, nil
+	data, err := t.Client.GetBytes(ctx, bucket, mkey, maxManifest)
+	if err == nil {
+		up.prev = data
+		var old *archive.Manifest
+		if old, err = archive.ParseManifest(data); err == nil {
+			up.prevKey = t.archiveKey(t.Machine, old.Folder, old.Session, old.ArchiveSHA256)
+			if info, herr := t.Client.Head(ctx, bucket, up.prevKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
+				up.Kept, up.URL = true, t.url(up.prevKey)
+				return up, nil
+			}
 		}
-	} else if !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
+	}
+	if err != nil && !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
 		return nil, err // the server, or a manifest of a newer format: not replaced
+	}
+	if _, err := t.Client.Head(ctx, bucket, akey); err == nil {
+		up.existed = true
+	} else if !objstore.IsNotFound(err) {
+		return nil, err
 	}
 	t.Client.AbortIncomplete(ctx, bucket, akey) // parts of a killed upload
 	sum, err := hex.DecodeString(m.ArchiveSHA256)
@@ -164,10 +181,41 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 	if err := t.Client.PutBytes(ctx, bucket, mkey, side); err != nil {
 		return nil, err
 	}
-	if oldKey != "" && oldKey != akey {
-		t.Client.Delete(ctx, bucket, oldKey) // superseded; left behind, it is only unlisted bytes
+	return up, nil
+}
+
+// Commit completes an upload whose archive stays (its originals went, or
+// it is an export): the archive the replaced manifest named is removed.
+// Left behind (a run stopped before it), it is only bytes no listing
+// shows.
+func (t *Target) Commit(ctx context.Context, up *Uploaded) error {
+	if up.Kept || up.prevKey == "" || up.prevKey == up.akey {
+		return nil
 	}
-	return out, nil
+	return t.Client.Delete(ctx, t.Loc.Bucket, up.prevKey)
+}
+
+// Undo takes back an upload whose originals stay, leaving the bucket as
+// it was before it: the manifest it replaced goes back (or, when there
+// was none, its own goes), then the archive it added. A complete archive
+// that was there already (Kept) is left as it is. Stopped between the
+// two steps, it leaves an archive object no manifest names, which no
+// listing shows.
+func (t *Target) Undo(ctx context.Context, up *Uploaded) error {
+	if up.Kept {
+		return nil
+	}
+	bucket := t.Loc.Bucket
+	var err error
+	if up.prev != nil {
+		err = t.Client.PutBytes(ctx, bucket, up.mkey, up.prev)
+	} else {
+		err = t.Client.Delete(ctx, bucket, up.mkey)
+	}
+	if err != nil || up.existed || up.akey == up.prevKey {
+		return err
+	}
+	return t.Client.Delete(ctx, bucket, up.akey)
 }
 
 // sameFiles reports whether two manifests list the same files with the
@@ -222,6 +270,26 @@ type Listing struct {
 	// Incomplete are archive objects no valid manifest names (an upload
 	// that was stopped, or a manifest that does not match): not archives.
 	Incomplete []string
+	// Newer are the manifests of a format newer than this ccm reads (a
+	// newer ccm's archives): not listed, and refused by Refusal.
+	Newer []Unread
+}
+
+// Unread is a session's manifest that could not be read.
+type Unread struct {
+	Session string
+	Err     error // names the manifest's URL
+}
+
+// Refusal is why the archives of the session id names (whole, or a
+// prefix) cannot be read, when a newer ccm made them; nil otherwise.
+func (l *Listing) Refusal(id string) error {
+	for _, u := range l.Newer {
+		if strings.HasPrefix(u.Session, id) {
+			return u.Err
+		}
+	}
+	return nil
 }
 
 // List reads every machine's archives under the prefix: the objects, then
@@ -282,6 +350,9 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 		if errors.As(errs[i], &oe) && !objstore.IsNotFound(errs[i]) {
 			return nil, errs[i] // the server, not the object
 		}
+		if c := cands[i]; errors.Is(errs[i], archive.ErrNewer) {
+			out.Newer = append(out.Newer, Unread{Session: c.id, Err: fmt.Errorf("%s: %w", t.url(c.key), errs[i])})
+		}
 	}
 	for key := range objects {
 		if strings.HasSuffix(key, archive.Ext) && !named[key] {
@@ -290,12 +361,14 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 	}
 	sort.Slice(out.Archives, func(i, j int) bool { return out.Archives[i].Key < out.Archives[j].Key })
 	sort.Strings(out.Incomplete)
+	sort.Slice(out.Newer, func(i, j int) bool { return out.Newer[i].Err.Error() < out.Newer[j].Err.Error() })
 	return out, nil
 }
 
-// Fetch downloads an archive to dest, checks its size and SHA-256
-// against its manifest, writes the manifest beside it as its sidecar
-// (what archive.Verify, Extract and Read check it against) and makes both
+// Fetch downloads an archive to dest, checks its size and SHA-256 (taken
+// as the helper wrote it: the file is not read again) against its
+// manifest, writes the manifest beside it as its sidecar (what
+// archive.Verify, Extract and Read check it against) and makes both
 // durable: an unarchive's recovery may need them after a power cut. The
 // caller removes both. An archive that does not match is removed and
 // refused.
@@ -310,15 +383,12 @@ func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
 		return err
 	}
 	os.Remove(side) // never beside another archive
-	if _, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, dest); err != nil {
-		return fail(err)
-	}
-	n, sum, err := fsutil.FileSHA256(dest)
+	got, err := t.Client.GetFile(ctx, t.Loc.Bucket, l.Key, dest)
 	if err != nil {
 		return fail(err)
 	}
-	if n != l.Manifest.ArchiveBytes || sum != l.Manifest.ArchiveSHA256 {
-		return fail(fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", l.URL, archive.ErrCorrupt, n, l.Manifest.ArchiveBytes))
+	if got.Size != l.Manifest.ArchiveBytes || got.SHA256 != l.Manifest.ArchiveSHA256 {
+		return fail(fmt.Errorf("%s: %w: %d bytes downloaded, not the %d bytes of SHA-256 its manifest gives", l.URL, archive.ErrCorrupt, got.Size, l.Manifest.ArchiveBytes))
 	}
 	data, err := marshalManifest(l.Manifest)
 	if err == nil {

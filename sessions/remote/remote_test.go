@@ -68,14 +68,22 @@ func TestUploadListFetch(t *testing.T) {
 	if up, err := laptop.Upload(ctx, file2, m2); err != nil || !up.Kept {
 		t.Errorf("the same files again: %+v, %v", up, err)
 	}
-	// Other files: a new archive object, the manifest replaced, the one
-	// it named before removed.
+	// Other files: a new archive object, the manifest replaced; the one
+	// it named before stays until the upload is committed.
 	file4, m4 := packed(t, id, "hello, changed")
-	if up, err := laptop.Upload(ctx, file4, m4); err != nil || up.Kept {
-		t.Fatalf("other files: %+v, %v", up, err)
+	up4, err := laptop.Upload(ctx, file4, m4)
+	if err != nil || up4.Kept {
+		t.Fatalf("other files: %+v, %v", up4, err)
 	}
-	if _, err := laptop.Client.Head(ctx, laptop.Loc.Bucket, laptop.archiveKey("laptop", "-home-dev-app", id, m.ArchiveSHA256)); !objstore.IsNotFound(err) {
-		t.Errorf("the superseded archive is still there: %v", err)
+	superseded := laptop.archiveKey("laptop", "-home-dev-app", id, m.ArchiveSHA256)
+	if _, err := laptop.Client.Head(ctx, laptop.Loc.Bucket, superseded); err != nil {
+		t.Errorf("the superseded archive went before the commit: %v", err)
+	}
+	if err := laptop.Commit(ctx, up4); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := laptop.Client.Head(ctx, laptop.Loc.Bucket, superseded); !objstore.IsNotFound(err) {
+		t.Errorf("the superseded archive is still there after the commit: %v", err)
 	}
 	file, m = file4, m4
 	// Another machine's copy of the same session lives beside it.
@@ -132,6 +140,86 @@ func TestUploadListFetch(t *testing.T) {
 			t.Error("removed, still listed")
 		}
 	}
+}
+
+// TestUploadUndo: an upload taken back leaves the bucket as it was
+// before it: the manifest it replaced back, with the archive it names;
+// a kept archive untouched; an archive object that was there before (no
+// manifest named it) still there; nothing when there was nothing.
+func TestUploadUndo(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const id = "0b6c1c2e-1111-2222-3333-444455556666"
+	objects := func() map[string]string {
+		out := map[string]string{}
+		prefix := tg.Loc.Prefix + "/"
+		tg.Client.List(ctx, bucket, prefix, func(i objstore.Info) error {
+			data, err := tg.Client.GetBytes(ctx, bucket, i.Key, 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i.Key] = string(data)
+			return nil
+		})
+		return out
+	}
+	same := func(what string, want map[string]string) {
+		t.Helper()
+		got := objects()
+		if len(got) != len(want) {
+			t.Errorf("%s: %d objects, want %d", what, len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s lost or changed", what, k)
+			}
+		}
+	}
+
+	// Nothing there: nothing left.
+	file, m := packed(t, id, "hello")
+	up, err := tg.Upload(ctx, file, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Undo(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	same("nothing before", map[string]string{})
+
+	// The same files there: kept, and left as they are.
+	up, _ = tg.Upload(ctx, file, m)
+	tg.Commit(ctx, up)
+	before := objects()
+	file2, m2 := packed(t, id, "hello")
+	if up, err = tg.Upload(ctx, file2, m2); err != nil || !up.Kept {
+		t.Fatalf("the same files again: %+v, %v", up, err)
+	}
+	tg.Undo(ctx, up)
+	same("kept", before)
+
+	// Other files: the earlier manifest back, its archive still there.
+	file3, m3 := packed(t, id, "hello, changed")
+	if up, err = tg.Upload(ctx, file3, m3); err != nil || up.Kept {
+		t.Fatalf("other files: %+v, %v", up, err)
+	}
+	tg.Undo(ctx, up)
+	same("replaced", before)
+	l, err := tg.List(ctx)
+	if err != nil || len(l.Archives) != 1 || l.Archives[0].Manifest.ArchiveSHA256 != m.ArchiveSHA256 {
+		t.Fatalf("after the undo: %+v, %v", l, err)
+	}
+
+	// An object of the new archive there already, no manifest naming it
+	// (an upload stopped before its commit): it stays.
+	stale := tg.archiveKey("laptop", "-home-dev-app", id, m3.ArchiveSHA256)
+	data, _ := os.ReadFile(file3)
+	tg.Client.PutBytes(ctx, bucket, stale, data)
+	before = objects()
+	up, _ = tg.Upload(ctx, file3, m3)
+	tg.Undo(ctx, up)
+	same("an object there before", before)
 }
 
 func TestMachineName(t *testing.T) {

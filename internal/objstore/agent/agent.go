@@ -7,7 +7,8 @@
 //
 // The protocol is JSON values on the helper's stdin and stdout: first the
 // objstore.Config, then one request and one response at a time. Files
-// travel by path (the helper reads and writes them itself, same machine),
+// travel by path (the helper reads and writes them itself, same machine;
+// a download's answer carries the size and SHA-256 of what it wrote),
 // small objects inline. A Client keeps up to four helpers, one request
 // each at a time; cancelling a request kills its helper.
 package agent
@@ -69,11 +70,12 @@ type request struct {
 
 // response is its answer: what was asked for, or the error.
 type response struct {
-	Info  objstore.Info   `json:"info"`
-	Data  []byte          `json:"data,omitempty"`
-	List  []objstore.Info `json:"list,omitempty"`
-	Error *objstore.Error `json:"error,omitempty"` // the server's refusal, or the server not reached
-	Fail  string          `json:"fail,omitempty"`  // any other error
+	Info    objstore.Info     `json:"info"`
+	Written *objstore.Written `json:"written,omitempty"` // getfile
+	Data    []byte            `json:"data,omitempty"`
+	List    []objstore.Info   `json:"list,omitempty"`
+	Error   *objstore.Error   `json:"error,omitempty"` // the server's refusal, or the server not reached
+	Fail    string            `json:"fail,omitempty"`  // any other error
 }
 
 // Serve answers requests read from in on out until in ends: the helper's
@@ -137,7 +139,10 @@ func handle(ctx context.Context, st objstore.Store, r request) (resp response) {
 	case "putbytes":
 		err = st.PutBytes(ctx, r.Bucket, r.Key, r.Data)
 	case "getfile":
-		resp.Info, err = st.GetFile(ctx, r.Bucket, r.Key, r.Path)
+		var w objstore.Written
+		if w, err = st.GetFile(ctx, r.Bucket, r.Key, r.Path); err == nil {
+			resp.Written = &w
+		}
 	case "getbytes":
 		resp.Data, err = st.GetBytes(ctx, r.Bucket, r.Key, r.Max)
 	case "head":

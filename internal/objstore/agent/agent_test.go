@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -32,12 +34,13 @@ func (f *fake) PutBytes(_ context.Context, b, k string, data []byte) error {
 	f.objs[b+"/"+k] = data
 	return nil
 }
-func (f *fake) GetFile(_ context.Context, b, k, path string) (objstore.Info, error) {
+func (f *fake) GetFile(_ context.Context, b, k, path string) (objstore.Written, error) {
 	data, ok := f.objs[b+"/"+k]
 	if !ok {
-		return objstore.Info{}, &objstore.Error{Op: "download", URL: "s3://" + b + "/" + k, Status: 404, Code: "NoSuchKey"}
+		return objstore.Written{}, &objstore.Error{Op: "download", URL: "s3://" + b + "/" + k, Status: 404, Code: "NoSuchKey"}
 	}
-	return objstore.Info{Key: k, Size: int64(len(data))}, os.WriteFile(path, data, 0o600)
+	sum := sha256.Sum256(data)
+	return objstore.Written{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, os.WriteFile(path, data, 0o600)
 }
 func (f *fake) GetBytes(_ context.Context, b, k string, _ int64) ([]byte, error) {
 	if b == "gone" {
@@ -96,8 +99,8 @@ func TestServe(t *testing.T) {
 		t.Errorf("GetBytes = %q, %v", data, err)
 	}
 	dst := filepath.Join(dir, "dst")
-	if info, err := c.GetFile(ctx, "b", "x/a", dst); err != nil || info.Size != 13 {
-		t.Errorf("GetFile = %+v, %v", info, err)
+	if w, err := c.GetFile(ctx, "b", "x/a", dst); err != nil || w.Size != 13 || w.SHA256 != sha256Hex("archive bytes") {
+		t.Errorf("GetFile = %+v, %v", w, err)
 	}
 	if data, _ := os.ReadFile(dst); string(data) != "archive bytes" {
 		t.Errorf("downloaded %q", data)
@@ -136,6 +139,42 @@ func TestFindHelper(t *testing.T) {
 	t.Setenv("CCM_S3_HELPER", "/opt/x/ccm-s3")
 	if p, _ := Find(); p != "/opt/x/ccm-s3" {
 		t.Errorf("CCM_S3_HELPER: %q", p)
+	}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// TestOlderHelperDownload: a helper that answers a download without
+// saying what it wrote (one older than ccm) fails it, and the file it
+// wrote goes: nothing downloaded goes unchecked.
+func TestOlderHelperDownload(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dst")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		dec, enc := json.NewDecoder(inR), json.NewEncoder(outW)
+		var cfg objstore.Config
+		dec.Decode(&cfg)
+		var r request
+		dec.Decode(&r)
+		os.WriteFile(r.Path, []byte("archive bytes"), 0o600)
+		enc.Encode(map[string]any{"info": objstore.Info{Key: r.Key, Size: 13}})
+	}()
+	c := New("/old/ccm-s3", objstore.Config{})
+	p := &proc{stdin: inW}
+	p.enc, p.dec = jsonPipe(inW, outR)
+	p.enc.Encode(c.cfg)
+	c.idle = []*proc{p}
+	_, err := c.GetFile(context.Background(), "b", "x/a", dst)
+	if err == nil || !strings.Contains(err.Error(), "/old/ccm-s3 did not hash the download: it is older than ccm") {
+		t.Errorf("GetFile through an older helper: %v", err)
+	}
+	if _, err := os.Lstat(dst); !os.IsNotExist(err) {
+		t.Errorf("the unchecked download is still there: %v", err)
 	}
 }
 

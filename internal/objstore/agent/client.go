@@ -144,13 +144,18 @@ func (c *Client) PutBytes(ctx context.Context, bucket, key string, data []byte) 
 	return err
 }
 
-// GetFile implements objstore.Store.
-func (c *Client) GetFile(ctx context.Context, bucket, key, path string) (objstore.Info, error) {
+// GetFile implements objstore.Store. A helper that does not say what it
+// wrote (one older than ccm) fails it: the download would go unchecked.
+func (c *Client) GetFile(ctx context.Context, bucket, key, path string) (objstore.Written, error) {
 	r, err := c.call(ctx, request{Op: "getfile", Bucket: bucket, Key: key, Path: path})
 	if err != nil {
-		return objstore.Info{}, err
+		return objstore.Written{}, err
 	}
-	return r.Info, nil
+	if r.Written == nil || len(r.Written.SHA256) != 64 {
+		os.Remove(path)
+		return objstore.Written{}, fmt.Errorf("%s did not hash the download: it is older than ccm (install both from one release or one source tree)", c.helper)
+	}
+	return *r.Written, nil
 }
 
 // GetBytes implements objstore.Store.

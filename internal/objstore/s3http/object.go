@@ -79,18 +79,20 @@ func (c *Client) PutFile(ctx context.Context, bucket, key, path string, size int
 	return c.Put(ctx, bucket, key, f, size, sum)
 }
 
-// GetFile downloads bucket/key into a new file at path.
-func (c *Client) GetFile(ctx context.Context, bucket, key, path string) (objstore.Info, error) {
+// GetFile downloads bucket/key into a new file at path, hashing the bytes
+// as it writes them.
+func (c *Client) GetFile(ctx context.Context, bucket, key, path string) (objstore.Written, error) {
 	rc, info, err := c.Get(ctx, bucket, key)
 	if err != nil {
-		return objstore.Info{}, err
+		return objstore.Written{}, err
 	}
 	defer rc.Close()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return objstore.Info{}, err
+		return objstore.Written{}, err
 	}
-	n, err := io.Copy(f, rc)
+	h := sha256.New()
+	n, err := io.CopyBuffer(io.MultiWriter(f, h), rc, make([]byte, 1<<20))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -99,9 +101,9 @@ func (c *Client) GetFile(ctx context.Context, bucket, key, path string) (objstor
 	}
 	if err != nil {
 		os.Remove(path)
-		return objstore.Info{}, &objstore.Error{Op: "download", URL: c.url(bucket, key), Err: err}
+		return objstore.Written{}, &objstore.Error{Op: "download", URL: c.url(bucket, key), Err: err}
 	}
-	return info, nil
+	return objstore.Written{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // Close releases idle connections.

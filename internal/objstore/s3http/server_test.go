@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +41,17 @@ func TestPutGetListDelete(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: got %d bytes back, not the %d stored", name, len(got), len(want))
+		}
+		// Downloaded into a file: the size and SHA-256 of what was
+		// written, taken as it was written.
+		path := filepath.Join(t.TempDir(), "dl")
+		w, err := c.GetFile(ctx, s.Bucket, loc.Key(name), path)
+		sum := sha256.Sum256(want)
+		if err != nil || w.Size != int64(len(want)) || w.SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("%s: GetFile = %+v, %v", name, w, err)
+		}
+		if data, _ := os.ReadFile(path); !bytes.Equal(data, want) {
+			t.Errorf("%s: GetFile wrote %d bytes, not the %d stored", name, len(data), len(want))
 		}
 	}
 	var keys []string
