@@ -240,10 +240,13 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// archiveEntry is an archive found under the archive root.
+// archiveEntry is an archive found under the archive root, or in object
+// storage (fetch set).
 type archiveEntry struct {
 	key, path, folder, session string
 	size, mtime                int64
+	part                       string // its index part, relative to the index's folder
+	fetch                      func(ctx context.Context, dest string) error
 }
 
 // listArchives finds root/<folder>/<id>.tar.zst, statting each (relative
@@ -272,8 +275,9 @@ func listArchives(root string) ([]archiveEntry, error) {
 				continue
 			}
 			p := filepath.Join(dir, e.Name)
-			out = append(out, archiveEntry{key: "A" + p, path: p, folder: d.Name, session: strings.TrimSuffix(e.Name, archive.Ext),
-				size: e.Size, mtime: e.MTime})
+			session := strings.TrimSuffix(e.Name, archive.Ext)
+			out = append(out, archiveEntry{key: string(srcArchive) + p, path: p, folder: d.Name, session: session,
+				size: e.Size, mtime: e.MTime, part: filepath.Join("parts", d.Name, session+".part")})
 		}
 	}
 	return out, nil
@@ -283,9 +287,8 @@ func (ix *Index) diffArchive(a archiveEntry, old *fileEntry) *job {
 	if old != nil && old.Size == a.size && old.MTime == a.mtime {
 		return nil
 	}
-	rel := filepath.Join("parts", a.folder, a.session+".part")
-	e := &fileEntry{Src: srcArchive, Path: a.path, Part: rel, Session: a.session, Folder: a.folder, Size: a.size, MTime: a.mtime}
-	return &job{key: a.key, e: e, size: a.size, fresh: true}
+	e := &fileEntry{Src: srcArchive, Path: a.path, Part: a.part, Session: a.session, Folder: a.folder, Size: a.size, MTime: a.mtime}
+	return &job{key: a.key, e: e, size: a.size, fresh: true, fetch: a.fetch}
 }
 
 // archive indexes an archived session from its part, writing the part
@@ -300,8 +303,20 @@ func (w *indexer) archive(ctx context.Context, j *job, dir string) (int64, error
 		p, err = nil, errBadPart
 	}
 	if err != nil {
+		from := e.Path
+		if j.fetch != nil {
+			local, done, err := fetched(ctx, dir, j)
+			if errors.Is(err, errUnreadable) {
+				return 0, nil
+			}
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", e.Path, err)
+			}
+			defer done()
+			from = local
+		}
 		info := PartInfo{Session: e.Session, Folder: e.Folder, ArchiveSize: e.Size, ArchiveMTime: e.MTime}
-		if err := partFromArchive(ctx, ppath, e.Path, info, o); err != nil {
+		if err := partFromArchive(ctx, ppath, from, info, o); err != nil {
 			// An unreadable archive indexes as empty; it is tried
 			// again when it changes.
 			os.Remove(ppath)
