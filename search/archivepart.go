@@ -310,7 +310,7 @@ func (w *indexer) archive(ctx context.Context, j *job, dir string) (int64, error
 				return 0, nil
 			}
 			if err != nil {
-				return 0, fmt.Errorf("%s: %w", e.Path, err)
+				return 0, err // it names the archive
 			}
 			defer done()
 			from = local

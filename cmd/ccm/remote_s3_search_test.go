@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -163,5 +164,59 @@ func TestS3Search(t *testing.T) {
 	}
 	if _, errs, code := b.run("search", "--archived", "--from", "s3://no-such-bucket-ccm", "x"); code == 0 || code == 1 || strings.Count(errs, "\n") != 1 {
 		t.Errorf("a missing bucket: exit %d, %q", code, errs)
+	}
+}
+
+// TestS3SearchServerGone: a server that goes away while a search
+// downloads the bucket's archives: one line, exit 2, no hit printed; the
+// next search downloads only the archives whose parts are missing, and
+// finds what is in all of them.
+func TestS3SearchServerGone(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(3, 3<<20) // 3 MB of random bytes each: archives of about 3 MB
+	a.ok("archive", "--older-than", "1d", "--to", url)
+	l, err := a.target(t).List(context.Background())
+	if err != nil || len(l.Archives) != 3 {
+		t.Fatalf("listed %v, %v", l, err)
+	}
+	var total, least int64 = 0, 1 << 62
+	for _, x := range l.Archives {
+		total += x.Size
+		least = min(least, x.Size)
+	}
+
+	b := newS3Env(t, srv, "desktop")
+	base := b.env
+	proxy := func(downLimit int64) *cutProxy {
+		p := newCutProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"), 0, 0)
+		p.downLimit = downLimit
+		b.env = append(append([]string(nil), base...), "CCM_S3_ENDPOINT="+p.endpoint())
+		return p
+	}
+	// One archive at a time: the first comes whole, the second is cut.
+	proxy(least + least/2)
+	out, errs, code := b.run("search", "-j", "1", "--archived", "--from", url, "resume")
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "ccm: ") || out != "" {
+		t.Errorf("server gone mid-search: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if left := filesUnder(filepath.Join(b.home, "search", "fetch")); len(left) != 0 {
+		t.Errorf("downloads left behind: %v", left)
+	}
+	p := proxy(0)
+	b.ok("search", "--stats", "--archived", "--from", url)
+	if got := p.recv.Load(); got > total-least+least/4 {
+		t.Errorf("the search after the failure read %d bytes; the archives are %d bytes, one was indexed before", got, total)
+	}
+	// The first sessions' prompts are in every archive's text.
+	res := searchHits{}
+	json.Unmarshal([]byte(b.ok("--json", "search", "--archived", "--from", url, "--limit", "1000", "--regex", ".")), &res)
+	seen := map[string]bool{}
+	for _, h := range res.Hits {
+		seen[h.Session] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("hits of %d sessions after the failed search, want 3", len(seen))
 	}
 }
