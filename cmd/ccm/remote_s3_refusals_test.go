@@ -29,9 +29,9 @@ type cutProxy struct {
 	downLimit int64
 	sent      atomic.Int64
 	recv      atomic.Int64
-	mu    sync.Mutex
-	conns []net.Conn
-	cut   atomic.Bool
+	mu        sync.Mutex
+	conns     []net.Conn
+	cut       atomic.Bool
 }
 
 func newCutProxy(t *testing.T, target string, limit, rate int64) *cutProxy {
