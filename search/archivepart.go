@@ -291,21 +291,28 @@ func (ix *Index) diffArchive(a archiveEntry, old *fileEntry) *job {
 	return &job{key: a.key, e: e, size: a.size, fresh: true, fetch: a.fetch}
 }
 
+// partFor opens an archive's part when it was written from that archive
+// (its size, mtime and session) with these redaction patterns.
+func partFor(ppath string, e *fileEntry, redact string) (*part, error) {
+	p, err := openPart(ppath)
+	if err == nil && (p.h.ArchiveSize != e.Size || p.h.ArchiveMTime != e.MTime || p.h.Session != e.Session || p.h.Redact != redact) {
+		p.close()
+		return nil, errBadPart
+	}
+	return p, err
+}
+
 // archive indexes an archived session from its part, writing the part
 // from the archive first when it is missing, stale or damaged.
 func (w *indexer) archive(ctx context.Context, j *job, dir string) (int64, error) {
 	e := j.e
 	ppath := filepath.Join(dir, e.Part)
 	o := PartOptions{Resolve: w.src.Resolve, Has: w.src.Has, Redact: w.src.Redact}
-	p, err := openPart(ppath)
-	if err == nil && (p.h.ArchiveSize != e.Size || p.h.ArchiveMTime != e.MTime || p.h.Session != e.Session || p.h.Redact != redactKey(o.Redact)) {
-		p.close()
-		p, err = nil, errBadPart
-	}
+	p, err := partFor(ppath, e, redactKey(o.Redact))
 	if err != nil {
 		from := e.Path
 		if j.fetch != nil {
-			local, done, err := fetched(ctx, dir, j)
+			local, done, err := j.download(ctx, dir)
 			if errors.Is(err, errUnreadable) {
 				return 0, nil
 			}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"ccm/internal/fsutil"
@@ -110,6 +111,99 @@ func fetched(ctx context.Context, dir string, j *job) (string, func(), error) {
 		return "", nil, err
 	}
 	return dest, done, nil
+}
+
+// downloaded is a download a prefetch made for a job: the archive's path
+// and how to remove it, or why there is none.
+type downloaded struct {
+	path string
+	done func()
+	err  error
+}
+
+// download returns the archive of a remote job: the one the prefetch
+// made, or one it downloads itself.
+func (j *job) download(ctx context.Context, dir string) (string, func(), error) {
+	if j.got == nil {
+		return fetched(ctx, dir, j)
+	}
+	select {
+	case d := <-j.got:
+		return d.path, d.done, d.err
+	case <-ctx.Done():
+		return "", nil, ctx.Err()
+	}
+}
+
+// Downloads run fetchAhead at once (the helper processes there are), and
+// at most fetchQueue wait for a worker to index them.
+const (
+	fetchAhead = 4
+	fetchQueue = 8
+)
+
+// prefetch downloads the archives of the remote jobs that need one (no
+// part written from them), ahead of the workers and in the order they take
+// the jobs, so that downloads overlap indexing; stop cancels what is left
+// and removes what no worker took.
+func prefetch(ctx context.Context, dir string, jobs []*job, redact string) (stop func()) {
+	var todo []*job
+	for _, j := range jobs {
+		if j.fetch == nil {
+			continue
+		}
+		if p, err := partFor(filepath.Join(dir, j.e.Part), j.e, redact); err == nil {
+			p.close()
+			continue
+		}
+		j.got = make(chan downloaded, 1)
+		todo = append(todo, j)
+	}
+	if len(todo) == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	queue, ahead := make(chan struct{}, fetchQueue), make(chan struct{}, fetchAhead)
+	ended := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		defer func() { wg.Wait(); close(ended) }()
+		for _, j := range todo {
+			select {
+			case queue <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case ahead <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				path, done, err := fetched(ctx, dir, j)
+				<-ahead
+				if err != nil {
+					<-queue // nothing waits on disk
+					j.got <- downloaded{done: func() {}, err: err}
+					return
+				}
+				j.got <- downloaded{path, func() { done(); <-queue }, nil}
+			}()
+		}
+	}()
+	return func() {
+		cancel()
+		<-ended
+		for _, j := range todo {
+			select {
+			case d := <-j.got:
+				d.done()
+			default:
+			}
+		}
+	}
 }
 
 // errUnreadable is an archive that indexes as empty.

@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,5 +135,46 @@ func TestRemoteArchives(t *testing.T) {
 	fail = nil
 	if hits := e.search("ibexes", here); len(hits) != 3 {
 		t.Errorf("after the server came back: %d hits", len(hits))
+	}
+}
+
+// Many archives in object storage, most of them corrupt: the downloads
+// run ahead of the workers, and those that fail hold no place in the
+// queue (more of them than the queue holds, then good ones).
+func TestRemoteArchivesPrefetch(t *testing.T) {
+	e := newEnv(t, "")
+	const target = "s3://team/sessions"
+	var archives []RemoteArchive
+	fetches := 0
+	var mu sync.Mutex
+	bad, good := fetchQueue+fetchAhead+2, 3
+	for i := range bad + good {
+		sid := fmt.Sprintf("eeeeeeee-0000-4000-8000-%012d", i)
+		var fail error
+		if i < bad {
+			fail = archive.ErrCorrupt
+		}
+		n := 0
+		a := bucketArchive(t, e.archived(sid), target+"/m/-w/"+sid+".0123456789abcdef.tar.zst", &n, &fail)
+		fetch := a.Fetch
+		a.Fetch = func(ctx context.Context, dest string) error {
+			mu.Lock()
+			fetches++
+			mu.Unlock()
+			return fetch(ctx, dest)
+		}
+		a.Created = time.Unix(int64(1000+i), 0) // the order the workers take them
+		archives = append(archives, a)
+	}
+	e.remote = &Remote{URL: target, Archives: archives}
+	seen := map[string]bool{}
+	for _, h := range e.search("ibexes", func(q *Query) { q.Remote = target; q.Limit = 1000 }) {
+		seen[h.Session] = true
+	}
+	if len(seen) != good || fetches != bad+good {
+		t.Errorf("hits of %d sessions (want %d), %d downloads (want %d)", len(seen), good, fetches, bad+good)
+	}
+	if left, _ := os.ReadDir(fetchDir(Dir(e.home))); len(left) != 0 {
+		t.Errorf("downloads left: %v", left)
 	}
 }

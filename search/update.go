@@ -65,8 +65,10 @@ type job struct {
 	from  int64      // where to start reading
 	size  int64      // where to stop
 	fresh bool       // indexed from the start, under a new number
-	// fetch downloads an archive in object storage (nil for a local one).
+	// fetch downloads an archive in object storage (nil for a local one);
+	// got, when set, delivers the download a prefetch made of it.
 	fetch func(ctx context.Context, dest string) error
+	got   chan downloaded
 	// retry: the job failed in a way the next update redoes (a part
 	// found damaged while it was read); its entry leaves the catalog, and
 	// the messages it added are dead.
@@ -315,6 +317,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		mu.Unlock()
 		return w
 	}
+	stopFetch := prefetch(ctx, ix.dir, jobs, redactKey(src.Redact))
 	batch.RunWith(ctx, len(jobs), workers, newWorker, func(w *indexer, i int) {
 		n, err := w.file(ctx, jobs[i], ix.dir)
 		if err != nil {
@@ -329,6 +332,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		}
 		mu.Unlock()
 	}, nil)
+	stopFetch()
 	// Each worker's last builder, not full, is a segment of its own,
 	// written in parallel as the workers would have.
 	batch.Run(ctx, len(indexers), workers, func(i int) { flush(indexers[i].b, false) }, nil)
