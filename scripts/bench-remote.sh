@@ -3,7 +3,11 @@
 # SIZE_MB in all) to a local folder and to MinIO, side by side with
 # tar --zstd of the same tree (and an upload of it with the MinIO client,
 # mc), with farm-bench (A and B alternate; medians and pair-by-pair
-# ratios); then the idle hook's start-up and ccm's size against the tree
+# ratios); ccm search --archived --from over the bucket's bundles, the
+# first time (every archive downloaded and indexed) against a first
+# search of the same archives in a local folder, and again against the
+# listing alone; then the idle
+# hook's start-up and ccm's size against the tree
 # it branched from: the S3 client lives in the ccm-s3 helper, and ccm
 # itself must not grow slower to start (linking the TLS and HTTP stack
 # into it cost about 13%, minio-go about 65%).
@@ -115,6 +119,36 @@ rm -rf "\$d"
 EOF
 chmod +x "$work/s3import.sh" "$work/mcget.sh"
 fb --vs "$work/mcget.sh" -- "$work/s3import.sh"
+
+echo "== search the bucket's archives, first time: ccm search --archived --from (A: lists, downloads and indexes every archive) vs ccm search --archived over the same archives in a local folder (B: indexes them)"
+"$CCM_MC" cp --recursive --quiet "bench/$bucket/src/" "$work/objects/" >/dev/null
+for a in "$work"/objects/*/*/*.tar.zst; do
+  folder=$(basename "$(dirname "$a")"); id=$(basename "$a" | cut -d. -f1)
+  mkdir -p "$work/localarc/$folder"
+  mv "$a" "$work/localarc/$folder/$id.tar.zst"
+  mv "$(dirname "$a")/$id.manifest.json" "$work/localarc/$folder/$id.manifest.json"
+done
+rm -rf "$work/objects"
+cat >"$work/s3search.sh" <<EOF
+#!/usr/bin/env bash
+d=\$(mktemp -d "$work/dest/s.XXXXXX")
+CCM_HOME=\$d "$ccm" search --archived --from "s3://$bucket/src" --limit 5 test >/dev/null
+s=\$?; rm -rf "\$d"; exit \$s
+EOF
+cat >"$work/localsearch.sh" <<EOF
+#!/usr/bin/env bash
+d=\$(mktemp -d "$work/dest/l.XXXXXX")
+CCM_HOME=\$d CCM_ARCHIVE_DIR="$work/localarc" "$ccm" search --archived --limit 5 test >/dev/null
+s=\$?; rm -rf "\$d"; exit \$s
+EOF
+chmod +x "$work/s3search.sh" "$work/localsearch.sh"
+fb --vs "$work/localsearch.sh" -- "$work/s3search.sh"
+echo "== search the bucket's archives again: ccm search --archived --from (A) vs the listing alone, ccm sessions --archived --from (B)"
+CCM_HOME=$work/searchhome "$ccm" search --archived --from "s3://$bucket/src" --limit 5 test >/dev/null
+farm-bench -n 20 --warmup 2 --vs "$ccm sessions --archived --from s3://$bucket/src" -- \
+  env CCM_HOME="$work/searchhome" "$ccm" search --archived --from "s3://$bucket/src" --limit 5 test 2>&1 |
+  grep -E 'wall s|A/B wall'
+echo
 
 echo "== the idle hook's start-up: this tree (A) vs $base (B); ccm links no network stack (ccm-s3 does)"
 mkdir -p "$work/base"

@@ -240,10 +240,13 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// archiveEntry is an archive found under the archive root.
+// archiveEntry is an archive found under the archive root, or in object
+// storage (fetch set).
 type archiveEntry struct {
 	key, path, folder, session string
 	size, mtime                int64
+	part                       string // its index part, relative to the index's folder
+	fetch                      func(ctx context.Context, dest string) error
 }
 
 // listArchives finds root/<folder>/<id>.tar.zst, statting each (relative
@@ -272,8 +275,9 @@ func listArchives(root string) ([]archiveEntry, error) {
 				continue
 			}
 			p := filepath.Join(dir, e.Name)
-			out = append(out, archiveEntry{key: "A" + p, path: p, folder: d.Name, session: strings.TrimSuffix(e.Name, archive.Ext),
-				size: e.Size, mtime: e.MTime})
+			session := strings.TrimSuffix(e.Name, archive.Ext)
+			out = append(out, archiveEntry{key: string(srcArchive) + p, path: p, folder: d.Name, session: session,
+				size: e.Size, mtime: e.MTime, part: filepath.Join("parts", d.Name, session+".part")})
 		}
 	}
 	return out, nil
@@ -283,9 +287,19 @@ func (ix *Index) diffArchive(a archiveEntry, old *fileEntry) *job {
 	if old != nil && old.Size == a.size && old.MTime == a.mtime {
 		return nil
 	}
-	rel := filepath.Join("parts", a.folder, a.session+".part")
-	e := &fileEntry{Src: srcArchive, Path: a.path, Part: rel, Session: a.session, Folder: a.folder, Size: a.size, MTime: a.mtime}
-	return &job{key: a.key, e: e, size: a.size, fresh: true}
+	e := &fileEntry{Src: srcArchive, Path: a.path, Part: a.part, Session: a.session, Folder: a.folder, Size: a.size, MTime: a.mtime}
+	return &job{key: a.key, e: e, size: a.size, fresh: true, fetch: a.fetch}
+}
+
+// partFor opens an archive's part when it was written from that archive
+// (its size, mtime and session) with these redaction patterns.
+func partFor(ppath string, e *fileEntry, redact string) (*part, error) {
+	p, err := openPart(ppath)
+	if err == nil && (p.h.ArchiveSize != e.Size || p.h.ArchiveMTime != e.MTime || p.h.Session != e.Session || p.h.Redact != redact) {
+		p.close()
+		return nil, errBadPart
+	}
+	return p, err
 }
 
 // archive indexes an archived session from its part, writing the part
@@ -294,14 +308,22 @@ func (w *indexer) archive(ctx context.Context, j *job, dir string) (int64, error
 	e := j.e
 	ppath := filepath.Join(dir, e.Part)
 	o := PartOptions{Resolve: w.src.Resolve, Has: w.src.Has, Redact: w.src.Redact}
-	p, err := openPart(ppath)
-	if err == nil && (p.h.ArchiveSize != e.Size || p.h.ArchiveMTime != e.MTime || p.h.Session != e.Session || p.h.Redact != redactKey(o.Redact)) {
-		p.close()
-		p, err = nil, errBadPart
-	}
+	p, err := partFor(ppath, e, redactKey(o.Redact))
 	if err != nil {
+		from := e.Path
+		if j.fetch != nil {
+			local, done, err := j.download(ctx, dir)
+			if errors.Is(err, errUnreadable) {
+				return 0, nil
+			}
+			if err != nil {
+				return 0, err // it names the archive
+			}
+			defer done()
+			from = local
+		}
 		info := PartInfo{Session: e.Session, Folder: e.Folder, ArchiveSize: e.Size, ArchiveMTime: e.MTime}
-		if err := partFromArchive(ctx, ppath, e.Path, info, o); err != nil {
+		if err := partFromArchive(ctx, ppath, from, info, o); err != nil {
 			// An unreadable archive indexes as empty; it is tried
 			// again when it changes.
 			os.Remove(ppath)

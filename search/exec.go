@@ -41,7 +41,7 @@ type candidate struct {
 func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]byte, error)) (*Result, error) {
 	if q.Session != "" {
 		// A prefix names one session, as on every command.
-		id, err := ix.SessionID(q.Session)
+		id, err := ix.sessionID(q.Session, q.Remote)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (ix *Index) Search(ctx context.Context, q *Query, resolve func(string) ([]b
 			if !ok {
 				continue
 			}
-			h := ix.hit(*c, agent)
+			h := ix.hit(*c, agent, q)
 			h.Snippet, h.Mark = snippet(text, s, e)
 			if rarity != nil {
 				h.Score = q.score(text, rarity)
@@ -264,6 +264,7 @@ func (ix *Index) filter(q *Query) func(d textindex.Doc, f *fileEntry) bool {
 			since != 0 && d.Time < since,
 			q.Archived && f.Src != srcArchive,
 			q.Live && f.Src != srcLive,
+			!visible(f, q.Remote),
 			q.Session != "" && f.Session != q.Session,
 			q.Project != "" && !sessions.MatchProject(q.Project, f.Project, f.Folder):
 			return false

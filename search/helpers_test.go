@@ -23,6 +23,7 @@ type env struct {
 	home   string
 	store  *ccm.Store
 	redact string
+	remote *Remote // object storage the updates index too
 }
 
 func newEnv(t *testing.T, config string) *env {
@@ -44,7 +45,7 @@ func (e *env) sources() Sources {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	src := Sources{ConfigDir: e.config, ArchiveRoot: filepath.Join(e.home, "archive"), Redact: res}
+	src := Sources{ConfigDir: e.config, ArchiveRoot: filepath.Join(e.home, "archive"), Redact: res, Remote: e.remote}
 	if e.store == nil {
 		return src // no store
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"ccm/internal/textindex"
+	"ccm/internal/ui"
 	"ccm/search/searchtext"
 	"ccm/sessions"
 )
@@ -25,7 +26,8 @@ type Hit struct {
 	Tool     string    `json:"tool,omitempty"`
 	Snippet  string    `json:"snippet"`
 	Archived bool      `json:"archived"`
-	Path     string    `json:"path"` // the transcript, or the archive
+	Machine  string    `json:"machine,omitempty"` // the machine that archived it, for an archive in object storage
+	Path     string    `json:"path"`              // the transcript, or the archive (a file, or an s3:// URL)
 	Resume   string    `json:"resume"`
 	Score    float64   `json:"score,omitempty"`
 	// Mark is the match's byte range in Snippet.
@@ -39,7 +41,7 @@ var kindNames = map[uint8]string{textindex.KindPrompt: "prompt", textindex.KindR
 var KindNames = map[string]uint8{"prompts": textindex.KindPrompt, "replies": textindex.KindReply,
 	"tools": textindex.KindInput, "outputs": textindex.KindOutput}
 
-func (ix *Index) hit(c candidate, agent string) Hit {
+func (ix *Index) hit(c candidate, agent string, q *Query) Hit {
 	f := c.f
 	h := Hit{Project: f.Project, Session: f.Session, Agent: f.Agent, Line: int(c.doc.Line),
 		Tool: ix.cat.toolName(c.doc.Tool), Archived: f.Src == srcArchive, Path: f.Path}
@@ -62,20 +64,18 @@ func (ix *Index) hit(c candidate, agent string) Hit {
 	if h.Project == "" {
 		h.Project = sessions.DecodeFolderGuess(f.Folder)
 	}
-	h.Resume = "cd " + shellQuote(h.Project) + " && claude --resume " + f.Session
+	h.Resume = "cd " + ui.ShellQuote(h.Project) + " && claude --resume " + f.Session
 	if h.Archived {
-		h.Resume = "ccm unarchive " + f.Session + " && " + h.Resume
+		unarchive := q.Unarchive
+		if unarchive == "" {
+			unarchive = "ccm unarchive"
+		}
+		h.Resume = unarchive + " " + f.Session + " && " + h.Resume
+	}
+	if q.Remote != "" {
+		h.Machine, _, _ = strings.Cut(strings.TrimPrefix(f.Path, strings.TrimSuffix(q.Remote, "/")+"/"), "/")
 	}
 	return h
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '~' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // snippetContext is how much text a snippet shows on each side of the

@@ -174,7 +174,10 @@ func kindName(k uint8) string {
 // SessionID is the indexed session whose id is id, or whose id starts
 // with it (MinPrefix characters or more, as every command takes ids):
 // sessions.ErrNoSession when none, a *sessions.AmbiguousError when several.
-func (ix *Index) SessionID(id string) (string, error) {
+func (ix *Index) SessionID(id string) (string, error) { return ix.sessionID(id, "") }
+
+// sessionID is SessionID among the files a query over remote sees.
+func (ix *Index) sessionID(id, remote string) (string, error) {
 	id, err := sessions.CheckID(strings.ToLower(strings.TrimSpace(id)))
 	if err != nil {
 		return "", err
@@ -182,7 +185,7 @@ func (ix *Index) SessionID(id string) (string, error) {
 	var matches []sessions.Match
 	seen := map[string]bool{}
 	for _, f := range ix.cat.Files {
-		if f.Agent == "" && f.Session != "" && !seen[f.Session] && strings.HasPrefix(f.Session, id) {
+		if f.Agent == "" && f.Session != "" && !seen[f.Session] && strings.HasPrefix(f.Session, id) && visible(f, remote) {
 			seen[f.Session] = true
 			matches = append(matches, sessions.Match{ID: f.Session, Folder: f.Folder, Path: f.Path})
 		}
@@ -206,7 +209,7 @@ func (ix *Index) findFile(session, agent string) (*fileEntry, error) {
 	}
 	var found []*fileEntry
 	for _, f := range ix.cat.Files {
-		if f.Session == id && f.Agent == agent {
+		if f.Session == id && f.Agent == agent && visible(f, "") {
 			found = append(found, f)
 		}
 	}

@@ -30,6 +30,13 @@ type Query struct {
 	Session  string    // a session id or a unique prefix of one (4 characters or more)
 	Project  string    // a project's path or folder
 	Limit    int       // the most hits to return; 0 for 20
+	// Remote, when set (s3://BUCKET/PREFIX), searches the archives
+	// indexed from that object storage (Sources.Remote), and nothing else;
+	// when empty, those are left out.
+	Remote string
+	// Unarchive is the command a hit's resume line brings an archived
+	// session back with, before its id ("ccm unarchive" when empty).
+	Unarchive string
 	// Relevance orders hits by how densely they hold the words instead
 	// of by time.
 	Relevance bool

@@ -20,6 +20,9 @@ import (
 type Sources struct {
 	ConfigDir   string
 	ArchiveRoot string // "" for none
+	// Remote, when set, is object storage whose archives are indexed too
+	// (they are searched only by a query that names it: Query.Remote).
+	Remote *Remote
 	// Resolve returns the stored content of a [CCM_CACHED] stub's key.
 	Resolve func(key string) ([]byte, error)
 	// Has reports whether the store has a key's content, without reading
@@ -62,6 +65,10 @@ type job struct {
 	from  int64      // where to start reading
 	size  int64      // where to stop
 	fresh bool       // indexed from the start, under a new number
+	// fetch downloads an archive in object storage (nil for a local one);
+	// got, when set, delivers the download a prefetch made of it.
+	fetch func(ctx context.Context, dest string) error
+	got   chan downloaded
 	// retry: the job failed in a way the next update redoes (a part
 	// found damaged while it was read); its entry leaves the catalog, and
 	// the messages it added are dead.
@@ -94,6 +101,9 @@ func listSources(src Sources) listing {
 	}
 	if src.ArchiveRoot != "" {
 		l.arcs, l.err = listArchives(src.ArchiveRoot)
+	}
+	if src.Remote != nil {
+		l.arcs = append(l.arcs, remoteEntries(src.Remote)...)
 	}
 	return l
 }
@@ -135,6 +145,10 @@ func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.
 	}
 	var goneParts []string
 	for k, f := range ix.cat.Files {
+		if f.seen != ix.gen && isRemotePath(f.Path) && (src.Remote == nil || !inRemote(f.Path, src.Remote.URL)) {
+			// In object storage this update did not list: kept.
+			f.seen = ix.gen
+		}
 		if f.seen != ix.gen {
 			if f.Src == srcArchive {
 				goneParts = append(goneParts, f.Part)
@@ -146,6 +160,9 @@ func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.
 	listed := time.Now()
 	st.ListSeconds = listed.Sub(start).Seconds()
 	defer func() { st.IndexSeconds = time.Since(listed).Seconds() }()
+	if src.Remote != nil {
+		os.RemoveAll(fetchDir(ix.dir)) // downloads a killed update left
+	}
 	if len(jobs) > 0 {
 		if err := ix.run(ctx, jobs, src, &st); err != nil {
 			return st, err
@@ -300,6 +317,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		mu.Unlock()
 		return w
 	}
+	stopFetch := prefetch(ctx, ix.dir, jobs, redactKey(src.Redact))
 	batch.RunWith(ctx, len(jobs), workers, newWorker, func(w *indexer, i int) {
 		n, err := w.file(ctx, jobs[i], ix.dir)
 		if err != nil {
@@ -314,6 +332,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		}
 		mu.Unlock()
 	}, nil)
+	stopFetch()
 	// Each worker's last builder, not full, is a segment of its own,
 	// written in parallel as the workers would have.
 	batch.Run(ctx, len(indexers), workers, func(i int) { flush(indexers[i].b, false) }, nil)

@@ -20,6 +20,7 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // a resume line's && stays readable
 	return enc.Encode(v)
 }
 

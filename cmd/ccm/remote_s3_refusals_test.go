@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -21,15 +20,18 @@ import (
 // cutProxy forwards to the server and, once more than limit bytes went
 // up, drops every connection and stops listening: a server that goes
 // away in the middle of an upload. rate, when set, limits the bytes per
-// second going up.
+// second going up. downLimit, when set, does the same to the bytes coming
+// down (a download); recv counts them.
 type cutProxy struct {
-	ln    net.Listener
-	limit int64
-	rate  int64
-	sent  atomic.Int64
-	mu    sync.Mutex
-	conns []net.Conn
-	cut   atomic.Bool
+	ln        net.Listener
+	limit     int64
+	rate      int64
+	downLimit int64
+	sent      atomic.Int64
+	recv      atomic.Int64
+	mu        sync.Mutex
+	conns     []net.Conn
+	cut       atomic.Bool
 }
 
 func newCutProxy(t *testing.T, target string, limit, rate int64) *cutProxy {
@@ -53,7 +55,7 @@ func newCutProxy(t *testing.T, target string, limit, rate int64) *cutProxy {
 			p.mu.Lock()
 			p.conns = append(p.conns, c, s)
 			p.mu.Unlock()
-			go func() { io.Copy(c, s); c.Close() }()
+			go p.down(c, s)
 			go p.up(c, s)
 		}
 	}()
@@ -82,6 +84,26 @@ func (p *cutProxy) up(c, s net.Conn) {
 		}
 		if err != nil {
 			s.Close()
+			return
+		}
+	}
+}
+
+func (p *cutProxy) down(c, s net.Conn) {
+	defer c.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.Read(buf)
+		if n > 0 {
+			if total := p.recv.Add(int64(n)); p.downLimit > 0 && total > p.downLimit {
+				p.close()
+				return
+			}
+			if _, err := c.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
 			return
 		}
 	}

@@ -29,6 +29,10 @@ type searchOptions struct {
 	In       string
 	Tool     string
 	Archived bool
+	// From, with Archived: the archives in object storage at
+	// s3://BUCKET/PREFIX instead of the local ones; Endpoint its server.
+	From     string
+	Endpoint string
 	Live     bool
 	Limit    int
 	Sort     string
@@ -49,6 +53,11 @@ phrases" must appear word for word), or that --regex matches: user prompts,
 assistant replies, tool inputs (commands, paths, patterns) and tool outputs,
 including the content a purge moved to the CCM store and subagent transcripts.
 Archived sessions are searched from their index parts, never unpacked.
+--archived --from s3://BUCKET/PREFIX searches every machine's archives in
+object storage instead (the newest archive of each session, the one
+ccm unarchive --from restores): each archive is downloaded once, the first
+time a search sees it, for its part to be written; later searches read
+the parts alone.
 
 Each hit: when, the project, the session, the line, who wrote it (and the
 tool), a snippet around the match, and how to resume the session. Newest
@@ -73,6 +82,8 @@ Exit status 1 when nothing matched, as grep (with --json: 0, no hits).
 			&cli.StringFlag{Name: "tool", Usage: "only tool inputs and outputs of tool `NAME` (Bash, Read, ...)"},
 			&cli.BoolFlag{Name: "archived", Usage: "only archived sessions"},
 			&cli.BoolFlag{Name: "live", Usage: "only sessions in the config dir"},
+			&cli.StringFlag{Name: "from", Usage: "with --archived: the archives in object storage, `s3://BUCKET/PREFIX`"},
+			&cli.StringFlag{Name: "endpoint", Usage: endpointFlagUsage},
 			&cli.IntFlag{Name: "limit", Value: 20, Usage: "at most `N` hits"},
 			&cli.StringFlag{Name: "sort", Value: "time", Usage: "time (newest first) or relevance"},
 			&cli.BoolFlag{Name: "reindex", Usage: "rebuild the index from scratch first"},
@@ -88,7 +99,7 @@ Exit status 1 when nothing matched, as grep (with --json: 0, no hits).
 			sel.Args = nil // the query
 			return runSearch(ctx, searchOptions{globalOptions: globals(cmd), Args: cmd.Args().Slice(), Regex: cmd.Bool("regex"),
 				Select: sel, Since: cmd.String("since"), In: cmd.String("in"), Tool: cmd.String("tool"), Archived: cmd.Bool("archived"),
-				Live: cmd.Bool("live"), Limit: int(cmd.Int("limit")),
+				From: cmd.String("from"), Endpoint: cmd.String("endpoint"), Live: cmd.Bool("live"), Limit: int(cmd.Int("limit")),
 				Sort: cmd.String("sort"), Reindex: cmd.Bool("reindex"), Forget: cmd.Bool("forget"), Stats: cmd.Bool("stats"),
 				Jobs: int(cmd.Int("jobs"))})
 		},
@@ -277,6 +288,9 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		}
 		return writeJSON(o.Stdout, map[string]any{"removed": dir})
 	}
+	if o.From != "" && !o.Archived {
+		return usagef("--from goes with --archived")
+	}
 	if err := o.currentSession(ctx); err != nil {
 		return err
 	}
@@ -295,6 +309,14 @@ func runSearch(ctx context.Context, o searchOptions) error {
 		return err
 	}
 	src := searchSources(ctx, o.globalOptions, q.Redact)
+	if o.From != "" {
+		t, r, err := searchRemote(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		src.Remote, q.Remote, q.Unarchive = r, r.URL, unarchiveFrom(o, r.URL)
+	}
 	start := time.Now()
 	return withIndex(ctx, o.globalOptions, src, o.Reindex, o.Jobs, o.Stderr, func(ix *search.Index, up search.UpdateStats) error {
 		if o.Stats || q.Terms == nil && q.Regex == nil {

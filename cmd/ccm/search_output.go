@@ -51,6 +51,9 @@ func writeHits(g globalOptions, hits []search.Hit) error {
 		if h.Archived {
 			state = "  (archived)"
 		}
+		if h.Machine != "" {
+			state = "  (archived on " + h.Machine + ")"
+		}
 		fmt.Fprintf(bw, "\x1b[1m%s\x1b[0m  %s%s\n", shortHome(h.Project), shortID(g, h.Session), state)
 		for _, h := range grp.hits {
 			when := ""
