@@ -135,8 +135,9 @@ func (j *job) download(ctx context.Context, dir string) (string, func(), error) 
 	}
 }
 
-// Downloads run fetchAhead at once (the helper processes there are), and
-// at most fetchQueue wait for a worker to index them.
+// Downloads run fetchAhead at once (the helper processes there are; fewer
+// when Sources.Jobs asks for fewer workers), and at most fetchQueue wait
+// for a worker to index them.
 const (
 	fetchAhead = 4
 	fetchQueue = 8
@@ -146,7 +147,7 @@ const (
 // part written from them), ahead of the workers and in the order they take
 // the jobs, so that downloads overlap indexing; stop cancels what is left
 // and removes what no worker took.
-func prefetch(ctx context.Context, dir string, jobs []*job, redact string) (stop func()) {
+func prefetch(ctx context.Context, dir string, jobs []*job, redact string, workers int) (stop func()) {
 	var todo []*job
 	for _, j := range jobs {
 		if j.fetch == nil {
@@ -164,6 +165,9 @@ func prefetch(ctx context.Context, dir string, jobs []*job, redact string) (stop
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	queue, ahead := make(chan struct{}, fetchQueue), make(chan struct{}, fetchAhead)
+	if workers > 0 && workers < fetchAhead {
+		ahead = make(chan struct{}, workers)
+	}
 	ended := make(chan struct{})
 	go func() {
 		var wg sync.WaitGroup

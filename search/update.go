@@ -317,7 +317,7 @@ func (ix *Index) run(ctx context.Context, jobs []*job, src Sources, st *UpdateSt
 		mu.Unlock()
 		return w
 	}
-	stopFetch := prefetch(ctx, ix.dir, jobs, redactKey(src.Redact))
+	stopFetch := prefetch(ctx, ix.dir, jobs, redactKey(src.Redact), src.Jobs)
 	batch.RunWith(ctx, len(jobs), workers, newWorker, func(w *indexer, i int) {
 		n, err := w.file(ctx, jobs[i], ix.dir)
 		if err != nil {

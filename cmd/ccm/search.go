@@ -89,7 +89,7 @@ Exit status 1 when nothing matched, as grep (with --json: 0, no hits).
 			&cli.BoolFlag{Name: "reindex", Usage: "rebuild the index from scratch first"},
 			&cli.BoolFlag{Name: "forget", Usage: "delete the index and exit"},
 			&cli.BoolFlag{Name: "stats", Usage: "bring the index up to date and print its size"},
-			jobsFlag("files indexed at once", "one per CPU"),
+			jobsFlag("files indexed at once (with --from, archives downloaded at once too, up to 4)", "one per CPU"),
 		}, searchSelectorFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sel, err := selectorFrom(cmd, false)
