@@ -55,7 +55,7 @@ func TestIndexArchivesWritesThePartSearchReads(t *testing.T) {
 	arc := e.archived(sid)
 	part := PartPath(e.home, "-w", sid)
 	// No index yet: nothing is written.
-	if errs := IndexArchives(context.Background(), e.home, []string{arc}, e.partOptions(), 0); errs != nil {
+	if errs := IndexArchives(context.Background(), e.home, []Written{{Path: arc}}, e.partOptions(), 0); errs != nil {
 		t.Fatal(errs)
 	}
 	if _, err := os.Stat(part); err == nil {
@@ -63,7 +63,7 @@ func TestIndexArchivesWritesThePartSearchReads(t *testing.T) {
 	}
 	e.update() // an index, which does not hold the archive yet
 	os.Remove(part)
-	if errs := IndexArchives(context.Background(), e.home, []string{arc}, e.partOptions(), 0); errs != nil {
+	if errs := IndexArchives(context.Background(), e.home, []Written{{Path: arc}}, e.partOptions(), 0); errs != nil {
 		t.Fatal(errs)
 	}
 	fi, err := os.Stat(part)
@@ -105,7 +105,7 @@ func TestStubsOfAnArchiveResolveFromItsOwnContent(t *testing.T) {
 	}
 	e.store = st
 	os.Remove(PartPath(e.home, "-w", sid))
-	if errs := IndexArchives(context.Background(), e.home, []string{arc}, e.partOptions(), 0); errs != nil {
+	if errs := IndexArchives(context.Background(), e.home, []Written{{Path: arc}}, e.partOptions(), 0); errs != nil {
 		t.Fatal(errs)
 	}
 	if h := e.one(`"basalt cormorant"`); h.Line != 3 || !h.Archived || !strings.Contains(h.Snippet, "cormorant") {

@@ -24,6 +24,15 @@ import (
 	"ccm/sessions/archive"
 )
 
+// Written is an archive just written: a file in the archive folder, or,
+// with URL set, one just uploaded to object storage, of which Path is the
+// local copy and Created its manifest's time.
+type Written struct {
+	Path    string
+	URL     string
+	Created time.Time
+}
+
 // IndexArchives writes the index parts of archives just written (ccm
 // archive calls it with the sessions it archived), jobs at a time (0: the
 // number of CPUs), so that no search has to read these archives: each is
@@ -34,7 +43,7 @@ import (
 // the lock for more than a few seconds (a search building the index) it
 // writes nothing: a search writes the parts it finds missing. It returns
 // the archives whose part it could not write, each as an error.
-func IndexArchives(ctx context.Context, home string, archives []string, o PartOptions, jobs int) []error {
+func IndexArchives(ctx context.Context, home string, archives []Written, o PartOptions, jobs int) []error {
 	if len(archives) == 0 || !Exists(home) {
 		return nil
 	}
@@ -46,7 +55,7 @@ func IndexArchives(ctx context.Context, home string, archives []string, o PartOp
 	errs := make([]error, len(archives))
 	batch.Run(ctx, len(archives), jobs, func(i int) {
 		if err := indexArchive(ctx, home, archives[i], o); err != nil {
-			errs[i] = fmt.Errorf("%s: index part: %w", archives[i], err)
+			errs[i] = fmt.Errorf("%s: index part: %w", archives[i].Path, err)
 		}
 	}, nil)
 	var out []error
@@ -61,16 +70,22 @@ func IndexArchives(ctx context.Context, home string, archives []string, o PartOp
 // archiveLockWait is how long IndexArchives waits for the index's lock.
 const archiveLockWait = 5 * time.Second
 
-// indexArchive writes one archive's part from the archive's stream.
-func indexArchive(ctx context.Context, home, archivePath string, o PartOptions) error {
-	fi, err := os.Stat(archivePath)
+// indexArchive writes one archive's part from the archive's stream: the
+// part a search of its folder, or of the object storage it was uploaded
+// to, reads (named and dated as remoteEntries names and dates it).
+func indexArchive(ctx context.Context, home string, a Written, o PartOptions) error {
+	fi, err := os.Stat(a.Path)
 	if err != nil {
 		return err
 	}
-	folder := filepath.Base(filepath.Dir(archivePath))
-	session := strings.TrimSuffix(filepath.Base(archivePath), archive.Ext)
+	folder := filepath.Base(filepath.Dir(a.Path))
+	session := strings.TrimSuffix(filepath.Base(a.Path), archive.Ext)
 	info := PartInfo{Session: session, Folder: folder, ArchiveSize: fi.Size(), ArchiveMTime: fi.ModTime().UnixNano()}
-	return partFromArchive(ctx, PartPath(home, folder, session), archivePath, info, o)
+	dst := PartPath(home, folder, session)
+	if a.URL != "" {
+		info.ArchiveMTime, dst = a.Created.UnixNano(), filepath.Join(Dir(home), remotePart(a.URL))
+	}
+	return partFromArchive(ctx, dst, a.Path, info, o)
 }
 
 // Exists reports whether ccm search made an index under home.

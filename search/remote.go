@@ -74,12 +74,17 @@ func visible(f *fileEntry, remote string) bool {
 func remoteEntries(r *Remote) []archiveEntry {
 	out := make([]archiveEntry, 0, len(r.Archives))
 	for _, a := range r.Archives {
-		sum := sha256.Sum256([]byte(a.URL))
 		out = append(out, archiveEntry{key: string(srcArchive) + a.URL, path: a.URL, folder: a.Folder, session: a.Session,
-			size: a.Size, mtime: a.Created.UnixNano(),
-			part: filepath.Join("parts", remoteParts, hex.EncodeToString(sum[:16])+".part"), fetch: a.Fetch})
+			size: a.Size, mtime: a.Created.UnixNano(), part: remotePart(a.URL), fetch: a.Fetch})
 	}
 	return out
+}
+
+// remotePart is the part of an archive in object storage, relative to the
+// index's folder: named after its URL, which names its content.
+func remotePart(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return filepath.Join("parts", remoteParts, hex.EncodeToString(sum[:16])+".part")
 }
 
 // fetchDir is where archives being indexed are downloaded to, under the

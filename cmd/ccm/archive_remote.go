@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"ccm/internal/fsutil"
+	"ccm/search"
 	"ccm/sessions/archive"
 	"ccm/sessions/remote"
 )
@@ -24,6 +25,8 @@ import (
 type remoteArchive struct {
 	target *remote.Target
 	stage  string
+	// parts writes the search index parts of archives uploaded.
+	parts func(ctx context.Context, uploaded []search.Written)
 }
 
 // remoteStage is the staging folder of archives on their way to or from
@@ -47,7 +50,8 @@ func newRemoteArchive(ctx context.Context, o archiveOptions) (*remoteArchive, er
 	if err != nil {
 		return nil, err
 	}
-	ra := &remoteArchive{target: t, stage: remoteStagePath(o.globalOptions, "archive")}
+	ra := &remoteArchive{target: t, stage: remoteStagePath(o.globalOptions, "archive"),
+		parts: func(ctx context.Context, w []search.Written) { writeParts(ctx, o, w) }}
 	if o.DryRun {
 		return ra, nil
 	}
@@ -138,6 +142,8 @@ func (ra *remoteArchive) settle(ctx context.Context, batch []*packedItem) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // an interrupted run still takes back its uploads
+	var done []*packedItem
+	var uploaded []search.Written
 	for _, pi := range batch {
 		if pi.p.Archive == "" {
 			ra.target.Undo(ctx, pi.up)
@@ -147,6 +153,16 @@ func (ra *remoteArchive) settle(ctx context.Context, batch []*packedItem) {
 		if archive.Pending(pi.p.Archive) {
 			continue // its originals' removal failed: the next run finishes it from here
 		}
+		done = append(done, pi)
+		if !pi.up.Kept { // a kept archive's manifest is the earlier one's: its search downloads it
+			uploaded = append(uploaded, search.Written{Path: pi.p.Archive, URL: pi.up.URL, Created: pi.p.Manifest.Created})
+		}
+	}
+	// The staged copies are read once more for their search parts, so
+	// that a search of the bucket has nothing of this machine's to
+	// download.
+	ra.parts(ctx, uploaded)
+	for _, pi := range done {
 		pi.p.Discard()
 		pi.p.Archive = pi.up.URL
 	}

@@ -256,21 +256,30 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 }
 
 // indexArchived writes the search index parts of the sessions just
-// archived, so that no search has to read their archives; only when ccm
-// search made an index, and only for archives where searches look for
-// them (not --to elsewhere). A part it could not write is a warning, not
-// a failed session: the archive stands, and the next search reads that
-// archive once to write the part.
+// archived into the folder searches read (not --to elsewhere; --to s3://
+// writes its own as it uploads: remoteArchive.settle).
 func indexArchived(ctx context.Context, o archiveOptions, root string, todo []*archivePlanItem) {
-	home := ccmHome(o.globalOptions)
-	if !search.Exists(home) || filepath.Clean(root) != filepath.Clean(archiveRoot(o.globalOptions, "")) {
+	if filepath.Clean(root) != filepath.Clean(archiveRoot(o.globalOptions, "")) {
 		return
 	}
-	var paths []string
+	var paths []search.Written
 	for _, it := range todo {
 		if it.Result == "archived" {
-			paths = append(paths, it.Path)
+			paths = append(paths, search.Written{Path: it.Path})
 		}
+	}
+	writeParts(ctx, o, paths)
+}
+
+// writeParts writes the search index parts of archives just written, so
+// that no search has to read (or download) them; only when ccm search made
+// an index. A part it could not write is a warning, not a failed session:
+// the archive stands, and the next search reads that archive once to
+// write the part.
+func writeParts(ctx context.Context, o archiveOptions, paths []search.Written) {
+	home := ccmHome(o.globalOptions)
+	if len(paths) == 0 || !search.Exists(home) {
+		return
 	}
 	warn := func(err error) {
 		if !o.JSON {

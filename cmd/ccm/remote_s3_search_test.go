@@ -220,3 +220,31 @@ func TestS3SearchServerGone(t *testing.T) {
 		t.Errorf("hits of %d sessions after the failed search, want 3", len(seen))
 	}
 }
+
+// TestS3SearchOwnArchives: ccm archive --to s3:// writes the search parts
+// of what it uploads where the machine has a search index, so that its
+// search of the bucket downloads none of its own archives.
+func TestS3SearchOwnArchives(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(2, 1<<20)
+	id := a.ids[0]
+	line, piece := a.firstStub(id)
+	a.ok("search", "--stats") // an index: archive writes parts only for a user who searches
+	a.ok("archive", "--older-than", "1d", "--to", url)
+	p := newCutProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"), 0, 0)
+	a.env = append(a.env, "CCM_S3_ENDPOINT="+p.endpoint())
+	var res searchHits
+	json.Unmarshal([]byte(a.ok("--json", "search", "--archived", "--from", url, "--limit", "1000", "--regex", piece)), &res)
+	found := false
+	for _, h := range res.Hits {
+		found = found || h.Session == id && h.Line == line && h.Machine == "laptop"
+	}
+	if !found {
+		t.Errorf("the stub's content (line %d of %s) was not found: %+v", line, id, res.Hits)
+	}
+	if got := p.recv.Load(); got > 256<<10 {
+		t.Errorf("the search of the machine's own archives read %d bytes from the server (archives of over 1 MB each)", got)
+	}
+}
