@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -32,11 +31,6 @@ type batchSummary struct {
 	SkippedList []string        `json:"skipped_files"`
 }
 
-type batchFailure struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
-}
-
 // runPurgeBatch purges the selected files with --jobs workers; a failing
 // file (or a folder that could not be read) is reported and the rest
 // carries on (itemErrors). The narrowing selectors' leftovers, live
@@ -54,24 +48,8 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 	for _, f := range sel.Failed {
 		fail(f.Path, fileError(f.Path, f.Err))
 	}
-	for _, s := range sel.Skipped {
-		sum.SkippedList = append(sum.SkippedList, s.Path)
-	}
-	var outside []string // folders walked outside the config dir
-	for _, a := range o.Select.Args {
-		if fi, err := os.Stat(a); err == nil && fi.IsDir() && !sessions.InsideProjects(o.ClaudeDir, a) {
-			outside = append(outside, a)
-		}
-	}
-	live := sessions.NewLiveness(o.ClaudeDir, time.Now(), outside...)
-	var todo []string
-	for _, t := range sel.Todo {
-		if t.File.Size == 0 || (!t.Named && live.Live(t.File) != "") {
-			sum.SkippedList = append(sum.SkippedList, t.Path)
-			continue
-		}
-		todo = append(todo, t.Path)
-	}
+	todo, skipped := batchTargets(o.globalOptions, sel, time.Now())
+	sum.SkippedList = skippedPaths(skipped)
 	sum.Skipped = len(sum.SkippedList)
 	var bar *ui.Bars
 	if !o.JSON {
@@ -128,9 +106,9 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 		if o.Purge.DryRun {
 			verb = "would purge"
 		}
-		fmt.Fprintf(o.Stdout, "%s %s of %s files (%s unchanged, %s skipped, %s failed): %s -> %s, %s stubs, %s repairs\n",
-			verb, ui.Count(sum.Purged), ui.Count(sum.Files), ui.Count(sum.Unchanged), ui.Count(sum.Skipped), ui.Count(sum.Failed),
-			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), ui.Count(sum.Stubs), ui.Count(sum.Repairs))
+		t := batchTally{Files: sum.Files, Done: sum.Purged, Unchanged: sum.Unchanged, Skipped: sum.Skipped, Failed: sum.Failed,
+			Before: sum.BytesBefore, After: sum.BytesAfter}
+		fmt.Fprintf(o.Stdout, "%s, %s stubs, %s repairs\n", t.line(verb), ui.Count(sum.Stubs), ui.Count(sum.Repairs))
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
 		}
@@ -142,6 +120,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 			for _, rep := range reps {
 				printPurgeReport(o.Stdout, rep, false, true)
 			}
+			printSkipped(o.Stdout, skipped)
 		}
 	}
 	return failed.status()
