@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"ccm/internal/ui"
@@ -82,9 +84,11 @@ func skippedPaths(skipped []skippedFile) []string {
 	return out
 }
 
-// printSkipped names each file a batch skipped, with why: the lines -v
-// adds after the files' reports.
+// printSkipped names each file a batch skipped, with why, in path order:
+// the lines -v adds after the files' reports.
 func printSkipped(w io.Writer, skipped []skippedFile) {
+	skipped = slices.Clone(skipped)
+	slices.SortFunc(skipped, func(a, b skippedFile) int { return strings.Compare(a.Path, b.Path) })
 	for _, s := range skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Path, s.Why)
 	}

@@ -111,7 +111,7 @@ ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate of the resume context"},
 			&cli.BoolFlag{Name: "analyze", Usage: "only analyze (as ccm analyze)"},
 			&cli.BoolFlag{Name: "restart", Aliases: []string{"r"}, Usage: "print the command that resumes the purged session"},
-			verboseFlag("every step: a dry run's plan, each file of a batch, the counts that are zero"),
+			verboseFlag("every step: a dry run's plan, each file of a batch and each it skipped, the counts that are zero"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o, err := purgeOptionsFrom(cmd)
