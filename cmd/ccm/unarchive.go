@@ -200,9 +200,11 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	// archive counts its age from now. A session that fails to come back
 	// is taken out of the record again at the end (after a kill, by the
 	// next archive: it is not in place).
-	undo, err := noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now)
-	if err != nil {
-		return err
+	undo := func([]string) error { return nil }
+	if len(todo) > 0 {
+		if undo, err = noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now); err != nil {
+			return err
+		}
 	}
 	ret := sessions.ReadRetention(o.ClaudeDir)
 	xo := archive.ExtractOptions{Force: o.Force, Touch: o.Touch, Now: o.Now, Store: st, AllowMissingContent: o.AllowMissingContent}
@@ -280,6 +282,10 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 			return err
 		}
 	} else {
+		if len(todo)+len(here) == 0 {
+			// Selectors that matched nothing: nothing to do, not an error.
+			fmt.Fprintf(o.Stdout, "unarchive: %s in %s\n", noSessionsMatch(o.Select), root)
+		}
 		for _, it := range here {
 			fmt.Fprintf(o.Stdout, "%s is in place already (no archive of it is left)\n", it.Session)
 		}
@@ -323,9 +329,6 @@ func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem
 			return nil, nil, usagef("no archive of session %s under %s (ccm sessions --archived lists them)", id, root)
 		}
 		here = append(here, &unarchiveItem{Session: s.ID, Result: "in place"})
-	}
-	if len(todo) == 0 && len(here) == 0 {
-		return nil, nil, usagef("no archived session under %s matches (ccm sessions --archived lists them)", root)
 	}
 	return todo, here, nil
 }
