@@ -27,7 +27,7 @@ type restoreBatchSummary struct {
 	BytesBefore int64             `json:"bytes_before"`
 	BytesAfter  int64             `json:"bytes_after"`
 	Stubs       int               `json:"stubs_restored"`
-	StayStubs   int               `json:"stubs_missing"`
+	StayStubs   int               `json:"stubs_not_restored"`
 	Reports     []*restore.Report `json:"reports"`
 	Failures    []batchFailure    `json:"failures"`
 	SkippedList []string          `json:"skipped_files"`
