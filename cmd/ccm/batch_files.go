@@ -45,6 +45,29 @@ type batchFailure struct {
 	Error string `json:"error"`
 }
 
+// batchFailures are the files a batch could not do: each one reported as
+// itemErrors reports it, and listed for the --json summary. It starts
+// with what the selection could not read.
+type batchFailures struct {
+	errs *itemErrors
+	list []batchFailure
+}
+
+func newBatchFailures(g globalOptions, sel *sessions.Selection) *batchFailures {
+	f := &batchFailures{errs: newItemErrors(g), list: []batchFailure{}}
+	for _, x := range sel.Failed {
+		f.add(x.Path, fileError(x.Path, x.Err))
+	}
+	return f
+}
+
+// add reports that path failed with err (not safe for concurrent use).
+func (f *batchFailures) add(path string, err error) {
+	if f.errs.add(err) {
+		f.list = append(f.list, batchFailure{path, err.Error()})
+	}
+}
+
 // batchTargets splits a batch's selection into the transcripts to work
 // on and those it skips, each with why: what the narrowing selectors
 // left out, empty files, and the live sessions a walk, --all or

@@ -37,17 +37,8 @@ type batchSummary struct {
 // sessions not named (the live rule, sessions.Liveness) and empty files
 // are skipped.
 func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection) error {
-	sum := batchSummary{Files: len(sel.Todo) + len(sel.Skipped), Reports: []*purge.Report{}, Failures: []batchFailure{}, SkippedList: []string{}}
-	failed := newItemErrors(o.globalOptions)
-	fail := func(path string, err error) {
-		if failed.add(err) {
-			sum.Failed++
-			sum.Failures = append(sum.Failures, batchFailure{path, err.Error()})
-		}
-	}
-	for _, f := range sel.Failed {
-		fail(f.Path, fileError(f.Path, f.Err))
-	}
+	sum := batchSummary{Files: len(sel.Todo) + len(sel.Skipped), Reports: []*purge.Report{}, SkippedList: []string{}}
+	failed := newBatchFailures(o.globalOptions, sel)
 	todo, skipped := batchTargets(o.globalOptions, sel, time.Now())
 	sum.SkippedList = skippedPaths(skipped)
 	sum.Skipped = len(sum.SkippedList)
@@ -71,7 +62,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			fail(path, purgeError(path, err))
+			failed.add(path, purgeError(path, err))
 			return
 		}
 		sum.Reports = append(sum.Reports, rep)
@@ -96,6 +87,8 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	sum.Failures = failed.list
+	sum.Failed = len(sum.Failures)
 	notePurged(ctx, o, sum.Reports)
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
@@ -123,5 +116,5 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 			printSkipped(o.Stdout, skipped)
 		}
 	}
-	return failed.status()
+	return failed.errs.status()
 }

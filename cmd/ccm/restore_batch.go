@@ -41,17 +41,8 @@ type restoreBatchSummary struct {
 // first and, with -v, each file's report and each file skipped. It exits
 // 1 when a file failed or a stub stays a stub.
 func runRestoreBatch(ctx context.Context, o restoreOptions, sel *sessions.Selection, opt restore.Options) error {
-	sum := restoreBatchSummary{Files: len(sel.Todo) + len(sel.Skipped), Reports: []*restore.Report{}, Failures: []batchFailure{}}
-	failed := newItemErrors(o.globalOptions)
-	fail := func(path string, err error) {
-		if failed.add(err) {
-			sum.Failed++
-			sum.Failures = append(sum.Failures, batchFailure{path, err.Error()})
-		}
-	}
-	for _, f := range sel.Failed {
-		fail(f.Path, fileError(f.Path, f.Err))
-	}
+	sum := restoreBatchSummary{Files: len(sel.Todo) + len(sel.Skipped), Reports: []*restore.Report{}}
+	failed := newBatchFailures(o.globalOptions, sel)
 	todo, skipped := batchTargets(o.globalOptions, sel, time.Now())
 	var evicted map[ccm.Key]prune.Eviction // read when a stub stays a stub
 	forEach(ctx, o.Stderr, o.JSON, "restoring", len(todo), 1, func(i int) {
@@ -62,7 +53,7 @@ func runRestoreBatch(ctx context.Context, o restoreOptions, sel *sessions.Select
 			skipped = append(skipped, skippedFile{path, noBackupWhy})
 			return
 		case err != nil:
-			fail(path, purgeError(path, err))
+			failed.add(path, purgeError(path, err))
 			return
 		}
 		explainEvicted(rep, storeRoot(o.globalOptions), &evicted)
@@ -80,6 +71,8 @@ func runRestoreBatch(ctx context.Context, o restoreOptions, sel *sessions.Select
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	sum.Failures = failed.list
+	sum.Failed = len(sum.Failures)
 	sum.SkippedList = skippedPaths(skipped)
 	sum.Skipped = len(skipped)
 	if !o.DryRun {
@@ -105,7 +98,7 @@ func runRestoreBatch(ctx context.Context, o restoreOptions, sel *sessions.Select
 	if sum.StayStubs > 0 {
 		return silentError{code: exitFindings}
 	}
-	return failed.status()
+	return failed.errs.status()
 }
 
 // noBackupWhy is why a restore --backup over several sessions skips one:
