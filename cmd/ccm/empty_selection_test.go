@@ -99,9 +99,15 @@ func TestEmptySelection(t *testing.T) {
 		run(t, want, []string{"unarchive", "--min-size", "1GB"})
 		run(t, want, []string{"unarchive", "--project", "-w-plain", "--min-size", "1GB"})
 		run(t, `^unarchive: would restore 0 of 0 sessions`, []string{"unarchive", "-n", "--min-size", "1GB"})
-		code, _, errs := runCCM("", "unarchive", "--session", "eeeeeeee")
-		if code != exitError || !strings.HasPrefix(errs, "ccm: no archive of session eeeeeeee under ") {
-			t.Errorf("unarchive --session eeeeeeee: exit %d, %q; want an error, exit 2", code, errs)
+		// A name that names nothing stays an error.
+		for _, c := range []struct{ args, want string }{
+			{"--session eeeeeeee", "ccm: no archive of session eeeeeeee under "},
+			{"--project -nowhere", "ccm: no project matches -nowhere under "},
+		} {
+			code, _, errs := runCCM("", append([]string{"unarchive"}, strings.Fields(c.args)...)...)
+			if code != exitError || !strings.HasPrefix(errs, c.want) {
+				t.Errorf("unarchive %s: exit %d, %q; want %q..., exit 2", c.args, code, errs, c.want)
+			}
 		}
 	})
 }

@@ -316,6 +316,13 @@ func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem
 	if err != nil {
 		return nil, nil, sessionIDError(err)
 	}
+	if p := o.Select.Project; p != "" && len(picked) == 0 && !knownProject(o.ClaudeDir, list, p) {
+		// A project that is nowhere is a wrong name, as for the commands
+		// on sessions in place; one with no archive chosen is nothing
+		// to do.
+		return nil, nil, usagef("no project matches %s under %s or in the archives under %s (ccm sessions --archived lists them)",
+			p, transcript.ProjectsDir(o.ClaudeDir), root)
+	}
 	for _, l := range picked {
 		it := &unarchiveItem{Session: trimExt(l.Path), Archive: l.Path, file: l.Path}
 		if l.Manifest != nil {
@@ -331,6 +338,23 @@ func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem
 		here = append(here, &unarchiveItem{Session: s.ID, Result: "in place"})
 	}
 	return todo, here, nil
+}
+
+// knownProject reports whether --project p names a project: one with an
+// archive in list, or a project folder of the config dir.
+func knownProject(configDir string, list []archive.Listed, p string) bool {
+	for _, l := range list {
+		if l.Manifest != nil && sessions.MatchProject(p, l.Manifest.Project, l.Manifest.Folder) {
+			return true
+		}
+	}
+	ps, _ := sessions.ListProjects(configDir)
+	for _, q := range ps {
+		if sessions.MatchProject(p, "", q.Folder) {
+			return true
+		}
+	}
+	return false
 }
 
 // printRestored says what came back, and which stubs stay stubs.
