@@ -84,6 +84,9 @@ func runAnalyze(ctx context.Context, o analyzeOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(files) == 0 {
+		sayNoSessions(o.globalOptions, o.Select)
+	}
 	if !o.NoTokens {
 		// Initialise the tokenizer on the other core while the file is read.
 		go tokens.Warm()

@@ -89,6 +89,9 @@ func runAudit(ctx context.Context, o auditOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(files) == 0 {
+		sayNoSessions(o.globalOptions, o.Select)
+	}
 	reports := []auditReport{}
 	for i, t := range files {
 		if err := ctx.Err(); err != nil {

@@ -96,7 +96,7 @@ func TestJSONEverywhere(t *testing.T) {
 		"ccm search":        {{args: []string{"search", "nothing", "matches", "this"}}, {args: []string{"search", "--session", "0a0", "x"}}},
 		"ccm mcp":           {{args: []string{"mcp"}, stdin: `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"}, {args: []string{"mcp", "extra"}}},
 		"ccm archive":       {{args: []string{"archive", "-n"}}, {args: []string{"archive", "--older-than", "soon"}}},
-		"ccm unarchive":     {{args: []string{"unarchive", "-n", "--project", "/tmp/p"}}, {args: []string{"unarchive"}}},
+		"ccm unarchive":     {{args: []string{"unarchive", "-n", "--all"}}, {args: []string{"unarchive"}}},
 		"ccm export":        {{args: []string{"export", "-n", "--all", "-o", filepath.Join(home, "out")}}, {args: []string{"export", "--all"}}},
 		"ccm import":        {{args: []string{"import", "-n", "--new-id", "--cwd", home, bundle}}, {args: []string{"import", missing}}},
 		"ccm clean":         {{args: []string{"clean", "-n"}}, {args: []string{"clean", "--keep-backups", "-1"}}},

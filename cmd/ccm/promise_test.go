@@ -164,13 +164,16 @@ func checkPromise(t *testing.T, cfg string) {
 	if code != 1 {
 		t.Fatalf("restore after eviction: exit %d, want 1", code)
 	}
-	var reps []struct {
-		Restored int                       `json:"stubs_restored"`
-		Missing  []struct{ Reason string } `json:"stubs_missing"`
+	var batch struct {
+		Reports []struct {
+			Restored int                       `json:"stubs_restored"`
+			Missing  []struct{ Reason string } `json:"stubs_missing"`
+		} `json:"reports"`
 	}
-	if err := json.Unmarshal([]byte(out), &reps); err != nil {
+	if err := json.Unmarshal([]byte(out), &batch); err != nil {
 		t.Fatal(err)
 	}
+	reps := batch.Reports
 	named, restored := 0, 0
 	evicted := regexp.MustCompile(`^its content was evicted by ccm prune --evict-referenced on \d{4}-\d\d-\d\d \d\d:\d\d \((age|size) rule\)$`)
 	for _, r := range reps {

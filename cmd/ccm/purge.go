@@ -111,7 +111,7 @@ ccm purge --current from inside Claude Code (/purge).
 			&cli.BoolFlag{Name: "no-tokens", Usage: "skip the cl100k estimate of the resume context"},
 			&cli.BoolFlag{Name: "analyze", Usage: "only analyze (as ccm analyze)"},
 			&cli.BoolFlag{Name: "restart", Aliases: []string{"r"}, Usage: "print the command that resumes the purged session"},
-			verboseFlag("every step: a dry run's plan, each file of a batch, the counts that are zero"),
+			verboseFlag("every step: a dry run's plan, each file of a batch and each it skipped, the counts that are zero"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o, err := purgeOptionsFrom(cmd)
@@ -234,19 +234,12 @@ func runPurge(ctx context.Context, o purgeOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Select.All && len(sel.Todo)+len(sel.Skipped)+len(sel.Failed) == 0 {
-		return fmt.Errorf("no sessions under %s", transcript.ProjectsDir(o.ClaudeDir))
-	}
-	// Many files, or files a narrowing selector or a walk chose: a batch,
-	// which carries on past a file it cannot purge and skips live ones.
-	isBatch := len(sel.Skipped) > 0 || len(sel.Failed) > 0 || o.Select.OlderThan > 0 || o.Select.MinSize > 0 || o.Select.Project != ""
-	for _, t := range sel.Todo {
-		if !t.Named {
-			isBatch = true
-		}
-	}
+	// Files a walk, --all or a narrowing selector chose: a batch, which
+	// carries on past a file it cannot purge and skips live ones.
+	isBatch := isBatch(sel)
 	files := sel.Todo
-	if !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
+	// A selection that chose nothing creates no store.
+	if len(files) > 0 && !o.Purge.DryRun && !o.Purge.NoStore && !o.Purge.RepairOnly {
 		st, err := ccm.Open(storeRoot(o.globalOptions))
 		if err != nil {
 			return err

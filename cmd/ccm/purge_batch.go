@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -32,46 +31,16 @@ type batchSummary struct {
 	SkippedList []string        `json:"skipped_files"`
 }
 
-type batchFailure struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
-}
-
 // runPurgeBatch purges the selected files with --jobs workers; a failing
 // file (or a folder that could not be read) is reported and the rest
 // carries on (itemErrors). The narrowing selectors' leftovers, live
 // sessions not named (the live rule, sessions.Liveness) and empty files
 // are skipped.
 func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection) error {
-	sum := batchSummary{Files: len(sel.Todo) + len(sel.Skipped), Reports: []*purge.Report{}, Failures: []batchFailure{}, SkippedList: []string{}}
-	failed := newItemErrors(o.globalOptions)
-	fail := func(path string, err error) {
-		if failed.add(err) {
-			sum.Failed++
-			sum.Failures = append(sum.Failures, batchFailure{path, err.Error()})
-		}
-	}
-	for _, f := range sel.Failed {
-		fail(f.Path, fileError(f.Path, f.Err))
-	}
-	for _, s := range sel.Skipped {
-		sum.SkippedList = append(sum.SkippedList, s.Path)
-	}
-	var outside []string // folders walked outside the config dir
-	for _, a := range o.Select.Args {
-		if fi, err := os.Stat(a); err == nil && fi.IsDir() && !sessions.InsideProjects(o.ClaudeDir, a) {
-			outside = append(outside, a)
-		}
-	}
-	live := sessions.NewLiveness(o.ClaudeDir, time.Now(), outside...)
-	var todo []string
-	for _, t := range sel.Todo {
-		if t.File.Size == 0 || (!t.Named && live.Live(t.File) != "") {
-			sum.SkippedList = append(sum.SkippedList, t.Path)
-			continue
-		}
-		todo = append(todo, t.Path)
-	}
+	sum := batchSummary{Files: len(sel.Todo) + len(sel.Skipped), Reports: []*purge.Report{}, SkippedList: []string{}}
+	failed := newBatchFailures(o.globalOptions, sel)
+	todo, skipped := batchTargets(o.globalOptions, sel, time.Now())
+	sum.SkippedList = skippedPaths(skipped)
 	sum.Skipped = len(sum.SkippedList)
 	var bar *ui.Bars
 	if !o.JSON {
@@ -93,7 +62,7 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			fail(path, purgeError(path, err))
+			failed.add(path, purgeError(path, err))
 			return
 		}
 		sum.Reports = append(sum.Reports, rep)
@@ -118,6 +87,8 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	sum.Failures = failed.list
+	sum.Failed = len(sum.Failures)
 	notePurged(ctx, o, sum.Reports)
 	if o.JSON {
 		if err := writeJSON(o.Stdout, sum); err != nil {
@@ -128,9 +99,9 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 		if o.Purge.DryRun {
 			verb = "would purge"
 		}
-		fmt.Fprintf(o.Stdout, "%s %s of %s files (%s unchanged, %s skipped, %s failed): %s -> %s, %s stubs, %s repairs\n",
-			verb, ui.Count(sum.Purged), ui.Count(sum.Files), ui.Count(sum.Unchanged), ui.Count(sum.Skipped), ui.Count(sum.Failed),
-			ui.Bytes(sum.BytesBefore), ui.Bytes(sum.BytesAfter), ui.Count(sum.Stubs), ui.Count(sum.Repairs))
+		t := batchTally{Files: sum.Files, Done: sum.Purged, Unchanged: sum.Unchanged, Skipped: sum.Skipped, Failed: sum.Failed,
+			Before: sum.BytesBefore, After: sum.BytesAfter}
+		fmt.Fprintf(o.Stdout, "%s, %s stubs, %s repairs\n", t.line(verb), ui.Count(sum.Stubs), ui.Count(sum.Repairs))
 		if sum.StaleTemps > 0 {
 			fmt.Fprintf(o.Stdout, "removed %d temp files left by interrupted ccm runs\n", sum.StaleTemps)
 		}
@@ -142,7 +113,8 @@ func runPurgeBatch(ctx context.Context, o purgeOptions, sel *sessions.Selection)
 			for _, rep := range reps {
 				printPurgeReport(o.Stdout, rep, false, true)
 			}
+			printSkipped(o.Stdout, skipped)
 		}
 	}
-	return failed.status()
+	return failed.errs.status()
 }

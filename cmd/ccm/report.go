@@ -115,7 +115,13 @@ func runReport(ctx context.Context, o reportOptions) error {
 			return err
 		}
 		if len(files) == 0 {
-			return fmt.Errorf("no session to report on: --project, --older-than or --min-size left out every one selected")
+			// --project, --older-than or --min-size left out every one
+			// named: no page, and not an error.
+			sayNoSessions(o.globalOptions, o.Select)
+			if o.JSON {
+				return writeJSON(o.Stdout, []*report.Session{})
+			}
+			return nil
 		}
 	}
 	out := o.Output

@@ -43,6 +43,15 @@ newest FILE.backup.* a purge made, or the one named with --from) byte for
 byte. The current file is backed up first, as FILE.backup.<stamp>-restore,
 so nothing written since is lost; --backup without --from skips those.
 
+Files named (FILE..., --current, --session) each get their report. Over
+sessions a folder, --all, --project or a narrowing selector chose, restore
+works as a batch purge does: it prints one summary line (files restored,
+unchanged, skipped, failed; bytes; stubs), and -v adds each file's report
+and each file skipped, with why. It skips the live sessions it found and,
+with --backup, the sessions no purge changed (they have no backup); a file
+that fails is reported and the others carry on. A selection that matches
+no session prints the summary with nothing in it and exits 0.
+
 ` + selectorHelp + `
 
 ` + exitStatusHelp,
@@ -50,7 +59,7 @@ so nothing written since is lost; --backup without --from skips those.
 			&cli.BoolFlag{Name: "backup", Usage: "bring back a backup instead of expanding stubs"},
 			&cli.StringFlag{Name: "from", Usage: "the backup to bring back (default: the newest a purge made)", TakesFile: true},
 			dryRunFlag("what would be restored; nothing is written"),
-			verboseFlag("every step: what still writes to the replaced file and how the system can tell"),
+			verboseFlag("after a batch's summary, each file's report and each file skipped; what still writes to the replaced file and how the system can tell"),
 			&cli.StringFlag{Name: "keep", Value: string(purge.DefaultBackup), Usage: "how to keep the file being replaced: zstd, link, copy or none"},
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -73,28 +82,34 @@ so nothing written since is lost; --backup without --from skips those.
 	}
 }
 
-// runRestore restores every selected transcript in turn; a file that
-// fails is reported and the others carry on. It exits 1 when a stub stays
-// a stub or a file failed.
+// runRestore restores the selected transcripts: files named one by one
+// each get their report, in turn (a file that fails is reported and the
+// others carry on); anything else is a batch (runRestoreBatch). It exits
+// 1 when a stub stays a stub or a file failed.
 func runRestore(ctx context.Context, o restoreOptions) error {
 	noteFallbacks(o.Stderr, o.Verbose)
-	files, err := resolveInputs(ctx, o.globalOptions, o.Select)
+	sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{})
 	if err != nil {
 		return err
 	}
-	if o.From != "" && (len(files) != 1 || !files[0].Named) {
+	batch := isBatch(sel)
+	files := sel.Todo
+	if o.From != "" && (batch || len(files) != 1) {
 		return usagef("--from names the backup of one transcript: select exactly one (FILE, --current or --session ID)")
 	}
 	opt := restore.DefaultOptions()
 	opt.DryRun = o.DryRun
 	opt.Backup = o.Backup
 	opt.LockDir = ccmHome(o.globalOptions) + "/locks"
-	if !o.FromBackup {
+	if !o.FromBackup && len(files) > 0 {
 		st, err := ccm.Open(storeRoot(o.globalOptions))
 		if err != nil {
 			return err
 		}
 		opt.Store = st
+	}
+	if batch {
+		return runRestoreBatch(ctx, o, sel, opt)
 	}
 	var reports []*restore.Report
 	var evicted map[ccm.Key]prune.Eviction // read when a stub stays a stub
@@ -106,10 +121,10 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 		rep, err := restoreOne(ctx, o, f.Path, opt)
 		switch {
 		case errors.Is(err, restore.ErrNoBackup) && len(files) > 1:
-			// In a batch, a session no purge changed has nothing to go
-			// back to: said, not a failure.
+			// Among several, a session no purge changed has nothing to
+			// go back to: said, not a failure.
 			if !o.JSON {
-				fmt.Fprintf(o.Stdout, "skipped %s: no backup (no purge changed it)\n", f.Path)
+				printSkipped(o.Stdout, []skippedFile{{f.Path, noBackupWhy}})
 			}
 			continue
 		case errors.Is(err, restore.ErrNoBackup):
@@ -132,15 +147,7 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 		}
 	}
 	if !o.DryRun {
-		var paths, backups []string
-		for _, r := range reports {
-			paths = append(paths, r.Path)
-			if r.Backup != "" {
-				backups = append(backups, r.Backup)
-			}
-		}
-		noteTranscripts(ctx, o.globalOptions, paths...)
-		recordOutside(ctx, o.globalOptions, backups...)
+		noteRestored(ctx, o.globalOptions, reports)
 	}
 	if o.JSON {
 		var v any = reports
@@ -155,6 +162,20 @@ func runRestore(ctx context.Context, o restoreOptions) error {
 		return silentError{code: exitFindings}
 	}
 	return nil
+}
+
+// noteRestored records the transcripts restored and the backups the
+// restores made, for the store's reference index.
+func noteRestored(ctx context.Context, g globalOptions, reports []*restore.Report) {
+	var paths, backups []string
+	for _, r := range reports {
+		paths = append(paths, r.Path)
+		if r.Backup != "" {
+			backups = append(backups, r.Backup)
+		}
+	}
+	noteTranscripts(ctx, g, paths...)
+	recordOutside(ctx, g, backups...)
 }
 
 // explainEvicted says, for each stub whose content is not in the store

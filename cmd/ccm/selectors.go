@@ -163,6 +163,32 @@ func resolveInputs(ctx context.Context, g globalOptions, sel sessions.Selector) 
 	return s.Todo, nil
 }
 
+// noSessionsMatch is what a command says when its selectors chose no
+// session: not an error, the command's nothing to do (docs/cli.md). It
+// names the narrowing selectors given, which most often explain it.
+func noSessionsMatch(sel sessions.Selector) string {
+	var by []string
+	if sel.Project != "" {
+		by = append(by, "--project "+sel.Project)
+	}
+	if sel.OlderThan > 0 {
+		by = append(by, "--older-than "+ui.Age(sel.OlderThan))
+	}
+	if sel.MinSize > 0 {
+		by = append(by, "--min-size "+ui.Bytes(sel.MinSize))
+	}
+	return strings.Join(append([]string{"no sessions match"}, by...), " ")
+}
+
+// sayNoSessions prints noSessionsMatch on stdout for a command whose
+// output says nothing else when it has no session to show (analyze,
+// audit, report); under --json the command's empty document says it.
+func sayNoSessions(g globalOptions, sel sessions.Selector) {
+	if !g.JSON {
+		fmt.Fprintln(g.Stdout, noSessionsMatch(sel))
+	}
+}
+
 // durationUnits says which units a duration takes, for errors.
 const durationUnits = "say 90m, 36h or 7d: ms, s, m, h, d or w"
 

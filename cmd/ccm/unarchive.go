@@ -200,9 +200,11 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	// archive counts its age from now. A session that fails to come back
 	// is taken out of the record again at the end (after a kill, by the
 	// next archive: it is not in place).
-	undo, err := noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now)
-	if err != nil {
-		return err
+	undo := func([]string) error { return nil }
+	if len(todo) > 0 {
+		if undo, err = noteUnarchived(o.globalOptions, unarchiveIDs(todo), o.Now); err != nil {
+			return err
+		}
 	}
 	ret := sessions.ReadRetention(o.ClaudeDir)
 	xo := archive.ExtractOptions{Force: o.Force, Touch: o.Touch, Now: o.Now, Store: st, AllowMissingContent: o.AllowMissingContent}
@@ -280,6 +282,10 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 			return err
 		}
 	} else {
+		if len(todo)+len(here) == 0 {
+			// Selectors that matched nothing: nothing to do, not an error.
+			fmt.Fprintf(o.Stdout, "unarchive: %s in %s\n", noSessionsMatch(o.Select), root)
+		}
 		for _, it := range here {
 			fmt.Fprintf(o.Stdout, "%s is in place already (no archive of it is left)\n", it.Session)
 		}
@@ -310,6 +316,13 @@ func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem
 	if err != nil {
 		return nil, nil, sessionIDError(err)
 	}
+	if p := o.Select.Project; p != "" && len(picked) == 0 && !knownProject(o.ClaudeDir, list, p) {
+		// A project that is nowhere is a wrong name, as for the commands
+		// on sessions in place; one with no archive chosen is nothing
+		// to do.
+		return nil, nil, usagef("no project matches %s under %s or in the archives under %s (ccm sessions --archived lists them)",
+			p, transcript.ProjectsDir(o.ClaudeDir), root)
+	}
 	for _, l := range picked {
 		it := &unarchiveItem{Session: trimExt(l.Path), Archive: l.Path, file: l.Path}
 		if l.Manifest != nil {
@@ -324,10 +337,24 @@ func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem
 		}
 		here = append(here, &unarchiveItem{Session: s.ID, Result: "in place"})
 	}
-	if len(todo) == 0 && len(here) == 0 {
-		return nil, nil, usagef("no archived session under %s matches (ccm sessions --archived lists them)", root)
-	}
 	return todo, here, nil
+}
+
+// knownProject reports whether --project p names a project: one with an
+// archive in list, or a project folder of the config dir.
+func knownProject(configDir string, list []archive.Listed, p string) bool {
+	for _, l := range list {
+		if l.Manifest != nil && sessions.MatchProject(p, l.Manifest.Project, l.Manifest.Folder) {
+			return true
+		}
+	}
+	ps, _ := sessions.ListProjects(configDir)
+	for _, q := range ps {
+		if sessions.MatchProject(p, "", q.Folder) {
+			return true
+		}
+	}
+	return false
 }
 
 // printRestored says what came back, and which stubs stay stubs.

@@ -118,7 +118,7 @@ func FromBackup(ctx context.Context, path, from string, opt Options) (*Report, e
 	defer unlock()
 	defer src.Close()
 	fi, _ := src.Stat()
-	rep := &Report{Path: name, From: rewrite.AsNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun}
+	rep := &Report{Path: name, From: rewrite.AsNamed(name, path, from), BytesBefore: fi.Size(), Missing: []MissingStub{}, DryRun: opt.DryRun, Changed: true}
 	if opt.DryRun {
 		// The original's size: a compressed backup is counted as it
 		// decompresses, which also checks that it can be read.

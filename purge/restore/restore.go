@@ -47,7 +47,10 @@ func DefaultOptions() Options {
 
 // Report says what a restore did.
 type Report struct {
-	Path        string        `json:"path"`
+	Path string `json:"path"`
+	// Changed is false when the file had nothing to put back (no stub,
+	// or only stubs whose content is missing): it was left as it was.
+	Changed     bool          `json:"changed"`
 	Restored    int           `json:"stubs_restored"`
 	Missing     []MissingStub `json:"stubs_missing"`
 	BytesBefore int64         `json:"bytes_before"`
@@ -113,13 +116,15 @@ func File(ctx context.Context, path string, opt Options) (*Report, error) {
 		return changed, err
 	}
 	if opt.DryRun {
-		_, err := produce(io.Discard)
+		changed, err := produce(io.Discard)
+		rep.Changed = changed
 		return rep, err
 	}
 	res, err := rewrite.Replace(path, src, limit, opt.Backup, rewrite.RestoreTag, opt.Now(), produce, nil)
 	if err != nil {
 		return nil, err
 	}
+	rep.Changed = !res.Unchanged
 	rep.Backup = rewrite.AsNamed(name, path, res.Backup)
 	rep.Holders = res.Holders
 	rep.Kept = rewrite.AllAsNamed(name, path, res.Kept)

@@ -67,9 +67,17 @@ func TestFileSplicesRawValuesBack(t *testing.T) {
 	if err := os.WriteFile(p, in, 0o640); err != nil {
 		t.Fatal(err)
 	}
+	dry := o
+	dry.DryRun = true
+	if rep, err := File(ctx, p, dry); err != nil || !rep.Changed || rep.Restored != 2 {
+		t.Fatalf("dry run: %v, %+v", err, rep)
+	}
 	rep, err := File(ctx, p, o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !rep.Changed {
+		t.Error("the report says the file was not changed")
 	}
 	got, _ := os.ReadFile(p)
 	if want := strings.Join(orig, "\n") + "\n"; string(got) != want {
@@ -90,7 +98,8 @@ func TestFileSplicesRawValuesBack(t *testing.T) {
 }
 
 // TestFileMissingBlob: a stub whose blob is not in the store is reported
-// and left in place; nothing else changes.
+// and left in place; nothing else changes, and the report says the file
+// was not changed (no backup made).
 func TestFileMissingBlob(t *testing.T) {
 	o, dir := fixture(t)
 	key := ccm.Key("sha256:" + strings.Repeat("ab", 32))
@@ -107,7 +116,7 @@ func TestFileMissingBlob(t *testing.T) {
 	if got, _ := os.ReadFile(p); !bytes.Equal(got, in) {
 		t.Errorf("file changed:\n%s", got)
 	}
-	if rep.Restored != 0 || len(rep.Missing) != 1 || rep.Missing[0].Key != key || rep.Missing[0].Line != 1 {
+	if rep.Restored != 0 || len(rep.Missing) != 1 || rep.Missing[0].Key != key || rep.Missing[0].Line != 1 || rep.Changed || rep.Backup != "" {
 		t.Errorf("report %+v", rep)
 	}
 }
