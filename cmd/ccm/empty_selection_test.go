@@ -22,6 +22,7 @@ var emptyWant = map[string]string{
 	"report":   `(?s)^no sessions match|<html`,
 	"sessions": `^$`,
 	"archive":  `^archive: would archive 0 sessions, 0 B`,
+	"export":   `^export: would export 0 sessions, 0 B`,
 }
 
 // TestEmptySelection holds one rule for every command that takes
@@ -85,6 +86,13 @@ func TestEmptySelection(t *testing.T) {
 			if code, out, errs := runCCM("", args...); code != 0 || errs != "" || !strings.Contains(out, " 0 of 0 files ") {
 				t.Errorf("%v: exit %d, %q %q", args, code, out, errs)
 			}
+		}
+		out := filepath.Join(t.TempDir(), "bundles")
+		if code, stdout, errs := runCCM("", "export", "--all", "-o", out); code != 0 || errs != "" || !strings.HasPrefix(stdout, "export: exported 0 of 0 sessions") {
+			t.Errorf("export --all: exit %d, %q %q", code, stdout, errs)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("an export of nothing made its destination: %v", err)
 		}
 		if entries, _ := os.ReadDir(cfg); len(entries) != 0 {
 			t.Errorf("a run with nothing to do wrote %s", entries[0].Name())

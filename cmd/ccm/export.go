@@ -105,7 +105,7 @@ func runExport(ctx context.Context, o exportOptions) error {
 		return usagef("export needs -o FILE, DIR or s3://BUCKET/PREFIX (see ccm export --help)")
 	}
 	if !o.Select.Given() {
-		return usagef("give sessions: FILE|DIR, --current, --session ID, --project P or --all (see ccm export --help)")
+		return usagef("%s", sessions.ErrNothingGiven)
 	}
 	if o.Jobs < 0 {
 		return usagef("--jobs must be positive")
@@ -157,7 +157,8 @@ func runExport(ctx context.Context, o exportOptions) error {
 		items = append(items, it)
 	}
 	if len(items) == 0 && failed.count() == 0 {
-		return usagef("no session to export (ccm sessions lists them)")
+		// Selectors that chose nothing: nothing to do, not an error.
+		return exportReport(o, items, failed, o.DryRun)
 	}
 	file := target == nil && strings.HasSuffix(o.Out, archive.Ext)
 	if file && len(items) > 1 {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"path/filepath"
 	"strings"
@@ -167,5 +168,48 @@ func TestS3Refusals(t *testing.T) {
 				t.Errorf("listed after a refusal: %+v, %v", l, err)
 			}
 		})
+	}
+}
+
+// TestS3EmptySelection: with the bucket too, selectors that choose no
+// session are nothing to do (exit 0, said on stdout), and a project that
+// is nowhere, here or in the bucket, is a wrong name (exit 2).
+func TestS3EmptySelection(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(1, 0)
+	a.ok("export", "--session", a.ids[0], "-o", url)
+	b := newS3Env(t, srv, "desktop")
+	for _, c := range []struct {
+		e    *s3env
+		args []string
+		code int
+		want string
+	}{
+		{a, []string{"export", "--all", "--older-than", "30d", "-o", url}, 0, "export: exported 0 of 0 sessions, 0 B into 0 B, to " + url},
+		{a, []string{"export", "-n", "--all", "--min-size", "1GB", "-o", url}, 0, "export: would export 0 sessions, 0 B, to " + url},
+		{b, []string{"unarchive", "--from", url, "--min-size", "1GB"}, 0, "unarchive: no sessions match --min-size 1.00 GB in " + url},
+		{b, []string{"unarchive", "-n", "--from", url, "--project", a.root, "--min-size", "1GB"}, 0, "unarchive: would restore 0 of 0 sessions"},
+		{b, []string{"unarchive", "--from", url, "--project", "/nowhere"}, 2, "ccm: no project matches /nowhere under "},
+	} {
+		out, errs, code := c.e.run(c.args...)
+		got := out
+		if c.code != 0 {
+			got = errs
+		}
+		if code != c.code || !strings.HasPrefix(got, c.want) || c.code == 0 && errs != "" {
+			t.Errorf("ccm %v: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, out, errs, c.code, c.want)
+		}
+		if c.code == 0 {
+			out, errs, code = c.e.run(append([]string{"--json"}, c.args...)...)
+			var v map[string]any
+			if code != 0 || errs != "" || json.Unmarshal([]byte(out), &v) != nil {
+				t.Errorf("ccm --json %v: exit %d, %q %q", c.args, code, out, errs)
+			}
+		}
+	}
+	if left := filesUnder(filepath.Join(b.cfg, "projects")); len(left) != 0 {
+		t.Errorf("an unarchive of nothing wrote %v", left)
 	}
 }

@@ -97,6 +97,7 @@ var sessionCommands = []struct {
 	{"report", []string{"-o", "-", "--no-purge"}},
 	{"sessions", nil},
 	{"archive", []string{"--dry-run"}},
+	{"export", []string{"--dry-run", "-o", filepath.Join(os.TempDir(), "ccm-test-export-dry-run")}},
 }
 
 // otherCommands take no sessions: every selector is refused, in the same

@@ -284,7 +284,11 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	} else {
 		if len(todo)+len(here) == 0 {
 			// Selectors that matched nothing: nothing to do, not an error.
-			fmt.Fprintf(o.Stdout, "unarchive: %s in %s\n", noSessionsMatch(o.Select), root)
+			where := root
+			if o.From != "" {
+				where = o.From
+			}
+			fmt.Fprintf(o.Stdout, "unarchive: %s in %s\n", noSessionsMatch(o.Select), where)
 		}
 		for _, it := range here {
 			fmt.Fprintf(o.Stdout, "%s is in place already (no archive of it is left)\n", it.Session)

@@ -6,6 +6,7 @@ import (
 
 	"ccm/sessions"
 	"ccm/sessions/archive"
+	"ccm/transcript"
 )
 
 // fetchArchives is ccm unarchive --from s3://...: the archives the ids
@@ -28,7 +29,23 @@ func fetchArchives(ctx context.Context, o unarchiveOptions, stage string) ([]*un
 	}
 	defer t.Close()
 	if len(picked) == 0 {
-		return nil, usagef("no archived session under %s matches (ccm sessions --archived --from %s lists them)", t, t)
+		// Nothing to do, unless --project names a project that is
+		// nowhere, here or in the bucket: a wrong name.
+		if p := o.Select.Project; p != "" {
+			l, err := t.List(ctx)
+			if err != nil {
+				return nil, err
+			}
+			var list []archive.Listed
+			for _, a := range l.Archives {
+				list = append(list, archive.Listed{Path: a.Key, Manifest: a.Manifest})
+			}
+			if !knownProject(o.ClaudeDir, list, p) {
+				return nil, usagef("no project matches %s under %s or in the archives under %s (ccm sessions --archived --from %s lists them)",
+					p, transcript.ProjectsDir(o.ClaudeDir), t, t)
+			}
+		}
+		return nil, nil
 	}
 	items := make([]*unarchiveItem, len(picked))
 	for i, l := range picked {
