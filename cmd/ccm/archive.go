@@ -118,6 +118,11 @@ type archiveSummary struct {
 	// NoContent counts the stubs archived without their content (the
 	// store did not have it): they stay stubs.
 	NoContent int `json:"stubs_without_content,omitempty"`
+	// Unfinished are this machine's archive objects in object storage
+	// that no manifest had named for a day (remote.Orphans), removed (or,
+	// in a dry run, to be).
+	Unfinished      []string `json:"unfinished_uploads,omitempty"`
+	UnfinishedBytes int64    `json:"unfinished_bytes,omitempty"`
 }
 
 // maintenanceLock keeps two batch runs (archive, unarchive, clean,
@@ -142,6 +147,19 @@ func runArchive(ctx context.Context, o archiveOptions) error {
 		}
 	} else {
 		fmt.Fprintln(o.Stdout, archiveSummaryLine(sum))
+		if n := len(sum.Unfinished); n > 0 {
+			verb := "removed"
+			if sum.DryRun {
+				verb = "would remove"
+			}
+			fmt.Fprintf(o.Stdout, "archive: %s %s unfinished uploads of this machine, %s (archive objects no manifest named for a day)\n",
+				verb, ui.Count(n), ui.Bytes(sum.UnfinishedBytes))
+			if o.Verbose {
+				for _, u := range sum.Unfinished {
+					fmt.Fprintf(o.Stdout, "  %s\n", u)
+				}
+			}
+		}
 		if o.Verbose {
 			if err := printArchivePlan(o.globalOptions, sum); err != nil {
 				return err

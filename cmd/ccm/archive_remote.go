@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"ccm/internal/fsutil"
 	"ccm/search"
@@ -123,6 +125,29 @@ func dropUnmarked(stage string) error {
 		}
 	}
 	return nil
+}
+
+// dropOrphans removes this machine's archive objects that no manifest has
+// named for a day (remote.Orphans: stopped uploads, superseded archives
+// whose removal was stopped), or in a dry run only lists them; it returns
+// their URLs and size. Under the maintenance lock no other archive run of
+// this machine is between its upload and its manifest. Housekeeping: a
+// failure is a warning.
+func (ra *remoteArchive) dropOrphans(ctx context.Context, g globalOptions, now time.Time, dry bool) ([]string, int64) {
+	orphans, err := ra.target.Orphans(ctx, now.Add(-remote.OrphanAge))
+	if err == nil && !dry {
+		orphans, err = ra.target.RemoveOrphans(ctx, orphans)
+	}
+	if err != nil && !g.JSON && ctx.Err() == nil {
+		fmt.Fprintf(g.Stderr, "ccm: warning: unfinished uploads under %s: %v\n", ra.target, err)
+	}
+	var urls []string
+	var bytes int64
+	for _, o := range orphans {
+		urls = append(urls, ra.target.URL(o.Key))
+		bytes += o.Size
+	}
+	return urls, bytes
 }
 
 // upload sends a packed session; on error the session is not archived

@@ -102,6 +102,9 @@ func archiveSessions(ctx context.Context, o archiveOptions) (*archiveSummary, er
 	}
 	sum := &archiveSummary{DryRun: o.DryRun, OlderThan: ui.Age(age), Root: sumRoot, Items: []*archivePlanItem{}, ScanErrors: errStrings(scanErrs),
 		Recovered: recovered, Failed: recoverFailed}
+	if o.remote != nil {
+		sum.Unfinished, sum.UnfinishedBytes = o.remote.dropOrphans(ctx, o.globalOptions, o.Now, o.DryRun)
+	}
 	// Folders and transcripts the scan could not read are failed items:
 	// reported and counted, the rest archived.
 	sum.Failed += failed.addAll(scanErrs)

@@ -213,3 +213,27 @@ func TestS3EmptySelection(t *testing.T) {
 		t.Errorf("an unarchive of nothing wrote %v", left)
 	}
 }
+
+// TestS3UnfinishedUploadKept: an archive object no manifest names, of
+// this machine, is an upload that may still be going on until it is a day
+// old (remote.Orphans, tested with older objects in sessions/remote): an
+// archive run leaves it and says nothing of it.
+func TestS3UnfinishedUploadKept(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(1, 0)
+	tg := a.target(t)
+	key := tg.Loc.Key("laptop", a.folder, newSessionID()+".0123456789abcdef.tar.zst")
+	if err := tg.Client.PutBytes(context.Background(), tg.Loc.Bucket, key, []byte("an upload under way")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"archive", "-n", "-v", "--older-than", "1d", "--to", url}, {"archive", "--older-than", "1d", "--to", url}} {
+		if out := a.ok(args...); strings.Contains(out, "unfinished") {
+			t.Errorf("%v: %s", args, out)
+		}
+	}
+	if _, err := tg.Client.Head(context.Background(), tg.Loc.Bucket, key); err != nil {
+		t.Errorf("a fresh unfinished upload was removed: %v", err)
+	}
+}
