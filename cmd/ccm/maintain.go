@@ -335,6 +335,13 @@ func maintainLine(s *maintainSummary, dry bool) string {
 			parts = append(parts, p)
 		}
 	}
+	if a := s.Archive; a != nil && len(a.Unfinished) > 0 {
+		verb := "removed"
+		if dry {
+			verb = "would remove"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s unfinished uploads (%s)", verb, ui.Count(len(a.Unfinished)), ui.Bytes(a.UnfinishedBytes)))
+	}
 	if c := s.Clean; c != nil && (c.Planned > 0 || c.Failed > 0) {
 		if dry {
 			parts = append(parts, fmt.Sprintf("would remove %s backups/temp files/folders (%s)", ui.Count(c.Planned), ui.Bytes(c.Bytes)))
