@@ -23,7 +23,7 @@ func searchRemote(ctx context.Context, o searchOptions) (*remote.Target, *search
 	for _, l := range picked {
 		r.Archives = append(r.Archives, search.RemoteArchive{URL: l.URL, Folder: l.Manifest.Folder,
 			Session: l.Manifest.Session, Size: l.Size, Created: l.Manifest.Created,
-			Fetch: func(ctx context.Context, dest string) error { return t.Fetch(ctx, l, dest) }})
+			Fetch: func(ctx context.Context, dest string) error { return t.FetchTemp(ctx, l, dest) }})
 	}
 	return t, r, nil
 }

@@ -373,6 +373,16 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 // caller removes both. An archive that does not match is removed and
 // refused.
 func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
+	return t.fetch(ctx, l, dest, true)
+}
+
+// FetchTemp is Fetch for a download read once and removed (a search
+// writing its index part): checked the same, not made durable.
+func (t *Target) FetchTemp(ctx context.Context, l Listed, dest string) error {
+	return t.fetch(ctx, l, dest, false)
+}
+
+func (t *Target) fetch(ctx context.Context, l Listed, dest string, durable bool) error {
 	side := archive.SidecarPath(dest)
 	fail := func(err error) error {
 		os.Remove(dest)
@@ -394,7 +404,7 @@ func (t *Target) Fetch(ctx context.Context, l Listed, dest string) error {
 	if err == nil {
 		err = fsutil.WriteFileUnsynced(side, fsutil.FileMode, func(w io.Writer) error { _, err := w.Write(data); return err })
 	}
-	if err == nil {
+	if err == nil && durable {
 		err = fsutil.SyncFiles([]string{dest, side}, []string{filepath.Dir(dest)})
 	}
 	if err != nil {
