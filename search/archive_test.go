@@ -225,3 +225,21 @@ func TestMissingOrDamagedPartIsWrittenAgain(t *testing.T) {
 		}
 	}
 }
+
+// Parts lost together (a crash, a folder removed) are all written again
+// by the next search, not one per search.
+func TestLostPartsRewrittenTogether(t *testing.T) {
+	e := newEnv(t, "")
+	a, b := "cccccccc-0000-4000-8000-00000000000a", "cccccccc-0000-4000-8000-00000000000b"
+	e.archived(a)
+	e.archived(b)
+	if n := len(e.search("ibexes")); n != 6 {
+		t.Fatalf("%d hits, want 3 of each session", n)
+	}
+	if err := os.RemoveAll(filepath.Join(Dir(e.home), "parts")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.search("ibexes")); n != 6 {
+		t.Errorf("%d hits after the parts were lost, want 6", n)
+	}
+}

@@ -74,6 +74,18 @@ func (ix *Index) dropBroken() (bool, error) {
 	broken := ix.broken
 	ix.broken = nil
 	ix.mu.Unlock()
+	if len(broken) > 0 {
+		// One part found missing: others may be too (a crash lost the
+		// parts renamed into place since the last fsync, a folder
+		// removed); they go in the same retry, not one per search.
+		for k, f := range ix.cat.Files {
+			if f.Src == srcArchive {
+				if _, err := os.Stat(filepath.Join(ix.dir, f.Part)); err != nil {
+					broken[k] = true
+				}
+			}
+		}
+	}
 	for k := range broken {
 		if f := ix.cat.Files[k]; f != nil {
 			os.Remove(filepath.Join(ix.dir, f.Part))
