@@ -104,6 +104,14 @@ func TestS3Search(t *testing.T) {
 	if stats.Update.Archives != 0 {
 		t.Errorf("the second search indexed %d archives again", stats.Update.Archives)
 	}
+	// Its part lost, an archive listed from what the index knew (its
+	// manifest not read) is downloaded again, its manifest read first.
+	if err := os.RemoveAll(filepath.Join(b.home, "search", "parts")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(search("--archived", "--from", url, "--regex", piece).Hits); n == 0 {
+		t.Error("nothing found once the parts were written again")
+	}
 	// A search that does not name the bucket does not see its archives,
 	// and keeps their text for the next one that does.
 	if _, _, code := b.run("search", "--regex", piece); code != 1 {

@@ -15,15 +15,32 @@ import (
 // hit's resume line brings back what was searched). Each is downloaded
 // only when the index has no part for it. The caller closes the target.
 func searchRemote(ctx context.Context, o searchOptions) (*remote.Target, *search.Remote, error) {
-	t, picked, err := listRemote(ctx, o.globalOptions, o.From, o.Endpoint, nil, sessions.Selector{}, o.Now, false)
+	t, err := openRemote(ctx, o.globalOptions, o.From, o.Endpoint)
 	if err != nil {
+		return nil, nil, err
+	}
+	// The manifests of archives indexed already are not read again: the
+	// listing takes what the index knows of them.
+	list, err := t.ListKnown(ctx, search.Known(ccmHome(o.globalOptions), t.String()))
+	if err != nil {
+		t.Close()
+		return nil, nil, err
+	}
+	picked, _, err := list.Select(nil, sessions.Selector{}, o.Now, false)
+	if err != nil {
+		t.Close()
 		return nil, nil, err
 	}
 	r := &search.Remote{URL: t.String()}
 	for _, l := range picked {
 		r.Archives = append(r.Archives, search.RemoteArchive{URL: l.URL, Folder: l.Manifest.Folder,
 			Session: l.Manifest.Session, Size: l.Size, Created: l.Manifest.Created,
-			Fetch: func(ctx context.Context, dest string) error { return t.FetchTemp(ctx, l, dest) }})
+			Fetch: func(ctx context.Context, dest string) error {
+				if err := t.Complete(ctx, &l); err != nil {
+					return err
+				}
+				return t.FetchTemp(ctx, l, dest)
+			}})
 	}
 	return t, r, nil
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"ccm/sessions/archive"
 )
 
 // Orphans: a stopped upload (an archive, no manifest) and an archive
@@ -86,5 +88,78 @@ func TestOrphans(t *testing.T) {
 	}
 	if len(l.Archives) != 2 || len(l.Incomplete) != 3 { // the desktop's stopped upload, the unreadable session's two
 		t.Errorf("after removing the orphans: archives %v, incomplete %v", ids, l.Incomplete)
+	}
+}
+
+// ListKnown takes what its caller knows of a session's one archive object
+// instead of reading its manifest, reads the manifest of a session with
+// two (an upload stopped, or under way) and of one it does not know, and
+// Complete reads a known one's manifest and refuses it once it names
+// another archive.
+func TestListKnown(t *testing.T) {
+	ctx := context.Background()
+	laptop, _ := target(t, "laptop")
+	const (
+		one = "22222222-0000-4000-8000-000000000001"
+		two = "22222222-0000-4000-8000-000000000002"
+	)
+	f1, m1 := packed(t, one, "one")
+	up1, err := laptop.Upload(ctx, f1, m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, m2 := packed(t, two, "two")
+	up2, err := laptop.Upload(ctx, f2, m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stopped upload of the second session: a second archive object.
+	f2b, m2b := packed(t, two, "two, later")
+	sum, _ := hex.DecodeString(m2b.ArchiveSHA256)
+	if err := laptop.Client.PutFile(ctx, laptop.Loc.Bucket, laptop.archiveKey("laptop", m2b.Folder, two, m2b.ArchiveSHA256), f2b, m2b.ArchiveBytes, sum); err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]bool{}
+	known := func(url string, size int64) (*archive.Manifest, bool) {
+		asked[url] = true
+		if url == up1.URL && size == m1.ArchiveBytes {
+			return &archive.Manifest{Session: one, Folder: m1.Folder, Project: "as known", ArchiveBytes: size}, true
+		}
+		return nil, false
+	}
+	l, err := laptop.ListKnown(ctx, known)
+	if err != nil || len(l.Archives) != 2 {
+		t.Fatalf("listed %+v, %v", l, err)
+	}
+	for _, a := range l.Archives {
+		switch a.Manifest.Session {
+		case one:
+			if !a.Lite || a.Manifest.Project != "as known" {
+				t.Errorf("the known archive's manifest was read: %+v", a)
+			}
+			if err := laptop.Complete(ctx, &a); err != nil || a.Lite || a.Manifest.ArchiveSHA256 != m1.ArchiveSHA256 {
+				t.Errorf("complete: %+v, %v", a.Manifest, err)
+			}
+		case two:
+			if a.Lite || a.URL != up2.URL || asked[up2.URL] {
+				t.Errorf("a session with two archive objects was taken as known: %+v (asked %v)", a, asked)
+			}
+		}
+	}
+	// The first session archived again: a listing from before is
+	// refused by Complete.
+	stale := l.Archives[0]
+	if stale.Manifest.Session != one {
+		stale = l.Archives[1]
+	}
+	stale.Lite = true
+	f1b, m1b := packed(t, one, "one, later")
+	up, err := laptop.Upload(ctx, f1b, m1b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	laptop.Commit(ctx, up)
+	if err := laptop.Complete(ctx, &stale); err == nil {
+		t.Error("Complete took a manifest that names another archive now")
 	}
 }

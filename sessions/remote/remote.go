@@ -262,7 +262,15 @@ type Listed struct {
 	URL      string
 	Size     int64
 	Manifest *archive.Manifest
+	// Lite: Manifest is what the caller of ListKnown knew of the archive,
+	// not read from the bucket; Complete reads it.
+	Lite bool
 }
+
+// Known returns what a caller knows of the archive at url of size bytes,
+// as its manifest gave it when the caller read it (the session, folder,
+// project, creation time and size at least), or false.
+type Known func(url string, size int64) (*archive.Manifest, bool)
 
 // Listing is every machine's archives under the target's prefix.
 type Listing struct {
@@ -294,7 +302,13 @@ func (l *Listing) Refusal(id string) error {
 
 // List reads every machine's archives under the prefix: the objects, then
 // each manifest (8 at a time).
-func (t *Target) List(ctx context.Context) (*Listing, error) {
+func (t *Target) List(ctx context.Context) (*Listing, error) { return t.ListKnown(ctx, nil) }
+
+// ListKnown is List that does not read the manifest of a session whose
+// one archive object known knows: an archive object never changes (its
+// name carries its SHA-256), and while a manifest names another archive of
+// its session, that archive's object is there too. Its Listed is Lite.
+func (t *Target) ListKnown(ctx context.Context, known Known) (*Listing, error) {
 	prefix := t.Loc.Prefix
 	if prefix != "" {
 		prefix += "/"
@@ -318,10 +332,36 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 		}
 		cands = append(cands, cand{parts[0], parts[1], strings.TrimSuffix(parts[2], archive.ManifestExt), key})
 	}
+	// Each session's archive objects: one is the archive its manifest
+	// names, unless an upload is under way or was stopped.
+	only := map[string]string{} // machine/folder/id: its one archive object ("" for several)
+	if known != nil {
+		for key := range objects {
+			rel := strings.TrimPrefix(key, prefix)
+			parts := strings.Split(rel, "/")
+			if len(parts) != 3 || !strings.HasSuffix(parts[2], archive.Ext) {
+				continue
+			}
+			id, _, _ := strings.Cut(parts[2], ".")
+			s := parts[0] + "/" + parts[1] + "/" + id
+			if _, seen := only[s]; seen {
+				only[s] = ""
+			} else {
+				only[s] = key
+			}
+		}
+	}
 	res := make([]*Listed, len(cands))
 	errs := make([]error, len(cands))
 	batch.Run(ctx, len(cands), 8, func(i int) {
 		c := cands[i]
+		if akey := only[c.machine+"/"+c.folder+"/"+c.id]; akey != "" {
+			info := objects[akey]
+			if m, ok := known(t.url(akey), info.Size); ok && m.Session == c.id && m.Folder == c.folder {
+				res[i] = &Listed{Machine: c.machine, Key: akey, URL: t.url(akey), Size: info.Size, Manifest: m, Lite: true}
+				return
+			}
+		}
 		m, err := t.readManifest(ctx, c.key)
 		if err != nil {
 			errs[i] = err
@@ -363,6 +403,23 @@ func (t *Target) List(ctx context.Context) (*Listing, error) {
 	sort.Strings(out.Incomplete)
 	sort.Slice(out.Newer, func(i, j int) bool { return out.Newer[i].Err.Error() < out.Newer[j].Err.Error() })
 	return out, nil
+}
+
+// Complete reads the manifest of an archive ListKnown listed from what its
+// caller knew, and checks that it names that archive still.
+func (t *Target) Complete(ctx context.Context, l *Listed) error {
+	if !l.Lite {
+		return nil
+	}
+	m, err := t.readManifest(ctx, t.manifestKey(l.Machine, l.Manifest.Folder, l.Manifest.Session))
+	if err != nil {
+		return err
+	}
+	if t.archiveKey(l.Machine, m.Folder, m.Session, m.ArchiveSHA256) != l.Key || m.ArchiveBytes != l.Size {
+		return fmt.Errorf("%s: its manifest names another archive now (the bucket changed: list it again)", l.URL)
+	}
+	l.Manifest, l.Lite = m, false
+	return nil
 }
 
 // Fetch downloads an archive to dest, checks its size and SHA-256 (taken
