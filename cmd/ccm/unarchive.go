@@ -65,6 +65,11 @@ sweep deletes sessions by mtime: a session older than cleanupPeriodDays is
 deleted at the next start of Claude Code. ccm warns; --touch gives the
 restored files the current time instead.
 
+A batch (--all, --project, --older-than, --min-size) prints one summary
+line, then how long the sessions stay; -v adds each session after them.
+Sessions named by id get a line each, and no summary. Warnings and
+errors go to stderr, one line each.
+
 An unarchive or archive that was interrupted (killed) is finished or
 undone by the next ccm archive, unarchive or maintain.
 
@@ -88,7 +93,7 @@ way, its stubs' content goes into the CCM store, and it stays in the bucket.
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
 			jobsFlag("sessions restored at once", "number of CPUs"),
 			dryRunFlag("each archive is verified whole, and what is in the way named"),
-			verboseFlag("every file each session puts back, and where"),
+			verboseFlag("after a batch's summary, each session and where it went (-n: every file each would put back, and where)"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sel, err := selectorFrom(cmd, false)
