@@ -103,10 +103,11 @@ func TestEmptySelection(t *testing.T) {
 		if code, out, errs := runCCM("", "archive", "--all", "--older-than", "1d"); code != 0 || !strings.Contains(out, "archived 5 of 5 sessions") {
 			t.Fatalf("archive: exit %d: %s %s", code, out, errs)
 		}
-		want := `^unarchive: no sessions match (--project -w-plain )?--min-size 1.00 GB in .*/archive$`
+		want := `^unarchive: restored 0 of 0 sessions \(0 files, 0 stored contents\) from .*/archive; 0 failed$`
 		run(t, want, []string{"unarchive", "--min-size", "1GB"})
 		run(t, want, []string{"unarchive", "--project", "-w-plain", "--min-size", "1GB"})
-		run(t, `^unarchive: would restore 0 of 0 sessions`, []string{"unarchive", "-n", "--min-size", "1GB"})
+		run(t, want, []string{"unarchive", "--session", selB[:8], "--older-than", "20d"})
+		run(t, `^unarchive: would restore 0 of 0 sessions \(0 files, every archive verified\) from .*/archive; 0 failed$`, []string{"unarchive", "-n", "--min-size", "1GB"})
 		// A name that names nothing stays an error.
 		for _, c := range []struct{ args, want string }{
 			{"--session eeeeeeee", "ccm: no archive of session eeeeeeee under "},

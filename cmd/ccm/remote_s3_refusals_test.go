@@ -189,8 +189,8 @@ func TestS3EmptySelection(t *testing.T) {
 	}{
 		{a, []string{"export", "--all", "--older-than", "30d", "-o", url}, 0, "export: exported 0 of 0 sessions, 0 B into 0 B, to " + url},
 		{a, []string{"export", "-n", "--all", "--min-size", "1GB", "-o", url}, 0, "export: would export 0 sessions, 0 B, to " + url},
-		{b, []string{"unarchive", "--from", url, "--min-size", "1GB"}, 0, "unarchive: no sessions match --min-size 1.00 GB in " + url},
-		{b, []string{"unarchive", "-n", "--from", url, "--project", a.root, "--min-size", "1GB"}, 0, "unarchive: would restore 0 of 0 sessions"},
+		{b, []string{"unarchive", "--from", url, "--min-size", "1GB"}, 0, "unarchive: restored 0 of 0 sessions (0 files, 0 stored contents) from " + url + "; 0 failed"},
+		{b, []string{"unarchive", "-n", "--from", url, "--project", a.root, "--min-size", "1GB"}, 0, "unarchive: would restore 0 of 0 sessions (0 files, every archive verified) from " + url + "; 0 failed"},
 		{b, []string{"unarchive", "--from", url, "--project", "/nowhere"}, 2, "ccm: no project matches /nowhere under "},
 	} {
 		out, errs, code := c.e.run(c.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,18 +182,27 @@ func TestSelectorMatrix(t *testing.T) {
 // a path (no id) and --current and --recursive (sessions in place) as
 // the other commands refuse what they do not take.
 func TestUnarchiveSelectors(t *testing.T) {
-	accepted := [][]string{
-		{selB[:8]}, {"--session", selB[:8]}, {"--project", "-w-linked"}, {"--all"},
-		{"--older-than", "1d"}, {"--min-size", "100B"},
+	// A session named gets its line; a selector chose a batch, whose
+	// summary counts what it chose.
+	named := `^restored ` + selB + ` \(1 files\) to /w/p\n`
+	batch := func(n int) string {
+		return fmt.Sprintf(`^unarchive: restored %d of %d sessions \(%d files, 0 stored contents\) from .*; 0 failed\n`, n, n, n)
 	}
-	for _, args := range accepted {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{selB[:8]}, named}, {[]string{"--session", selB[:8]}, named},
+		{[]string{"--project", "-w-linked"}, batch(1)}, {[]string{"--all"}, batch(5)},
+		{[]string{"--older-than", "1d"}, batch(5)}, {[]string{"--min-size", "100B"}, batch(5)},
+	} {
 		newSelEnv(t)
 		if code, out, errs := runCCM("", "archive", "--all", "--older-than", "1d"); code != 0 || !strings.Contains(out, "archived 5 of 5 sessions") {
 			t.Fatalf("archive --all --older-than 1d: exit %d: %s %s", code, out, errs)
 		}
-		code, out, errs := runCCM("", append([]string{"unarchive"}, args...)...)
-		if code != 0 || !strings.Contains(out, "restored ") {
-			t.Errorf("unarchive %v: exit %d: %s %s", args, code, out, errs)
+		code, out, errs := runCCM("", append([]string{"unarchive"}, c.args...)...)
+		if code != 0 || !regexp.MustCompile(c.want).MatchString(out) {
+			t.Errorf("unarchive %v: exit %d: %s %s; want %s", c.args, code, out, errs, c.want)
 		}
 	}
 	e := newSelEnv(t)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,11 @@ sweep deletes sessions by mtime: a session older than cleanupPeriodDays is
 deleted at the next start of Claude Code. ccm warns; --touch gives the
 restored files the current time instead.
 
+A batch (--all, --project, --older-than, --min-size) prints one summary
+line, then how long the sessions stay; -v adds each session after them.
+Sessions named by id get a line each, and no summary. Warnings and
+errors go to stderr, one line each.
+
 An unarchive or archive that was interrupted (killed) is finished or
 undone by the next ccm archive, unarchive or maintain.
 
@@ -87,7 +93,7 @@ way, its stubs' content goes into the CCM store, and it stays in the bucket.
 			&cli.BoolFlag{Name: "allow-missing-content", Usage: "restore even if the archive's stored content is missing or corrupt (its stubs stay stubs)"},
 			jobsFlag("sessions restored at once", "number of CPUs"),
 			dryRunFlag("each archive is verified whole, and what is in the way named"),
-			verboseFlag("every file each session puts back, and where"),
+			verboseFlag("after a batch's summary, each session and where it went (-n: every file each would put back, and where)"),
 		),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			sel, err := selectorFrom(cmd, false)
@@ -143,10 +149,12 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	}
 	// The archives come from a folder, or, with --from, are downloaded
 	// into a staging folder first; either is recovered (a killed run
-	// finished or undone) before anything else.
+	// finished or undone) before anything else. The summary names where
+	// they come from: the folder, or the bucket.
 	root := archiveRoot(o.globalOptions, o.To)
+	where := root
 	if o.From != "" {
-		root = remoteStagePath(o.globalOptions, "unarchive")
+		root, where = remoteStagePath(o.globalOptions, "unarchive"), o.From
 	}
 	var st *ccm.Store
 	var recovered []archive.Recovered
@@ -194,7 +202,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 		return err
 	}
 	if o.DryRun {
-		return unarchiveDryRun(ctx, o, todo, here)
+		return unarchiveDryRun(ctx, o, where, todo, here)
 	}
 	// Record the unarchive first: a session put back stays, and the next
 	// archive counts its age from now. A session that fails to come back
@@ -209,7 +217,6 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 	ret := sessions.ReadRetention(o.ClaudeDir)
 	xo := archive.ExtractOptions{Force: o.Force, Touch: o.Touch, Now: o.Now, Store: st, AllowMissingContent: o.AllowMissingContent}
 	var mu sync.Mutex
-	restored := 0
 	var transcripts, gone []string // for the reference index
 	defer func() {
 		noteRefs(ctx, o.globalOptions, root, gone...)
@@ -243,8 +250,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 			}
 			return
 		}
-		restored++
-		it.Result, it.Files, it.Content = "restored", len(x.Files), x.Content
+		it.Result, it.Files, it.Content, it.Project = "restored", len(x.Files), x.Content, x.Project
 		it.StaysStub, it.BadContent, it.OldFormat = x.StaysStub, x.BadContent, !x.SelfContained()
 		for _, f := range x.Files {
 			if prune.IsTranscriptName(path.Base(f.Path)) {
@@ -259,7 +265,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 				ui.Age(o.Now.Sub(x.LastModified)), ret.Days)
 		}
 		if !o.JSON {
-			printRestored(o, it, x)
+			warnRestored(o, it, x)
 		}
 	})
 	var back []string
@@ -282,21 +288,7 @@ func runUnarchive(ctx context.Context, o unarchiveOptions) error {
 			return err
 		}
 	} else {
-		if len(todo)+len(here) == 0 {
-			// Selectors that matched nothing: nothing to do, not an error.
-			where := root
-			if o.From != "" {
-				where = o.From
-			}
-			fmt.Fprintf(o.Stdout, "unarchive: %s in %s\n", noSessionsMatch(o.Select), where)
-		}
-		for _, it := range here {
-			fmt.Fprintf(o.Stdout, "%s is in place already (no archive of it is left)\n", it.Session)
-		}
-		if restored > 0 {
-			fmt.Fprintf(o.Stdout, "ccm archive and maintain leave the restored sessions here until they are left alone for %s, counted from now\n",
-				ui.Age(archiveAge(o.globalOptions, ret)))
-		}
+		printUnarchived(o, where, todo, here, failed, ret)
 	}
 	if failed > 0 {
 		if len(todo) == 1 {
@@ -327,6 +319,10 @@ func localArchives(o unarchiveOptions, root string) (todo, here []*unarchiveItem
 		return nil, nil, usagef("no project matches %s under %s or in the archives under %s (ccm sessions --archived lists them)",
 			p, transcript.ProjectsDir(o.ClaudeDir), root)
 	}
+	// In the archives' order, as a batch and a bucket's listing have
+	// them, whatever the order the ids came in: the sessions are printed
+	// in it.
+	slices.SortFunc(picked, func(a, b archive.Listed) int { return strings.Compare(a.Path, b.Path) })
 	for _, l := range picked {
 		it := &unarchiveItem{Session: trimExt(l.Path), Archive: l.Path, file: l.Path}
 		if l.Manifest != nil {
@@ -359,36 +355,6 @@ func knownProject(configDir string, list []archive.Listed, p string) bool {
 		}
 	}
 	return false
-}
-
-// printRestored says what came back, and which stubs stay stubs.
-func printRestored(o unarchiveOptions, it *unarchiveItem, x *archive.Extracted) {
-	content := ""
-	if it.Content > 0 {
-		content = fmt.Sprintf(", %s stored contents", ui.Count(it.Content))
-	}
-	from := ""
-	if o.From != "" {
-		from = " from " + it.Archive + " (the archive stays there)"
-	}
-	fmt.Fprintf(o.Stdout, "restored %s (%s files%s) to %s%s\n", it.Session, ui.Count(it.Files), content, shortHome(x.Project), from)
-	for _, k := range x.Kept {
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: kept %s, written since an interrupted unarchive put it back\n", it.Session, k)
-	}
-	if it.Warning != "" {
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s\n", it.Session, it.Warning)
-	}
-	n := len(it.StaysStub)
-	switch {
-	case n == 0:
-	case len(it.BadContent) > 0:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s stubs stay stubs, their content is missing or corrupt in the archive and not in the store: %s\n",
-			it.Session, ui.Count(n), strings.Join(it.StaysStub, ", "))
-	case it.OldFormat:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s stubs stay stubs: the archive (made by an older ccm) does not carry their content, and the store does not have it\n", it.Session, ui.Count(n))
-	default:
-		fmt.Fprintf(o.Stderr, "ccm: warning: %s: %s stubs stay stubs: their content was not in the store when the session was archived\n", it.Session, ui.Count(n))
-	}
 }
 
 func unarchiveIDs(items []*unarchiveItem) []string {

@@ -21,10 +21,9 @@ import (
 // it writes nothing, takes no lock and finishes no interrupted run. A
 // session a real run would refuse is a failed item here too, with the
 // real run's words.
-func unarchiveDryRun(ctx context.Context, o unarchiveOptions, todo, here []*unarchiveItem) error {
+func unarchiveDryRun(ctx context.Context, o unarchiveOptions, where string, todo, here []*unarchiveItem) error {
 	failed := newItemErrors(o.globalOptions)
 	files := map[*unarchiveItem][]plannedFile{}
-	restored, nfiles := 0, 0
 	for _, it := range todo {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -53,19 +52,13 @@ func unarchiveDryRun(ctx context.Context, o unarchiveOptions, todo, here []*unar
 		}
 		it.Result, it.Files, it.Project = "would restore", len(m.Files), m.Project
 		files[it] = pf
-		restored++
-		nfiles += len(m.Files)
 	}
 	if o.JSON {
 		if err := writeJSON(o.Stdout, map[string]any{"dry_run": true, "sessions": append(todo, here...), "failed": failed.count()}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(o.Stdout, "unarchive: would restore %d of %d sessions (%s files, every archive verified); %d failed\n",
-			restored, len(todo), ui.Count(nfiles), failed.count())
-		for _, it := range here {
-			fmt.Fprintf(o.Stdout, "%s is in place already (no archive of it is left)\n", it.Session)
-		}
+		printUnarchiveHead(o, where, todo, here, failed.count())
 		if o.Verbose {
 			if err := printUnarchivePlan(o, todo, files); err != nil {
 				return err
