@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -19,9 +20,10 @@ const OrphanAge = 24 * time.Hour
 // none will: what an upload stopped before its manifest left, or an
 // archive superseded by a newer one of its session whose removal was
 // stopped. Only objects written before before count. A session whose
-// manifest cannot be read (damaged, or of a newer ccm) keeps all its
-// objects, and so does one with a manifest and a single archive object:
-// nothing is taken on a guess. The manifests read are those of sessions
+// manifest cannot be read (damaged, of a newer ccm, describing another
+// session) or names none of its archive objects keeps them all, and so
+// does one with a manifest and a single archive object: nothing is taken
+// on a guess. The manifests read are those of sessions
 // with two archive objects or more, so a listing costs one request per
 // thousand objects in the common case.
 func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info, error) {
@@ -69,7 +71,12 @@ func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info
 				}
 				continue // unreadable here: kept
 			}
-			named = t.archiveKey(t.Machine, s.folder, s.id, m.ArchiveSHA256)
+			if named = t.named(t.Machine, s.folder, s.id, m); !slices.ContainsFunc(s.archives, func(a objstore.Info) bool { return a.Key == named }) {
+				// Another session's manifest, a damaged one, or one whose
+				// archive is not there: no listing shows an archive of the
+				// session, and what it has may be its only copy.
+				continue
+			}
 		}
 		for _, a := range s.archives {
 			if a.Key != named && a.LastModified.Before(before) {

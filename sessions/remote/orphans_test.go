@@ -163,3 +163,32 @@ func TestListKnown(t *testing.T) {
 		t.Error("Complete took a manifest that names another archive now")
 	}
 }
+
+// A session whose manifest names an archive object that is not there (its
+// archive lost, or a manifest from elsewhere) keeps the objects it has,
+// however many: no listing shows them, and one of them may be the
+// session's only copy.
+func TestOrphansManifestNamesMissing(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	const id = "44444444-0000-4000-8000-000000000001"
+	f1, m1 := packed(t, id, "one")
+	f2, m2 := packed(t, id, "two")
+	for _, p := range []struct {
+		file string
+		m    *archive.Manifest
+	}{{f1, m1}, {f2, m2}} {
+		sum, _ := hex.DecodeString(p.m.ArchiveSHA256)
+		if err := tg.Client.PutFile(ctx, tg.Loc.Bucket, tg.archiveKey("laptop", p.m.Folder, id, p.m.ArchiveSHA256), p.file, p.m.ArchiveBytes, sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, m3 := packed(t, id, "three")
+	side, _ := marshalManifest(m3)
+	if err := tg.Client.PutBytes(ctx, tg.Loc.Bucket, tg.manifestKey("laptop", m3.Folder, id), side); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tg.Orphans(ctx, time.Now().Add(time.Hour)); err != nil || len(got) != 0 {
+		t.Errorf("orphans of a session whose manifest names a missing archive: %+v, %v", got, err)
+	}
+}

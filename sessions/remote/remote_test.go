@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -231,4 +232,89 @@ func TestMachineName(t *testing.T) {
 	if h, _ := os.Hostname(); h != "" && MachineName("") == "" || strings.Contains(MachineName(""), "/") {
 		t.Errorf("the host name: %q", MachineName(""))
 	}
+}
+
+// TestForeignManifest: a manifest in a session's place that describes
+// another session (or gives no SHA-256 an archive name can carry) names
+// no archive of that session: an upload replaces it, and neither its
+// commit nor a listing nor a removal of unfinished uploads acts on what it
+// names, which may be another session's only archive.
+func TestForeignManifest(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const (
+		mine  = "33333333-0000-4000-8000-000000000001"
+		other = "33333333-0000-4000-8000-000000000002"
+	)
+	fo, mo := packed(t, other, "the other session")
+	upo, err := tg.Upload(ctx, fo, mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey := tg.archiveKey("laptop", mo.Folder, other, mo.ArchiveSHA256)
+	there := func(what string) {
+		t.Helper()
+		if _, err := tg.Client.Head(ctx, bucket, otherKey); err != nil {
+			t.Fatalf("%s: the other session's archive is gone: %v", what, err)
+		}
+	}
+	// In this session's place, the other session's manifest.
+	side, _ := marshalManifest(mo)
+	if err := tg.Client.PutBytes(ctx, bucket, tg.manifestKey("laptop", mo.Folder, mine), side); err != nil {
+		t.Fatal(err)
+	}
+	l, err := tg.List(ctx)
+	if err != nil || len(l.Archives) != 1 || l.Archives[0].Manifest.Session != other {
+		t.Fatalf("listing with a foreign manifest: %+v, %v", l, err)
+	}
+	// A stopped upload of this session beside it: not taken on the
+	// foreign manifest's word either (the session's manifest is damaged).
+	put := func(file string, m *archive.Manifest) {
+		t.Helper()
+		sum, _ := hex.DecodeString(m.ArchiveSHA256)
+		if err := tg.Client.PutFile(ctx, bucket, tg.archiveKey("laptop", m.Folder, mine, m.ArchiveSHA256), file, m.ArchiveBytes, sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fm0, mm0 := packed(t, mine, "mine, stopped")
+	put(fm0, mm0)
+	fm, mm := packed(t, mine, "mine")
+	put(fm, mm)
+	if got, err := tg.Orphans(ctx, time.Now().Add(time.Hour)); err != nil || len(got) != 0 {
+		t.Errorf("orphans under a foreign manifest: %+v, %v", got, err)
+	}
+	tg.Client.Delete(ctx, bucket, tg.archiveKey("laptop", mm.Folder, mine, mm.ArchiveSHA256))
+
+	// This session archived: its manifest replaces the foreign one, and
+	// the commit leaves the other session's archive.
+	up, err := tg.Upload(ctx, fm, mm)
+	if err != nil || up.Kept {
+		t.Fatalf("upload over a foreign manifest: %+v, %v", up, err)
+	}
+	if err := tg.Commit(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	there("after the commit")
+	l, err = tg.List(ctx)
+	if err != nil || len(l.Archives) != 2 {
+		t.Fatalf("listing after the upload: %+v, %v", l, err)
+	}
+	tg.Commit(ctx, upo)
+
+	// A manifest whose hash is not one: nothing named, nothing removed.
+	bad := *mm
+	bad.ArchiveSHA256 = "/../../../../.."
+	side, _ = marshalManifest(&bad)
+	tg.Client.PutBytes(ctx, bucket, tg.manifestKey("laptop", mm.Folder, mine), side)
+	fm2, mm2 := packed(t, mine, "mine, later")
+	up, err = tg.Upload(ctx, fm2, mm2)
+	if err != nil || up.Kept {
+		t.Fatalf("upload over a manifest with no hash: %+v, %v", up, err)
+	}
+	if up.prevKey != "" {
+		t.Errorf("a manifest with no SHA-256 names %s", up.prevKey)
+	}
+	tg.Commit(ctx, up)
+	there("after a manifest with no hash")
 }
