@@ -41,6 +41,9 @@ func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info
 		}
 		name := parts[1]
 		id, _, _ := strings.Cut(name, ".")
+		if !archive.PlainName(parts[0]) || !archive.PlainName(id) {
+			return nil // not a name ccm writes
+		}
 		s := byID[parts[0]+"/"+id]
 		if s == nil {
 			s = &session{folder: parts[0], id: id}

@@ -354,25 +354,22 @@ func (t *Target) ListKnown(ctx context.Context, known Known) (*Listing, error) {
 	}
 	var cands []cand
 	for key := range objects {
-		rel := strings.TrimPrefix(key, prefix)
-		parts := strings.Split(rel, "/")
-		if len(parts) != 3 || !strings.HasSuffix(parts[2], archive.ManifestExt) {
+		machine, folder, id, ok := place(strings.TrimPrefix(key, prefix), archive.ManifestExt)
+		if !ok {
 			continue // not this layout, or an archive
 		}
-		cands = append(cands, cand{parts[0], parts[1], strings.TrimSuffix(parts[2], archive.ManifestExt), key})
+		cands = append(cands, cand{machine, folder, id, key})
 	}
 	// Each session's archive objects: one is the archive its manifest
 	// names, unless an upload is under way or was stopped.
 	only := map[string]string{} // machine/folder/id: its one archive object ("" for several)
 	if known != nil {
 		for key := range objects {
-			rel := strings.TrimPrefix(key, prefix)
-			parts := strings.Split(rel, "/")
-			if len(parts) != 3 || !strings.HasSuffix(parts[2], archive.Ext) {
+			machine, folder, id, ok := place(strings.TrimPrefix(key, prefix), archive.Ext)
+			if !ok {
 				continue
 			}
-			id, _, _ := strings.Cut(parts[2], ".")
-			s := parts[0] + "/" + parts[1] + "/" + id
+			s := machine + "/" + folder + "/" + id
 			if _, seen := only[s]; seen {
 				only[s] = ""
 			} else {
@@ -432,6 +429,24 @@ func (t *Target) ListKnown(ctx context.Context, known Known) (*Listing, error) {
 	sort.Strings(out.Incomplete)
 	sort.Slice(out.Newer, func(i, j int) bool { return out.Newer[i].Err.Error() < out.Newer[j].Err.Error() })
 	return out, nil
+}
+
+// place reads a key relative to the prefix as <machine>/<folder>/<id>...ext
+// (an archive's <id>.<sha>.tar.zst, a manifest's <id>.manifest.json);
+// false when it is not one: another depth or suffix, or a machine, folder
+// or session that is not one plain path element (a separator, "..", a
+// hidden name), which ccm never writes and no path may be built from.
+func place(rel, ext string) (machine, folder, id string, ok bool) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 || !strings.HasSuffix(parts[2], ext) {
+		return "", "", "", false
+	}
+	id, _, _ = strings.Cut(parts[2], ".")
+	if ext == archive.ManifestExt {
+		id = strings.TrimSuffix(parts[2], ext)
+	}
+	ok = archive.PlainName(parts[0]) && archive.PlainName(parts[1]) && archive.PlainName(id)
+	return parts[0], parts[1], id, ok
 }
 
 // Complete reads the manifest of an archive ListKnown listed from what its

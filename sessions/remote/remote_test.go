@@ -318,3 +318,49 @@ func TestForeignManifest(t *testing.T) {
 	tg.Commit(ctx, up)
 	there("after a manifest with no hash")
 }
+
+// TestOddNames: objects whose machine, folder or session is not one plain
+// path element (a backslash, which is a separator on Windows, a hidden
+// name) are not of this layout, whatever their manifest says: no listing
+// shows them, so nothing downloads them to a path built from those names,
+// and the removal of unfinished uploads leaves them, as objects ccm did
+// not write.
+func TestOddNames(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const id = "55555555-0000-4000-8000-000000000001"
+	file, m := packed(t, id, "odd")
+	sum, _ := hex.DecodeString(m.ArchiveSHA256)
+	put := func(machine, folder, name string, mm *archive.Manifest) {
+		t.Helper()
+		if err := tg.Client.PutFile(ctx, bucket, tg.Loc.Key(machine, folder, name+"."+shortSum(m.ArchiveSHA256)+archive.Ext), file, m.ArchiveBytes, sum); err != nil {
+			t.Fatal(err)
+		}
+		if mm != nil {
+			side, _ := marshalManifest(mm)
+			if err := tg.Client.PutBytes(ctx, bucket, tg.Loc.Key(machine, folder, name+archive.ManifestExt), side); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct{ machine, folder, id string }{
+		{"laptop", `x\y`, id},
+		{`a\b`, m.Folder, id},
+		{"laptop", m.Folder, `sub\` + id},
+	} {
+		mm := *m
+		mm.Folder, mm.Session = c.folder, c.id
+		put(c.machine, c.folder, c.id, &mm)
+	}
+	l, err := tg.List(ctx)
+	if err != nil || len(l.Archives) != 0 {
+		t.Errorf("odd names listed: %+v, %v", l, err)
+	}
+	// An archive object of no session (".<sha>.tar.zst", no manifest), old
+	// enough: not an unfinished upload of ccm's.
+	put("laptop", m.Folder, "", nil)
+	if got, err := tg.Orphans(ctx, time.Now().Add(time.Hour)); err != nil || len(got) != 0 {
+		t.Errorf("objects of odd names taken for orphans: %+v, %v", got, err)
+	}
+}
