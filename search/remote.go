@@ -89,7 +89,8 @@ func remotePart(url string) string {
 
 // fetchDir is where archives being indexed are downloaded to, under the
 // index's folder; what a killed update left there goes at the next
-// update with a remote (under the index's lock, nobody else uses it).
+// update, with a remote or not (under the index's lock, nobody else uses
+// it).
 func fetchDir(dir string) string { return filepath.Join(dir, "fetch") }
 
 // fetched downloads a remote archive for its part to be written, and

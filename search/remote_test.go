@@ -178,3 +178,19 @@ func TestRemoteArchivesPrefetch(t *testing.T) {
 		t.Errorf("downloads left: %v", left)
 	}
 }
+
+// What a killed update left in fetch/ (downloads, each maybe gigabytes)
+// goes at the next update, whether or not it indexes object storage.
+func TestRemoteDownloadsLeftGo(t *testing.T) {
+	e := newEnv(t, "")
+	e.update()
+	left := filepath.Join(fetchDir(Dir(e.home)), "123", "x"+archive.Ext)
+	if err := os.MkdirAll(filepath.Dir(left), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(left, []byte("half a download"), 0o600)
+	e.update()
+	if _, err := os.Stat(fetchDir(Dir(e.home))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a download a killed update left is still there after an update: %v", err)
+	}
+}
