@@ -108,7 +108,9 @@ func fetched(ctx context.Context, dir string, j *job) (string, func(), error) {
 		return "", nil, err
 	}
 	done := func() { os.RemoveAll(tmp) }
-	dest := filepath.Join(tmp, j.e.Session+archive.Ext)
+	// A name of its own, not the session's: a bucket is input from
+	// outside, and the part is written from what the listing gives.
+	dest := filepath.Join(tmp, "archive"+archive.Ext)
 	if err := j.fetch(ctx, dest); err != nil {
 		done()
 		if errors.Is(err, archive.ErrCorrupt) {
