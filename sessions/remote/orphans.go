@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -92,10 +93,42 @@ func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info
 }
 
 // RemoveOrphans deletes the objects Orphans returned, and returns those it
-// removed.
+// removed. Each is looked at again just before it goes: the listing may
+// be seconds old, and not every writer of this machine's prefix holds the
+// caller's lock (another config dir has a ccm home and a lock of its own;
+// an export takes none). An object that a manifest names now (a run sent
+// the same archive again and committed it), that was written again since
+// it was listed (such a run, before its manifest), or whose session's
+// manifest cannot be read stays.
 func (t *Target) RemoveOrphans(ctx context.Context, orphans []objstore.Info) ([]objstore.Info, error) {
+	prefix := t.Loc.Key(t.Machine) + "/"
 	var done []objstore.Info
 	for _, o := range orphans {
+		folder, name, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+		id, _, _ := strings.Cut(name, ".")
+		m, err := t.readManifest(ctx, t.manifestKey(t.Machine, folder, id))
+		var oe *objstore.Error
+		switch {
+		case err == nil:
+			if named := t.named(t.Machine, folder, id, m); named == "" || named == o.Key {
+				continue // committed since it was listed, or a manifest not of the session: kept
+			}
+		case objstore.IsNotFound(err):
+		case errors.As(err, &oe), ctx.Err() != nil:
+			return done, err // the server
+		default:
+			continue // a manifest there now that cannot be read: kept
+		}
+		info, err := t.Client.Head(ctx, t.Loc.Bucket, o.Key)
+		if objstore.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		if !info.LastModified.Truncate(time.Second).Equal(o.LastModified.Truncate(time.Second)) || info.ETag != o.ETag {
+			continue // written again since it was listed
+		}
 		if err := t.Client.Delete(ctx, t.Loc.Bucket, o.Key); err != nil {
 			return done, err
 		}
