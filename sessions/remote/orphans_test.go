@@ -173,16 +173,9 @@ func TestOrphansManifestNamesMissing(t *testing.T) {
 	ctx := context.Background()
 	tg, _ := target(t, "laptop")
 	const id = "44444444-0000-4000-8000-000000000001"
-	f1, m1 := packed(t, id, "one")
-	f2, m2 := packed(t, id, "two")
-	for _, p := range []struct {
-		file string
-		m    *archive.Manifest
-	}{{f1, m1}, {f2, m2}} {
-		sum, _ := hex.DecodeString(p.m.ArchiveSHA256)
-		if err := tg.Client.PutFile(ctx, tg.Loc.Bucket, tg.archiveKey("laptop", p.m.Folder, id, p.m.ArchiveSHA256), p.file, p.m.ArchiveBytes, sum); err != nil {
-			t.Fatal(err)
-		}
+	for _, body := range []string{"one", "two"} {
+		f, m := packed(t, id, body)
+		stopped(t, tg, f, m)
 	}
 	_, m3 := packed(t, id, "three")
 	side, _ := marshalManifest(m3)
@@ -208,19 +201,10 @@ func TestRemoveOrphansLooksAgain(t *testing.T) {
 		resent = "66666666-0000-4000-8000-000000000001"
 		stale  = "66666666-0000-4000-8000-000000000002"
 	)
-	put := func(file string, m *archive.Manifest) string {
-		t.Helper()
-		key := tg.archiveKey("laptop", m.Folder, m.Session, m.ArchiveSHA256)
-		sum, _ := hex.DecodeString(m.ArchiveSHA256)
-		if err := tg.Client.PutFile(ctx, bucket, key, file, m.ArchiveBytes, sum); err != nil {
-			t.Fatal(err)
-		}
-		return key
-	}
 	f1, m1 := packed(t, resent, "one")
-	k1 := put(f1, m1)
+	k1 := stopped(t, tg, f1, m1)
 	f2, m2 := packed(t, stale, "two")
-	k2 := put(f2, m2)
+	k2 := stopped(t, tg, f2, m2)
 	orphans, err := tg.Orphans(ctx, time.Now().Add(time.Hour))
 	if err != nil || len(orphans) != 2 {
 		t.Fatalf("orphans %+v, %v", orphans, err)
@@ -246,7 +230,7 @@ func TestRemoveOrphansLooksAgain(t *testing.T) {
 
 	// An object written again since it was listed (as an upload of the
 	// same archive sends it before its manifest): kept.
-	put(f2, m2)
+	stopped(t, tg, f2, m2)
 	orphans, _ = tg.Orphans(ctx, time.Now().Add(time.Hour))
 	if len(orphans) != 1 {
 		t.Fatalf("orphans %+v", orphans)
@@ -262,4 +246,16 @@ func TestRemoveOrphansLooksAgain(t *testing.T) {
 	if _, err := tg.Client.Head(ctx, bucket, k2); !objstore.IsNotFound(err) {
 		t.Errorf("the unchanged orphan is still there: %v", err)
 	}
+}
+
+// stopped puts a packed archive's object alone under tg's machine, as an
+// upload stopped before its manifest leaves it, and returns its key.
+func stopped(t *testing.T, tg *Target, file string, m *archive.Manifest) string {
+	t.Helper()
+	key := tg.archiveKey(tg.Machine, m.Folder, m.Session, m.ArchiveSHA256)
+	sum, _ := hex.DecodeString(m.ArchiveSHA256)
+	if err := tg.Client.PutFile(context.Background(), tg.Loc.Bucket, key, file, m.ArchiveBytes, sum); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }

@@ -270,17 +270,10 @@ func TestForeignManifest(t *testing.T) {
 	}
 	// A stopped upload of this session beside it: not taken on the
 	// foreign manifest's word either (the session's manifest is damaged).
-	put := func(file string, m *archive.Manifest) {
-		t.Helper()
-		sum, _ := hex.DecodeString(m.ArchiveSHA256)
-		if err := tg.Client.PutFile(ctx, bucket, tg.archiveKey("laptop", m.Folder, mine, m.ArchiveSHA256), file, m.ArchiveBytes, sum); err != nil {
-			t.Fatal(err)
-		}
-	}
 	fm0, mm0 := packed(t, mine, "mine, stopped")
-	put(fm0, mm0)
+	stopped(t, tg, fm0, mm0)
 	fm, mm := packed(t, mine, "mine")
-	put(fm, mm)
+	stopped(t, tg, fm, mm)
 	if got, err := tg.Orphans(ctx, time.Now().Add(time.Hour)); err != nil || len(got) != 0 {
 		t.Errorf("orphans under a foreign manifest: %+v, %v", got, err)
 	}
