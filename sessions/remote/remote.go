@@ -187,8 +187,11 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 			}
 		}
 	}
+	if errors.Is(err, archive.ErrNewer) {
+		return nil, fmt.Errorf("%s: %w", t.url(mkey), err) // a newer ccm's: not replaced
+	}
 	if err != nil && !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
-		return nil, err // the server, or a manifest of a newer format: not replaced
+		return nil, err // the server: not replaced
 	}
 	if _, err := t.Client.Head(ctx, bucket, akey); err == nil {
 		up.existed = true

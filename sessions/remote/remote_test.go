@@ -357,3 +357,39 @@ func TestOddNames(t *testing.T) {
 		t.Errorf("objects of odd names taken for orphans: %+v, %v", got, err)
 	}
 }
+
+// TestUploadOverNewerManifest: a session whose manifest in the bucket a
+// newer ccm wrote is not archived over: the upload is refused, saying
+// which manifest, and the bucket keeps what it had (the newer manifest,
+// its archive), nothing added.
+func TestUploadOverNewerManifest(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const id = "77777777-0000-4000-8000-000000000001"
+	f0, m0 := packed(t, id, "from a newer ccm")
+	akey := stopped(t, tg, f0, m0)
+	newer := *m0
+	newer.Format = "ccm-archive/9"
+	side, _ := marshalManifest(&newer)
+	mkey := tg.manifestKey("laptop", m0.Folder, id)
+	if err := tg.Client.PutBytes(ctx, bucket, mkey, side); err != nil {
+		t.Fatal(err)
+	}
+	file, m := packed(t, id, "here")
+	_, err := tg.Upload(ctx, file, m)
+	if !errors.Is(err, archive.ErrNewer) || !strings.Contains(err.Error(), tg.url(mkey)) {
+		t.Fatalf("upload over a newer manifest: %v; want it refused, naming %s", err, tg.url(mkey))
+	}
+	n := 0
+	tg.Client.List(ctx, bucket, tg.Loc.Prefix+"/", func(i objstore.Info) error {
+		n++
+		if i.Key != akey && i.Key != mkey {
+			t.Errorf("the refused upload left %s", i.Key)
+		}
+		return nil
+	})
+	if data, err := tg.Client.GetBytes(ctx, bucket, mkey, 1<<20); err != nil || string(data) != string(side) || n != 2 {
+		t.Errorf("the newer manifest after the refusal: %v (%d objects)", err, n)
+	}
+}
