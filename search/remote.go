@@ -89,7 +89,8 @@ func remotePart(url string) string {
 
 // fetchDir is where archives being indexed are downloaded to, under the
 // index's folder; what a killed update left there goes at the next
-// update with a remote (under the index's lock, nobody else uses it).
+// update, with a remote or not (under the index's lock, nobody else uses
+// it).
 func fetchDir(dir string) string { return filepath.Join(dir, "fetch") }
 
 // fetched downloads a remote archive for its part to be written, and
@@ -107,7 +108,9 @@ func fetched(ctx context.Context, dir string, j *job) (string, func(), error) {
 		return "", nil, err
 	}
 	done := func() { os.RemoveAll(tmp) }
-	dest := filepath.Join(tmp, j.e.Session+archive.Ext)
+	// A name of its own, not the session's: a bucket is input from
+	// outside, and the part is written from what the listing gives.
+	dest := filepath.Join(tmp, "archive"+archive.Ext)
 	if err := j.fetch(ctx, dest); err != nil {
 		done()
 		if errors.Is(err, archive.ErrCorrupt) {

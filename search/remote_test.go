@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -176,5 +177,43 @@ func TestRemoteArchivesPrefetch(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(fetchDir(Dir(e.home))); len(left) != 0 {
 		t.Errorf("downloads left: %v", left)
+	}
+}
+
+// What a killed update left in fetch/ (downloads, each maybe gigabytes)
+// goes at the next update, whether or not it indexes object storage.
+func TestRemoteDownloadsLeftGo(t *testing.T) {
+	e := newEnv(t, "")
+	e.update()
+	left := filepath.Join(fetchDir(Dir(e.home)), "123", "x"+archive.Ext)
+	if err := os.MkdirAll(filepath.Dir(left), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(left, []byte("half a download"), 0o600)
+	e.update()
+	if _, err := os.Stat(fetchDir(Dir(e.home))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a download a killed update left is still there after an update: %v", err)
+	}
+}
+
+// An archive whose session id is too long for a file name (a bucket is
+// input from outside) is downloaded under a name of the update's own: it
+// does not fail every search of the bucket.
+func TestRemoteArchiveLongID(t *testing.T) {
+	e := newEnv(t, "")
+	sid := "ffffffff-0000-4000-8000-000000000006"
+	const target = "s3://team/sessions"
+	fetches := 0
+	var fail error
+	a := bucketArchive(t, e.archived(sid), target+"/m/-w/x.0123456789abcdef.tar.zst", &fetches, &fail)
+	a.Session = strings.Repeat("x", 250)
+	e.remote = &Remote{URL: target, Archives: []RemoteArchive{a}}
+	ix, err := Open(context.Background(), Dir(e.home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Update(context.Background(), e.sources()); err != nil || fetches != 1 {
+		t.Errorf("update over an archive of a long session id: %v (%d downloads)", err, fetches)
 	}
 }

@@ -160,9 +160,7 @@ func (ix *Index) update(ctx context.Context, src Sources, l listing, start time.
 	listed := time.Now()
 	st.ListSeconds = listed.Sub(start).Seconds()
 	defer func() { st.IndexSeconds = time.Since(listed).Seconds() }()
-	if src.Remote != nil {
-		os.RemoveAll(fetchDir(ix.dir)) // downloads a killed update left
-	}
+	os.RemoveAll(fetchDir(ix.dir)) // downloads a killed update left, whatever this one indexes
 	if len(jobs) > 0 {
 		if err := ix.run(ctx, jobs, src, &st); err != nil {
 			return st, err

@@ -130,9 +130,10 @@ func dropUnmarked(stage string) error {
 // dropOrphans removes this machine's archive objects that no manifest has
 // named for a day (remote.Orphans: stopped uploads, superseded archives
 // whose removal was stopped), or in a dry run only lists them; it returns
-// their URLs and size. Under the maintenance lock no other archive run of
-// this machine is between its upload and its manifest. Housekeeping: a
-// failure is a warning.
+// their URLs and size. The maintenance lock keeps this ccm home's other
+// runs out, not those of another config dir of this machine nor an
+// export: RemoveOrphans looks at each object again before it goes.
+// Housekeeping: a failure is a warning.
 func (ra *remoteArchive) dropOrphans(ctx context.Context, g globalOptions, now time.Time, dry bool) ([]string, int64) {
 	orphans, err := ra.target.Orphans(ctx, now.Add(-remote.OrphanAge))
 	if err == nil && !dry {

@@ -78,7 +78,7 @@ func addFile(tw *tar.Writer, configDir string, sc scope, f sessions.File, keys *
 // writePart writes one part and declares it in m.
 func writePart(tw *tar.Writer, pd PartData, m *Manifest) error {
 	name := PartPath(pd.Kind, pd.Name)
-	if !plainName(pd.Kind) || safeRel(name) != nil {
+	if !PlainName(pd.Kind) || safeRel(name) != nil {
 		return fmt.Errorf("part %q of kind %q: not a plain name", pd.Name, pd.Kind)
 	}
 	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: int64(len(pd.Data)), ModTime: m.Created, Format: tar.FormatPAX}); err != nil {

@@ -51,7 +51,7 @@ const (
 // each must be one plain path element.
 func newScope(folder, id string) (scope, error) {
 	for _, name := range []string{folder, id} {
-		if !plainName(name) {
+		if !PlainName(name) {
 			return scope{}, fmt.Errorf("%w: session %q in project folder %q is not a plain name", ErrForeign, id, folder)
 		}
 	}
@@ -63,9 +63,9 @@ func scopeOf(path string) (scope, error) {
 	return newScope(filepath.Base(filepath.Dir(path)), strings.TrimSuffix(filepath.Base(path), Ext))
 }
 
-// plainName is a path element that names nothing else: not empty, not
+// PlainName is a path element that names nothing else: not empty, not
 // hidden, not . or .., no separator, no NUL.
-func plainName(s string) bool {
+func PlainName(s string) bool {
 	return s != "" && s != "." && s != ".." && !strings.HasPrefix(s, ".") && !strings.ContainsAny(s, "/\\\x00")
 }
 
@@ -190,7 +190,7 @@ func (s scope) checkManifest(m *Manifest) error {
 		}
 	}
 	for _, pt := range m.Parts {
-		if !plainName(pt.Kind) || !strings.HasPrefix(pt.Path, "parts/"+pt.Kind+"/") || safeRel(pt.Path) != nil || len(pt.SHA256) != 64 {
+		if !PlainName(pt.Kind) || !strings.HasPrefix(pt.Path, "parts/"+pt.Kind+"/") || safeRel(pt.Path) != nil || len(pt.SHA256) != 64 {
 			return fmt.Errorf("%w: part %q of kind %q", ErrForeign, pt.Path, pt.Kind)
 		}
 		if err := add(pt.Path); err != nil {

@@ -2,6 +2,8 @@ package remote
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -19,9 +21,10 @@ const OrphanAge = 24 * time.Hour
 // none will: what an upload stopped before its manifest left, or an
 // archive superseded by a newer one of its session whose removal was
 // stopped. Only objects written before before count. A session whose
-// manifest cannot be read (damaged, or of a newer ccm) keeps all its
-// objects, and so does one with a manifest and a single archive object:
-// nothing is taken on a guess. The manifests read are those of sessions
+// manifest cannot be read (damaged, of a newer ccm, describing another
+// session) or names none of its archive objects keeps them all, and so
+// does one with a manifest and a single archive object: nothing is taken
+// on a guess. The manifests read are those of sessions
 // with two archive objects or more, so a listing costs one request per
 // thousand objects in the common case.
 func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info, error) {
@@ -39,6 +42,9 @@ func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info
 		}
 		name := parts[1]
 		id, _, _ := strings.Cut(name, ".")
+		if !archive.PlainName(parts[0]) || !archive.PlainName(id) {
+			return nil // not a name ccm writes
+		}
 		s := byID[parts[0]+"/"+id]
 		if s == nil {
 			s = &session{folder: parts[0], id: id}
@@ -69,7 +75,12 @@ func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info
 				}
 				continue // unreadable here: kept
 			}
-			named = t.archiveKey(t.Machine, s.folder, s.id, m.ArchiveSHA256)
+			if named = t.named(t.Machine, s.folder, s.id, m); !slices.ContainsFunc(s.archives, func(a objstore.Info) bool { return a.Key == named }) {
+				// Another session's manifest, a damaged one, or one whose
+				// archive is not there: no listing shows an archive of the
+				// session, and what it has may be its only copy.
+				continue
+			}
 		}
 		for _, a := range s.archives {
 			if a.Key != named && a.LastModified.Before(before) {
@@ -82,10 +93,42 @@ func (t *Target) Orphans(ctx context.Context, before time.Time) ([]objstore.Info
 }
 
 // RemoveOrphans deletes the objects Orphans returned, and returns those it
-// removed.
+// removed. Each is looked at again just before it goes: the listing may
+// be seconds old, and not every writer of this machine's prefix holds the
+// caller's lock (another config dir has a ccm home and a lock of its own;
+// an export takes none). An object that a manifest names now (a run sent
+// the same archive again and committed it), that was written again since
+// it was listed (such a run, before its manifest), or whose session's
+// manifest cannot be read stays.
 func (t *Target) RemoveOrphans(ctx context.Context, orphans []objstore.Info) ([]objstore.Info, error) {
+	prefix := t.Loc.Key(t.Machine) + "/"
 	var done []objstore.Info
 	for _, o := range orphans {
+		folder, name, _ := strings.Cut(strings.TrimPrefix(o.Key, prefix), "/")
+		id, _, _ := strings.Cut(name, ".")
+		m, err := t.readManifest(ctx, t.manifestKey(t.Machine, folder, id))
+		var oe *objstore.Error
+		switch {
+		case err == nil:
+			if named := t.named(t.Machine, folder, id, m); named == "" || named == o.Key {
+				continue // committed since it was listed, or a manifest not of the session: kept
+			}
+		case objstore.IsNotFound(err):
+		case errors.As(err, &oe), ctx.Err() != nil:
+			return done, err // the server
+		default:
+			continue // a manifest there now that cannot be read: kept
+		}
+		info, err := t.Client.Head(ctx, t.Loc.Bucket, o.Key)
+		if objstore.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		if !info.LastModified.Truncate(time.Second).Equal(o.LastModified.Truncate(time.Second)) || info.ETag != o.ETag {
+			continue // written again since it was listed
+		}
 		if err := t.Client.Delete(ctx, t.Loc.Bucket, o.Key); err != nil {
 			return done, err
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"ccm/internal/objstore"
 	"ccm/sessions/archive"
 )
 
@@ -162,4 +163,99 @@ func TestListKnown(t *testing.T) {
 	if err := laptop.Complete(ctx, &stale); err == nil {
 		t.Error("Complete took a manifest that names another archive now")
 	}
+}
+
+// A session whose manifest names an archive object that is not there (its
+// archive lost, or a manifest from elsewhere) keeps the objects it has,
+// however many: no listing shows them, and one of them may be the
+// session's only copy.
+func TestOrphansManifestNamesMissing(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	const id = "44444444-0000-4000-8000-000000000001"
+	for _, body := range []string{"one", "two"} {
+		f, m := packed(t, id, body)
+		stopped(t, tg, f, m)
+	}
+	_, m3 := packed(t, id, "three")
+	side, _ := marshalManifest(m3)
+	if err := tg.Client.PutBytes(ctx, tg.Loc.Bucket, tg.manifestKey("laptop", m3.Folder, id), side); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tg.Orphans(ctx, time.Now().Add(time.Hour)); err != nil || len(got) != 0 {
+		t.Errorf("orphans of a session whose manifest names a missing archive: %+v, %v", got, err)
+	}
+}
+
+// RemoveOrphans looks at each object again just before it goes: the
+// listing may be seconds old, and not every writer of the machine's prefix
+// holds the run's lock (a second config dir has a ccm home and a lock of
+// its own, an export takes none). A stopped upload that another run has
+// since sent again and committed stays, and so does an object written
+// again since it was listed; one unchanged goes.
+func TestRemoveOrphansLooksAgain(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const (
+		resent = "66666666-0000-4000-8000-000000000001"
+		stale  = "66666666-0000-4000-8000-000000000002"
+	)
+	f1, m1 := packed(t, resent, "one")
+	k1 := stopped(t, tg, f1, m1)
+	f2, m2 := packed(t, stale, "two")
+	k2 := stopped(t, tg, f2, m2)
+	orphans, err := tg.Orphans(ctx, time.Now().Add(time.Hour))
+	if err != nil || len(orphans) != 2 {
+		t.Fatalf("orphans %+v, %v", orphans, err)
+	}
+	// Meanwhile another run archives the first session: the same archive,
+	// sent again under the same name, then its manifest.
+	if up, err := tg.Upload(ctx, f1, m1); err != nil || up.Kept {
+		t.Fatalf("upload: %+v, %v", up, err)
+	}
+	done, err := tg.RemoveOrphans(ctx, orphans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.Client.Head(ctx, bucket, k1); err != nil {
+		t.Fatalf("the archive a manifest names since it was listed was removed: %v", err)
+	}
+	if l, err := tg.List(ctx); err != nil || len(l.Archives) != 1 || l.Archives[0].Key != k1 {
+		t.Errorf("listing after the removal: %+v, %v", l, err)
+	}
+	if len(done) != 1 || done[0].Key != k2 {
+		t.Errorf("removed %+v, want %s alone", done, k2)
+	}
+
+	// An object written again since it was listed (as an upload of the
+	// same archive sends it before its manifest): kept.
+	stopped(t, tg, f2, m2)
+	orphans, _ = tg.Orphans(ctx, time.Now().Add(time.Hour))
+	if len(orphans) != 1 {
+		t.Fatalf("orphans %+v", orphans)
+	}
+	listed := orphans[0]
+	listed.LastModified = listed.LastModified.Add(-time.Hour)
+	if done, err := tg.RemoveOrphans(ctx, []objstore.Info{listed}); err != nil || len(done) != 0 {
+		t.Errorf("an object written since it was listed: removed %+v, %v", done, err)
+	}
+	if done, err := tg.RemoveOrphans(ctx, orphans); err != nil || len(done) != 1 {
+		t.Errorf("an unchanged orphan: removed %+v, %v", done, err)
+	}
+	if _, err := tg.Client.Head(ctx, bucket, k2); !objstore.IsNotFound(err) {
+		t.Errorf("the unchanged orphan is still there: %v", err)
+	}
+}
+
+// stopped puts a packed archive's object alone under tg's machine, as an
+// upload stopped before its manifest leaves it, and returns its key.
+func stopped(t *testing.T, tg *Target, file string, m *archive.Manifest) string {
+	t.Helper()
+	key := tg.archiveKey(tg.Machine, m.Folder, m.Session, m.ArchiveSHA256)
+	sum, _ := hex.DecodeString(m.ArchiveSHA256)
+	if err := tg.Client.PutFile(context.Background(), tg.Loc.Bucket, key, file, m.ArchiveBytes, sum); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }

@@ -116,6 +116,30 @@ func (t *Target) manifestKey(machine, folder, id string) string {
 // shortSum is the part of an archive's SHA-256 its object's name carries.
 func shortSum(sha string) string { return sha[:min(16, len(sha))] }
 
+// named is the key of the archive that m, read at the manifest key of
+// machine/folder/id, names; "" when m describes another session or
+// folder, or gives no SHA-256 (64 lowercase hex digits): a manifest
+// damaged or put there by something else names no archive of the session,
+// so nothing is listed, kept or removed on its word.
+func (t *Target) named(machine, folder, id string, m *archive.Manifest) string {
+	if m.Session != id || m.Folder != folder || !isSHA256(m.ArchiveSHA256) {
+		return ""
+	}
+	return t.archiveKey(machine, folder, id, m.ArchiveSHA256)
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Uploaded is what Upload did: what Commit completes, or Undo takes back.
 type Uploaded struct {
 	URL string // the archive's s3:// URL
@@ -151,15 +175,23 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 		up.prev = data
 		var old *archive.Manifest
 		if old, err = archive.ParseManifest(data); err == nil {
-			up.prevKey = t.archiveKey(t.Machine, old.Folder, old.Session, old.ArchiveSHA256)
-			if info, herr := t.Client.Head(ctx, bucket, up.prevKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
-				up.Kept, up.URL = true, t.url(up.prevKey)
-				return up, nil
+			// Another session's manifest, or a damaged one, names no
+			// archive here: it is replaced (Undo puts it back), and Commit
+			// removes nothing for it.
+			up.prevKey = t.named(t.Machine, m.Folder, m.Session, old)
+			if up.prevKey != "" {
+				if info, herr := t.Client.Head(ctx, bucket, up.prevKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
+					up.Kept, up.URL = true, t.url(up.prevKey)
+					return up, nil
+				}
 			}
 		}
 	}
+	if errors.Is(err, archive.ErrNewer) {
+		return nil, fmt.Errorf("%s: %w", t.url(mkey), err) // a newer ccm's: not replaced
+	}
 	if err != nil && !objstore.IsNotFound(err) && !errors.Is(err, archive.ErrCorrupt) {
-		return nil, err // the server, or a manifest of a newer format: not replaced
+		return nil, err // the server: not replaced
 	}
 	if _, err := t.Client.Head(ctx, bucket, akey); err == nil {
 		up.existed = true
@@ -325,25 +357,22 @@ func (t *Target) ListKnown(ctx context.Context, known Known) (*Listing, error) {
 	}
 	var cands []cand
 	for key := range objects {
-		rel := strings.TrimPrefix(key, prefix)
-		parts := strings.Split(rel, "/")
-		if len(parts) != 3 || !strings.HasSuffix(parts[2], archive.ManifestExt) {
+		machine, folder, id, ok := place(strings.TrimPrefix(key, prefix), archive.ManifestExt)
+		if !ok {
 			continue // not this layout, or an archive
 		}
-		cands = append(cands, cand{parts[0], parts[1], strings.TrimSuffix(parts[2], archive.ManifestExt), key})
+		cands = append(cands, cand{machine, folder, id, key})
 	}
 	// Each session's archive objects: one is the archive its manifest
 	// names, unless an upload is under way or was stopped.
 	only := map[string]string{} // machine/folder/id: its one archive object ("" for several)
 	if known != nil {
 		for key := range objects {
-			rel := strings.TrimPrefix(key, prefix)
-			parts := strings.Split(rel, "/")
-			if len(parts) != 3 || !strings.HasSuffix(parts[2], archive.Ext) {
+			machine, folder, id, ok := place(strings.TrimPrefix(key, prefix), archive.Ext)
+			if !ok {
 				continue
 			}
-			id, _, _ := strings.Cut(parts[2], ".")
-			s := parts[0] + "/" + parts[1] + "/" + id
+			s := machine + "/" + folder + "/" + id
 			if _, seen := only[s]; seen {
 				only[s] = ""
 			} else {
@@ -367,9 +396,9 @@ func (t *Target) ListKnown(ctx context.Context, known Known) (*Listing, error) {
 			errs[i] = err
 			return
 		}
-		akey := t.archiveKey(c.machine, c.folder, c.id, m.ArchiveSHA256)
+		akey := t.named(c.machine, c.folder, c.id, m)
 		info, ok := objects[akey]
-		if m.Session != c.id || m.Folder != c.folder || !ok || m.ArchiveBytes != info.Size {
+		if akey == "" || !ok || m.ArchiveBytes != info.Size {
 			errs[i] = errors.New("manifest does not match")
 			return
 		}
@@ -405,6 +434,24 @@ func (t *Target) ListKnown(ctx context.Context, known Known) (*Listing, error) {
 	return out, nil
 }
 
+// place reads a key relative to the prefix as <machine>/<folder>/<id>...ext
+// (an archive's <id>.<sha>.tar.zst, a manifest's <id>.manifest.json);
+// false when it is not one: another depth or suffix, or a machine, folder
+// or session that is not one plain path element (a separator, "..", a
+// hidden name), which ccm never writes and no path may be built from.
+func place(rel, ext string) (machine, folder, id string, ok bool) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 || !strings.HasSuffix(parts[2], ext) {
+		return "", "", "", false
+	}
+	id, _, _ = strings.Cut(parts[2], ".")
+	if ext == archive.ManifestExt {
+		id = strings.TrimSuffix(parts[2], ext)
+	}
+	ok = archive.PlainName(parts[0]) && archive.PlainName(parts[1]) && archive.PlainName(id)
+	return parts[0], parts[1], id, ok
+}
+
 // Complete reads the manifest of an archive ListKnown listed from what its
 // caller knew, and checks that it names that archive still.
 func (t *Target) Complete(ctx context.Context, l *Listed) error {
@@ -415,7 +462,7 @@ func (t *Target) Complete(ctx context.Context, l *Listed) error {
 	if err != nil {
 		return err
 	}
-	if t.archiveKey(l.Machine, m.Folder, m.Session, m.ArchiveSHA256) != l.Key || m.ArchiveBytes != l.Size {
+	if t.named(l.Machine, l.Manifest.Folder, l.Manifest.Session, m) != l.Key || m.ArchiveBytes != l.Size {
 		return fmt.Errorf("%s: its manifest names another archive now (the bucket changed: list it again)", l.URL)
 	}
 	l.Manifest, l.Lite = m, false
@@ -496,7 +543,9 @@ func (t *Target) Remove(ctx context.Context, machine, folder, id string) error {
 		return err
 	}
 	if m != nil {
-		return t.Client.Delete(ctx, t.Loc.Bucket, t.archiveKey(machine, folder, id, m.ArchiveSHA256))
+		if akey := t.named(machine, folder, id, m); akey != "" {
+			return t.Client.Delete(ctx, t.Loc.Bucket, akey)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -230,5 +231,165 @@ func TestMachineName(t *testing.T) {
 	}
 	if h, _ := os.Hostname(); h != "" && MachineName("") == "" || strings.Contains(MachineName(""), "/") {
 		t.Errorf("the host name: %q", MachineName(""))
+	}
+}
+
+// TestForeignManifest: a manifest in a session's place that describes
+// another session (or gives no SHA-256 an archive name can carry) names
+// no archive of that session: an upload replaces it, and neither its
+// commit nor a listing nor a removal of unfinished uploads acts on what it
+// names, which may be another session's only archive.
+func TestForeignManifest(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const (
+		mine  = "33333333-0000-4000-8000-000000000001"
+		other = "33333333-0000-4000-8000-000000000002"
+	)
+	fo, mo := packed(t, other, "the other session")
+	upo, err := tg.Upload(ctx, fo, mo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey := tg.archiveKey("laptop", mo.Folder, other, mo.ArchiveSHA256)
+	there := func(what string) {
+		t.Helper()
+		if _, err := tg.Client.Head(ctx, bucket, otherKey); err != nil {
+			t.Fatalf("%s: the other session's archive is gone: %v", what, err)
+		}
+	}
+	// In this session's place, the other session's manifest.
+	side, _ := marshalManifest(mo)
+	if err := tg.Client.PutBytes(ctx, bucket, tg.manifestKey("laptop", mo.Folder, mine), side); err != nil {
+		t.Fatal(err)
+	}
+	l, err := tg.List(ctx)
+	if err != nil || len(l.Archives) != 1 || l.Archives[0].Manifest.Session != other {
+		t.Fatalf("listing with a foreign manifest: %+v, %v", l, err)
+	}
+	// A stopped upload of this session beside it: not taken on the
+	// foreign manifest's word either (the session's manifest is damaged).
+	fm0, mm0 := packed(t, mine, "mine, stopped")
+	stopped(t, tg, fm0, mm0)
+	fm, mm := packed(t, mine, "mine")
+	stopped(t, tg, fm, mm)
+	if got, err := tg.Orphans(ctx, time.Now().Add(time.Hour)); err != nil || len(got) != 0 {
+		t.Errorf("orphans under a foreign manifest: %+v, %v", got, err)
+	}
+	tg.Client.Delete(ctx, bucket, tg.archiveKey("laptop", mm.Folder, mine, mm.ArchiveSHA256))
+
+	// This session archived: its manifest replaces the foreign one, and
+	// the commit leaves the other session's archive.
+	up, err := tg.Upload(ctx, fm, mm)
+	if err != nil || up.Kept {
+		t.Fatalf("upload over a foreign manifest: %+v, %v", up, err)
+	}
+	if err := tg.Commit(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	there("after the commit")
+	l, err = tg.List(ctx)
+	if err != nil || len(l.Archives) != 2 {
+		t.Fatalf("listing after the upload: %+v, %v", l, err)
+	}
+	tg.Commit(ctx, upo)
+
+	// A manifest whose hash is not one: nothing named, nothing removed.
+	bad := *mm
+	bad.ArchiveSHA256 = "/../../../../.."
+	side, _ = marshalManifest(&bad)
+	tg.Client.PutBytes(ctx, bucket, tg.manifestKey("laptop", mm.Folder, mine), side)
+	fm2, mm2 := packed(t, mine, "mine, later")
+	up, err = tg.Upload(ctx, fm2, mm2)
+	if err != nil || up.Kept {
+		t.Fatalf("upload over a manifest with no hash: %+v, %v", up, err)
+	}
+	if up.prevKey != "" {
+		t.Errorf("a manifest with no SHA-256 names %s", up.prevKey)
+	}
+	tg.Commit(ctx, up)
+	there("after a manifest with no hash")
+}
+
+// TestOddNames: objects whose machine, folder or session is not one plain
+// path element (a backslash, which is a separator on Windows, a hidden
+// name) are not of this layout, whatever their manifest says: no listing
+// shows them, so nothing downloads them to a path built from those names,
+// and the removal of unfinished uploads leaves them, as objects ccm did
+// not write.
+func TestOddNames(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const id = "55555555-0000-4000-8000-000000000001"
+	file, m := packed(t, id, "odd")
+	sum, _ := hex.DecodeString(m.ArchiveSHA256)
+	put := func(machine, folder, name string, mm *archive.Manifest) {
+		t.Helper()
+		if err := tg.Client.PutFile(ctx, bucket, tg.Loc.Key(machine, folder, name+"."+shortSum(m.ArchiveSHA256)+archive.Ext), file, m.ArchiveBytes, sum); err != nil {
+			t.Fatal(err)
+		}
+		if mm != nil {
+			side, _ := marshalManifest(mm)
+			if err := tg.Client.PutBytes(ctx, bucket, tg.Loc.Key(machine, folder, name+archive.ManifestExt), side); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct{ machine, folder, id string }{
+		{"laptop", `x\y`, id},
+		{`a\b`, m.Folder, id},
+		{"laptop", m.Folder, `sub\` + id},
+	} {
+		mm := *m
+		mm.Folder, mm.Session = c.folder, c.id
+		put(c.machine, c.folder, c.id, &mm)
+	}
+	l, err := tg.List(ctx)
+	if err != nil || len(l.Archives) != 0 {
+		t.Errorf("odd names listed: %+v, %v", l, err)
+	}
+	// An archive object of no session (".<sha>.tar.zst", no manifest), old
+	// enough: not an unfinished upload of ccm's.
+	put("laptop", m.Folder, "", nil)
+	if got, err := tg.Orphans(ctx, time.Now().Add(time.Hour)); err != nil || len(got) != 0 {
+		t.Errorf("objects of odd names taken for orphans: %+v, %v", got, err)
+	}
+}
+
+// TestUploadOverNewerManifest: a session whose manifest in the bucket a
+// newer ccm wrote is not archived over: the upload is refused, saying
+// which manifest, and the bucket keeps what it had (the newer manifest,
+// its archive), nothing added.
+func TestUploadOverNewerManifest(t *testing.T) {
+	ctx := context.Background()
+	tg, _ := target(t, "laptop")
+	bucket := tg.Loc.Bucket
+	const id = "77777777-0000-4000-8000-000000000001"
+	f0, m0 := packed(t, id, "from a newer ccm")
+	akey := stopped(t, tg, f0, m0)
+	newer := *m0
+	newer.Format = "ccm-archive/9"
+	side, _ := marshalManifest(&newer)
+	mkey := tg.manifestKey("laptop", m0.Folder, id)
+	if err := tg.Client.PutBytes(ctx, bucket, mkey, side); err != nil {
+		t.Fatal(err)
+	}
+	file, m := packed(t, id, "here")
+	_, err := tg.Upload(ctx, file, m)
+	if !errors.Is(err, archive.ErrNewer) || !strings.Contains(err.Error(), tg.url(mkey)) {
+		t.Fatalf("upload over a newer manifest: %v; want it refused, naming %s", err, tg.url(mkey))
+	}
+	n := 0
+	tg.Client.List(ctx, bucket, tg.Loc.Prefix+"/", func(i objstore.Info) error {
+		n++
+		if i.Key != akey && i.Key != mkey {
+			t.Errorf("the refused upload left %s", i.Key)
+		}
+		return nil
+	})
+	if data, err := tg.Client.GetBytes(ctx, bucket, mkey, 1<<20); err != nil || string(data) != string(side) || n != 2 {
+		t.Errorf("the newer manifest after the refusal: %v (%d objects)", err, n)
 	}
 }
