@@ -131,6 +131,16 @@ func runExport(ctx context.Context, o exportOptions) error {
 			return err
 		}
 		defer target.Close()
+		if !o.DryRun {
+			// An upload replaces the session's archive in the bucket (the
+			// same keys as archive --to): not while an archive run of
+			// this machine is between its upload and its commit.
+			lk, err := maintenanceLock(ctx, o.globalOptions)
+			if err != nil {
+				return err
+			}
+			defer lk.Unlock()
+		}
 	}
 	sel, err := selectSessions(ctx, o.globalOptions, o.Select, sessions.SelectOptions{Now: o.Now, Sessions: true})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"ccm/internal/fsutil"
 	"ccm/internal/objstore/s3test"
 )
 
@@ -236,4 +237,28 @@ func TestS3UnfinishedUploadKept(t *testing.T) {
 	if _, err := tg.Client.Head(context.Background(), tg.Loc.Bucket, key); err != nil {
 		t.Errorf("a fresh unfinished upload was removed: %v", err)
 	}
+}
+
+// TestS3ExportWaitsForArchive: export -o s3:// writes the keys archive
+// --to s3:// writes, and replaces the session's archive there: it does not
+// run while an archive (or maintain) of this ccm home holds the
+// maintenance lock; it says so in one line (exit 4) and sends nothing.
+func TestS3ExportWaitsForArchive(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(1, 0)
+	lk, err := fsutil.LockFile(t.Context(), filepath.Join(a.home, "locks", "maintain.lock"), true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := a.run("export", "--all", "-o", url)
+	if code != exitLocked || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "another ccm archive") {
+		t.Errorf("export while an archive runs: exit %d, %q", code, errs)
+	}
+	if l, err := a.target(t).List(context.Background()); err != nil || len(l.Archives)+len(l.Incomplete) != 0 {
+		t.Errorf("the bucket after a refused export: %+v, %v", l, err)
+	}
+	lk.Unlock()
+	a.ok("export", "--all", "-o", url)
 }
