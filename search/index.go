@@ -79,7 +79,7 @@ func (ix *Index) dropBroken() (bool, error) {
 		// parts renamed into place since the last fsync, a folder
 		// removed); they go in the same retry, not one per search.
 		for k, f := range ix.cat.Files {
-			if f.Src == srcArchive {
+			if f.Src == srcArchive && f.Offset > 0 { // an archive indexed as empty has no part
 				if _, err := os.Stat(filepath.Join(ix.dir, f.Part)); err != nil {
 					broken[k] = true
 				}
