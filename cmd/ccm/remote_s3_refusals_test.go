@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,7 +17,9 @@ import (
 	"time"
 
 	"ccm/internal/fsutil"
+	"ccm/internal/objstore"
 	"ccm/internal/objstore/s3test"
+	"ccm/sessions/remote"
 )
 
 // cutProxy forwards to the server and, once more than limit bytes went
@@ -261,4 +264,52 @@ func TestS3ExportWaitsForArchive(t *testing.T) {
 	}
 	lk.Unlock()
 	a.ok("export", "--all", "-o", url)
+}
+
+// TestS3RedactedDoesNotReplace: an export --redact to where the bucket
+// holds the session as it was is refused for that session (the bucket
+// keeps the unredacted archive); elsewhere it goes, says it is redacted in
+// its manifest, and an unredacted export may replace it.
+func TestS3RedactedDoesNotReplace(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(1, 0)
+	id := a.ids[0]
+	os.MkdirAll(a.home, 0o700)
+	if err := os.WriteFile(filepath.Join(a.home, "redact.txt"), []byte("dev\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.ok("export", "--session", id, "-o", url)
+	listed := func(u string) []remote.Listed {
+		t.Helper()
+		tg := a.target(t)
+		loc, err := objstore.ParseURL(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg.Loc = loc
+		l, err := tg.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Archives
+	}
+	before := listed(url)
+	_, errs, code := a.run("export", "--redact", "--session", id, "-o", url)
+	if code == 0 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "is not redacted, and a redacted bundle does not replace it") {
+		t.Errorf("export --redact over the unredacted archive: exit %d, %q", code, errs)
+	}
+	if after := listed(url); len(after) != 1 || after[0].URL != before[0].URL || after[0].Manifest.Redacted {
+		t.Errorf("the bucket after the refusal: %+v, before %+v", after, before)
+	}
+	other := url + "/shared"
+	a.ok("export", "--redact", "--session", id, "-o", other)
+	if l := listed(other); len(l) != 1 || !l[0].Manifest.Redacted {
+		t.Fatalf("a redacted export elsewhere: %+v", l)
+	}
+	a.ok("export", "--session", id, "-o", other)
+	if l := listed(other); len(l) != 1 || l[0].Manifest.Redacted {
+		t.Errorf("an unredacted export over a redacted one: %+v", l)
+	}
 }

@@ -67,6 +67,9 @@ type Options struct {
 	// KeepOriginals packs a copy: the session stays where it is (an
 	// export), so its folders need not be writable. Finish is not for it.
 	KeepOriginals bool
+	// Redacted says the files were redacted on their way in (ccm export
+	// --redact): the manifest says so (Manifest.Redacted).
+	Redacted bool
 }
 
 // PartData is a part to write: parts/<Kind>/<Name>, its bytes, and the
@@ -138,7 +141,7 @@ func Pack(ctx context.Context, src Source, o Options) (p *Packed, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manifest{Format: Format, Session: ss.ID, Folder: ss.Folder, Project: src.Project, Title: src.Title,
+	m := &Manifest{Format: Format, Redacted: o.Redacted, Session: ss.ID, Folder: ss.Folder, Project: src.Project, Title: src.Title,
 		Prompt: src.Prompt, Records: src.Records, Context: src.Context, Created: o.Now.UTC(),
 		LastModified: ss.Main.ModTime, Refs: []string{}}
 	if !o.KeepOriginals {

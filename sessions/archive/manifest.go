@@ -105,6 +105,10 @@ type Manifest struct {
 	// sidecar has them (the archive cannot hold its own hash).
 	ArchiveBytes  int64  `json:"archive_bytes,omitempty"`
 	ArchiveSHA256 string `json:"archive_sha256,omitempty"`
+	// Redacted: the files are not the session as it was, but a copy
+	// with text replaced (a bundle of ccm export --redact). Such a copy
+	// never replaces one that is not (remote.Upload).
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // Content is one blob of the CCM store that an archive carries, as the

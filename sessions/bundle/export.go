@@ -115,7 +115,7 @@ func Make(ctx context.Context, src archive.Source, o Options) (*archive.Packed, 
 		return nil, err
 	}
 	p, err := archive.Pack(ctx, src, archive.Options{Root: filepath.Join(o.Stage, "out"), Level: o.Level, Now: o.Now, Store: st,
-		KeepOriginals: true, Parts: []archive.PartData{{Kind: PartKind, Name: PartName, Format: NoteFormat, Data: append(data, '\n')}}})
+		KeepOriginals: true, Redacted: red != nil, Parts: []archive.PartData{{Kind: PartKind, Name: PartName, Format: NoteFormat, Data: append(data, '\n')}}})
 	if err != nil {
 		return nil, err
 	}

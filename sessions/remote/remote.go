@@ -140,6 +140,10 @@ func isSHA256(s string) bool {
 	return true
 }
 
+// ErrRedactedOver refuses a redacted bundle where the session's archive,
+// not redacted, is: the bucket keeps the session as it was.
+var ErrRedactedOver = errors.New("the session's archive there is not redacted, and a redacted bundle does not replace it (export it under another prefix)")
+
 // Uploaded is what Upload did: what Commit completes, or Undo takes back.
 type Uploaded struct {
 	URL string // the archive's s3:// URL
@@ -180,9 +184,15 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 			// removes nothing for it.
 			up.prevKey = t.named(t.Machine, m.Folder, m.Session, old)
 			if up.prevKey != "" {
-				if info, herr := t.Client.Head(ctx, bucket, up.prevKey); herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
+				info, herr := t.Client.Head(ctx, bucket, up.prevKey)
+				if herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
 					up.Kept, up.URL = true, t.url(up.prevKey)
 					return up, nil
+				}
+				if herr == nil && m.Redacted && !old.Redacted {
+					// The session as it was is not replaced by a copy
+					// with text blanked out: that would lose the text.
+					return nil, fmt.Errorf("%s: %w", t.url(up.prevKey), ErrRedactedOver)
 				}
 			}
 		}
