@@ -52,11 +52,27 @@ func openRemote(ctx context.Context, g globalOptions, url, endpoint string) (*re
 // session): an id that names none is a usage error. The caller closes
 // the target.
 func listRemote(ctx context.Context, g globalOptions, url, endpoint string, ids []string, sel sessions.Selector, now time.Time, every bool) (*remote.Target, []remote.Listed, error) {
+	return listRemoteWith(ctx, g, url, endpoint, ids, sel, now, every, false)
+}
+
+// listRemoteWith is listRemote; cached, the listing reads only the
+// manifests of archives the listing cache (<ccm home>/cache/s3) has not
+// seen, and its Listed are then Lite: for a command that shows them and
+// downloads nothing (ccm sessions --archived --from).
+func listRemoteWith(ctx context.Context, g globalOptions, url, endpoint string, ids []string, sel sessions.Selector, now time.Time, every, cached bool) (*remote.Target, []remote.Listed, error) {
 	t, err := openRemote(ctx, g, url, endpoint)
 	if err != nil {
 		return nil, nil, err
 	}
-	list, err := t.List(ctx)
+	var list *remote.Listing
+	if cached {
+		c := remote.OpenCache(filepath.Join(ccmHome(g), "cache", "s3"), t)
+		if list, err = t.ListKnown(ctx, c.Known); err == nil {
+			c.Save(list) // a cache not written is only slower next time
+		}
+	} else {
+		list, err = t.List(ctx)
+	}
 	if err != nil {
 		t.Close()
 		return nil, nil, err

@@ -313,3 +313,34 @@ func TestS3RedactedDoesNotReplace(t *testing.T) {
 		t.Errorf("an unredacted export over a redacted one: %+v", l)
 	}
 }
+
+// TestS3SessionsListingCache: ccm sessions --archived --from shows the
+// same from its listing cache as from the manifests, and what changed in
+// the bucket since.
+func TestS3SessionsListingCache(t *testing.T) {
+	srv := s3test.Need(t)
+	url := srv.URL()
+	a := newS3Env(t, srv, "laptop")
+	a.sessions(2, 0)
+	a.ok("archive", "--older-than", "1d", "--to", url)
+	b := newS3Env(t, srv, "desktop")
+	cold := b.ok("--json", "sessions", "--archived", "--from", url)
+	if _, err := os.Stat(filepath.Join(b.home, "cache", "s3")); err != nil {
+		t.Fatalf("no listing cache: %v", err)
+	}
+	if warm := b.ok("--json", "sessions", "--archived", "--from", url); warm != cold {
+		t.Errorf("from the cache:\n%s\nfrom the manifests:\n%s", warm, cold)
+	}
+	// A third session archived: listed, with the two from the cache.
+	a.sessions(1, 0)
+	a.ok("archive", "--older-than", "1d", "--to", url)
+	var listed struct {
+		Sessions []struct {
+			ID string `json:"session"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(b.ok("--json", "sessions", "--archived", "--from", url)), &listed)
+	if len(listed.Sessions) != 3 {
+		t.Errorf("after a third archive: %+v", listed.Sessions)
+	}
+}

@@ -68,7 +68,7 @@ func fetchArchives(ctx context.Context, o unarchiveOptions, stage string) ([]*un
 // remoteArchivedRows lists the archives under an s3:// URL that sel
 // chooses, every machine's, as rows from their manifests.
 func remoteArchivedRows(ctx context.Context, g globalOptions, url, endpoint string, sel sessions.Selector, now time.Time) ([]*sessions.Row, error) {
-	t, picked, err := listRemote(ctx, g, url, endpoint, nil, sel, now, true)
+	t, picked, err := listRemoteWith(ctx, g, url, endpoint, nil, sel, now, true, true)
 	if err != nil {
 		return nil, err
 	}

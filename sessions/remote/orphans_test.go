@@ -259,3 +259,67 @@ func stopped(t *testing.T, tg *Target, file string, m *archive.Manifest) string 
 	}
 	return key
 }
+
+// The listing cache: a second listing reads no manifest of the archives
+// the first one saw and shows the same; an archive replaced is read again,
+// and the one it replaced leaves the cache.
+func TestCache(t *testing.T) {
+	ctx := context.Background()
+	laptop, _ := target(t, "laptop")
+	dir := t.TempDir()
+	const one, two = "33333333-0000-4000-8000-000000000001", "33333333-0000-4000-8000-000000000002"
+	f1, m1 := packed(t, one, "one")
+	f2, m2 := packed(t, two, "two")
+	for _, x := range []struct {
+		f string
+		m *archive.Manifest
+	}{{f1, m1}, {f2, m2}} {
+		if _, err := laptop.Upload(ctx, x.f, x.m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := OpenCache(dir, laptop)
+	first, err := laptop.ListKnown(ctx, c.Known)
+	if err != nil || len(first.Archives) != 2 || first.Archives[0].Lite {
+		t.Fatalf("first listing: %+v, %v", first, err)
+	}
+	if err := c.Save(first); err != nil {
+		t.Fatal(err)
+	}
+	c = OpenCache(dir, laptop)
+	second, err := laptop.ListKnown(ctx, c.Known)
+	if err != nil || len(second.Archives) != 2 {
+		t.Fatalf("second listing: %+v, %v", second, err)
+	}
+	for i, a := range second.Archives {
+		b := first.Archives[i]
+		if !a.Lite || a.URL != b.URL || a.Manifest.Project != b.Manifest.Project || !a.Manifest.Created.Equal(b.Manifest.Created) ||
+			a.Manifest.Records != b.Manifest.Records || len(a.Manifest.Files) != len(b.Manifest.Files) || a.Manifest.Files[0].Size != b.Manifest.Files[0].Size {
+			t.Errorf("from the cache %+v, listed %+v", a.Manifest, b.Manifest)
+		}
+	}
+	// The first session archived again: its new archive is read, the old
+	// one leaves the cache.
+	f1b, m1b := packed(t, one, "one, later")
+	up, err := laptop.Upload(ctx, f1b, m1b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	laptop.Commit(ctx, up)
+	third, err := laptop.ListKnown(ctx, c.Known)
+	if err != nil || len(third.Archives) != 2 {
+		t.Fatalf("third listing: %+v, %v", third, err)
+	}
+	for _, a := range third.Archives {
+		if a.Manifest.Session == one && (a.Lite || a.URL != up.URL) {
+			t.Errorf("the new archive was taken from the cache: %+v", a)
+		}
+	}
+	c.Save(third)
+	if _, ok := OpenCache(dir, laptop).Known(first.Archives[0].URL, first.Archives[0].Size); ok && first.Archives[0].Manifest.Session == one {
+		t.Error("the replaced archive stayed in the cache")
+	}
+	if fi, err := os.Stat(c.path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("cache file: %v, %v", fi, err)
+	}
+}

@@ -51,6 +51,8 @@ type Target struct {
 	Client  objstore.Store
 	Loc     objstore.Location
 	Machine string
+	// Endpoint is the server ("" for AWS S3), as the configuration gave it.
+	Endpoint string
 }
 
 // Open connects to the object storage url names (s3://BUCKET/PREFIX) with
@@ -70,7 +72,7 @@ func Open(url, endpoint, machine string, getenv func(string) string) (*Target, e
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Client: agent.New(helper, cfg), Loc: loc, Machine: MachineName(machine)}, nil
+	return &Target{Client: agent.New(helper, cfg), Loc: loc, Machine: MachineName(machine), Endpoint: cfg.Endpoint}, nil
 }
 
 // Close stops the helper processes.
