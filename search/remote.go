@@ -220,28 +220,3 @@ func prefetch(ctx context.Context, dir string, jobs []*job, redact string, worke
 
 // errUnreadable is an archive that indexes as empty.
 var errUnreadable = errors.New("unreadable archive")
-
-// Known reads what the index under home holds of the archives in object
-// storage at target, for a listing of the bucket to skip reading their
-// manifests (remote.ListKnown): for an archive's URL and size, the
-// session, folder, project and creation time its manifest gave. It reads
-// the catalog without the index's lock: a catalog being rewritten is read
-// as it was or not at all (nothing known: every manifest is read).
-func Known(home, target string) func(url string, size int64) (*archive.Manifest, bool) {
-	known := map[string]*fileEntry{}
-	if cat, err := readCatalog(Dir(home)); err == nil {
-		for _, f := range cat.Files {
-			if f.Src == srcArchive && f.Agent == "" && inRemote(f.Path, target) {
-				known[f.Path] = f
-			}
-		}
-	}
-	return func(url string, size int64) (*archive.Manifest, bool) {
-		f := known[url]
-		if f == nil || f.Size != size {
-			return nil, false
-		}
-		return &archive.Manifest{Session: f.Session, Folder: f.Folder, Project: f.Project,
-			Created: time.Unix(0, f.MTime).UTC(), ArchiveBytes: f.Size}, true
-	}
-}

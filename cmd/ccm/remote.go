@@ -66,7 +66,7 @@ func listRemoteWith(ctx context.Context, g globalOptions, url, endpoint string, 
 	}
 	var list *remote.Listing
 	if cached {
-		c := remote.OpenCache(filepath.Join(ccmHome(g), "cache", "s3"), t)
+		c := listingCache(g, t)
 		if list, err = t.ListKnown(ctx, c.Known); err == nil {
 			c.Save(list) // a cache not written is only slower next time
 		}
@@ -89,6 +89,12 @@ func listRemoteWith(ctx context.Context, g globalOptions, url, endpoint string, 
 		return nil, nil, sessionIDError(err)
 	}
 	return t, picked, nil
+}
+
+// listingCache is the cache of t's listings (remote.Cache), under
+// <ccm home>/cache/s3.
+func listingCache(g globalOptions, t *remote.Target) *remote.Cache {
+	return remote.OpenCache(filepath.Join(ccmHome(g), "cache", "s3"), t)
 }
 
 // isRemote reports whether a destination or source is object storage.

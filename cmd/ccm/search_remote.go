@@ -19,13 +19,16 @@ func searchRemote(ctx context.Context, o searchOptions) (*remote.Target, *search
 	if err != nil {
 		return nil, nil, err
 	}
-	// The manifests of archives indexed already are not read again: the
-	// listing takes what the index knows of them.
-	list, err := t.ListKnown(ctx, search.Known(ccmHome(o.globalOptions), t.String()))
+	// The manifests of archives listed before are not read again: the
+	// listing cache has what a listing shows, and an archive downloaded
+	// reads its manifest first (Complete).
+	c := listingCache(o.globalOptions, t)
+	list, err := t.ListKnown(ctx, c.Known)
 	if err != nil {
 		t.Close()
 		return nil, nil, err
 	}
+	c.Save(list) // a cache not written is only slower next time
 	picked, _, err := list.Select(nil, sessions.Selector{}, o.Now, false)
 	if err != nil {
 		t.Close()
