@@ -38,7 +38,12 @@ type cacheFile struct {
 func OpenCache(dir string, t *Target) *Cache {
 	sum := sha256.Sum256([]byte(t.Endpoint + "\x00" + t.String()))
 	c := &Cache{path: filepath.Join(dir, hex.EncodeToString(sum[:12])+".json"), known: map[string]*archive.Manifest{}}
-	data, err := os.ReadFile(c.path)
+	fd, err := fsutil.OpenPrivate(c.path, os.O_RDONLY) // never through a symlink planted there
+	if err != nil {
+		return c
+	}
+	data, err := io.ReadAll(fd)
+	fd.Close()
 	if err != nil {
 		return c
 	}
