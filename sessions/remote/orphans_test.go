@@ -323,3 +323,34 @@ func TestCache(t *testing.T) {
 		t.Errorf("cache file: %v, %v", fi, err)
 	}
 }
+
+// An archive of the same files that carries less stored content than the
+// one being uploaded is not kept in its place: the upload goes up and
+// replaces it (the originals go after, and the content with them).
+func TestUploadCarriesMore(t *testing.T) {
+	ctx := context.Background()
+	laptop, _ := target(t, "laptop")
+	const id = "44444444-0000-4000-8000-000000000001"
+	f1, m1 := packed(t, id, "same")
+	m1.Missing = []string{"cafe"}
+	if _, err := laptop.Upload(ctx, f1, m1); err != nil {
+		t.Fatal(err)
+	}
+	// The same files again, carrying nothing more: kept.
+	f2, m2 := packed(t, id, "same")
+	if up, err := laptop.Upload(ctx, f2, m2); err != nil || !up.Kept {
+		t.Fatalf("the same files, the same content: kept %v, %v", up != nil && up.Kept, err)
+	}
+	// Now carrying the stub's content the first one lacked: sent.
+	f3, m3 := packed(t, id, "same")
+	m3.Content = []archive.Content{{Key: "cafe", Size: 4}}
+	up, err := laptop.Upload(ctx, f3, m3)
+	if err != nil || up.Kept {
+		t.Fatalf("the same files with more content: kept %v, %v", up != nil && up.Kept, err)
+	}
+	laptop.Commit(ctx, up)
+	l, err := laptop.List(ctx)
+	if err != nil || len(l.Archives) != 1 || len(l.Archives[0].Manifest.Content) != 1 {
+		t.Errorf("listed after: %+v, %v", l, err)
+	}
+}

@@ -55,7 +55,7 @@ func (t *Target) Upload(ctx context.Context, file string, m *archive.Manifest) (
 			up.prevKey = t.named(t.Machine, m.Folder, m.Session, old)
 			if up.prevKey != "" {
 				info, herr := t.Client.Head(ctx, bucket, up.prevKey)
-				if herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) {
+				if herr == nil && info.Size == old.ArchiveBytes && sameFiles(old, m) && carries(old, m) {
 					up.Kept, up.URL = true, t.url(up.prevKey)
 					return up, nil
 				}
@@ -130,9 +130,27 @@ func (t *Target) Undo(ctx context.Context, up *Uploaded) error {
 	return t.Client.Delete(ctx, bucket, up.akey)
 }
 
+// carries reports whether archive a carries every stored content b does:
+// an archive of the same files made when the store lacked some of their
+// stubs' content does not stand for one that has it (the originals go
+// after the upload, and the store's copy is then referenced by nothing
+// ccm prune sees).
+func carries(a, b *archive.Manifest) bool {
+	have := make(map[string]bool, len(a.Content))
+	for _, c := range a.Content {
+		have[c.Key] = true
+	}
+	for _, c := range b.Content {
+		if !have[c.Key] {
+			return false
+		}
+	}
+	return true
+}
+
 // sameFiles reports whether two manifests list the same files with the
-// same content (the content and parts follow from the files, and a
-// bundle's note says when it was made).
+// same content (the parts follow from the files, and a bundle's note says
+// when it was made; the stored content is carries').
 func sameFiles(a, b *archive.Manifest) bool {
 	if a.Session != b.Session || a.Folder != b.Folder {
 		return false
