@@ -51,8 +51,10 @@ func unprivileged(t *testing.T, paths ...string) *syscall.Credential {
 	return &syscall.Credential{Uid: nobody, Gid: nobody}
 }
 
-// TestReadOnly: a transcript in a read-only directory, or a read-only
-// transcript, is left untouched with a clear one-line error.
+// TestReadOnly: a transcript in a read-only directory, where its new
+// version cannot be renamed into place, is left untouched with a clear
+// one-line error. (A read-only transcript in a writable directory is
+// purged: TestReadOnlyFile.)
 func TestReadOnly(t *testing.T) {
 	in := stubFixture()
 	for _, c := range []struct {
@@ -61,7 +63,6 @@ func TestReadOnly(t *testing.T) {
 		mode    os.FileMode
 	}{
 		{"read-only directory", 0o555, 0o600},
-		{"read-only file", 0o755, 0o400},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -102,6 +103,44 @@ func TestReadOnly(t *testing.T) {
 				t.Errorf("directory holds %v", names)
 			}
 		})
+	}
+}
+
+// TestReadOnlyFile: a read-only transcript in a writable directory (a
+// copy of a read-only original, as cp makes it) is purged like any other,
+// run as a user the kernel holds to the mode: the new version keeps the
+// mode, check passes, and restore --backup brings the bytes back, mode
+// and all.
+func TestReadOnlyFile(t *testing.T) {
+	in := stubFixture()
+	home := t.TempDir()
+	cl := newCLI(t, home)
+	dir := filepath.Join(home, ".claude", "projects", "-p")
+	os.MkdirAll(dir, 0o755)
+	p := filepath.Join(dir, "s.jsonl")
+	os.WriteFile(p, in, 0o600)
+	cl.cred = unprivileged(t, home)
+	os.Chmod(p, 0o400)
+	if code, stdout, stderr := cl.run("purge", "--no-tokens", p); code != 0 || stderr != "" {
+		t.Fatalf("purge of a read-only transcript: exit %d: %s%s", code, stdout, stderr)
+	}
+	if bytes.Equal(readFile(t, p), in) {
+		t.Error("the transcript was not purged")
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o400 {
+		t.Errorf("mode %v after the purge, want 0400", fi.Mode().Perm())
+	}
+	if code, stdout, stderr := cl.run("check", p); code != 0 || strings.Contains(stdout+stderr, "error") {
+		t.Errorf("check after the purge: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := cl.run("restore", "--backup", p); code != 0 {
+		t.Fatalf("restore --backup: exit %d: %s%s", code, stdout, stderr)
+	}
+	if !bytes.Equal(readFile(t, p), in) {
+		t.Error("restore --backup did not bring the bytes back")
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o400 {
+		t.Errorf("mode %v after the restore, want 0400", fi.Mode().Perm())
 	}
 }
 

@@ -3,6 +3,7 @@ package fsutil
 import (
 	"errors"
 	"os"
+	"syscall"
 )
 
 // ErrNoSyncFS is returned by SyncFS where the system or the filesystem
@@ -23,6 +24,13 @@ func SyncDir(dir string) error {
 // it). A file that no longer exists is skipped.
 func SyncPath(path string) error {
 	return syncFile(path, Sync)
+}
+
+// OpenToSync opens the file at path the way SyncPath does (for reading on
+// Unix, so a read-only file can be synced), without blocking on a FIFO
+// planted there.
+func OpenToSync(path string) (*os.File, error) {
+	return OpenFile(path, syncOpenFlag|syscall.O_NONBLOCK, 0)
 }
 
 // syncFile opens path and syncs it with sync; a file that no longer exists

@@ -81,12 +81,12 @@ func AllAsNamed(name, path string, files []string) []string {
 	return out
 }
 
-// CheckWritable refuses to rewrite a read-only file or a file in a
-// read-only directory.
+// CheckWritable refuses to rewrite a file in a read-only directory: ccm
+// replaces a transcript by renaming its new version into place, which the
+// directory must allow. The file's own mode does not matter: the new
+// version gets it (a transcript copied from a read-only source, mode 0444,
+// is purged and stays 0444), as sed -i replaces such a file.
 func CheckWritable(path string, fi os.FileInfo) error {
-	if fi.Mode().Perm()&0o200 == 0 {
-		return fmt.Errorf("the file is %w (mode %04o); ccm does not rewrite a protected transcript (chmod u+w to allow it)", ErrReadOnly, fi.Mode().Perm())
-	}
 	dir := filepath.Dir(path)
 	di, err := os.Stat(dir)
 	if err != nil {

@@ -70,7 +70,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"ccm/internal/fsutil"
@@ -230,7 +229,7 @@ func (s *swapper) install(tmp *os.File, old *replaced) (os.FileInfo, error) {
 
 // syncFile fsyncs the file at path if it is still fi.
 func syncFile(path string, fi os.FileInfo) error {
-	f, err := fsutil.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	f, err := fsutil.OpenToSync(path)
 	if err != nil {
 		return err
 	}
