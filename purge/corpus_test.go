@@ -32,14 +32,7 @@ func TestCorpus(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
 			root := testutil.CopyCorpus(t)
-			var files []string
-			err := sessions.Walk(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
-				files = append(files, p)
-				return nil
-			}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			files := corpusTranscripts(t, root)
 			if len(files) < 6 {
 				t.Fatalf("found %d corpus files, want the 6 of SOURCES.md", len(files))
 			}
@@ -108,14 +101,7 @@ func TestCorpusCompactionOptions(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
 			root := testutil.CopyCorpus(t)
-			var files []string
-			err := sessions.Walk(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
-				files = append(files, p)
-				return nil
-			}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			files := corpusTranscripts(t, root)
 			changed := 0
 			for _, p := range files {
 				rel, _ := filepath.Rel(root, p)
@@ -139,4 +125,18 @@ func TestCorpusCompactionOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// corpusTranscripts lists the transcripts of a copy of the corpus.
+func corpusTranscripts(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	err := sessions.Walk(filepath.Join(root, "projects"), func(p string, _ fs.DirEntry) error {
+		files = append(files, p)
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
